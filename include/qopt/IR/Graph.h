@@ -1,0 +1,256 @@
+//===- Graph.h - Values, nodes, graphs and models ---------------*- C++ -*-===//
+//
+// A Graph is in SSA form: every Value has exactly one definition (a graph
+// input or a node result) and a use list. Nodes are kept in a topological
+// order; passes that insert nodes use the insertion helpers that preserve it.
+//
+// Op names are dialect-qualified: "onnx.Conv" for the default ONNX domain,
+// "q.quantize" for qopt's own ops, and "<domain>.<OpType>" for any other ONNX
+// domain (e.g. "com.microsoft.QLinearConv"), so nothing a model contains is
+// dropped.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_IR_GRAPH_H
+#define QOPT_IR_GRAPH_H
+
+#include "qopt/IR/Attributes.h"
+#include "qopt/IR/Types.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/ilist.h"
+#include "llvm/ADT/ilist_node.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace qopt {
+
+class Graph;
+class Node;
+
+/// One use of a value: operand `index` of `user`, or graph output `index`
+/// when `user` is null.
+struct Use {
+  Node *user;
+  unsigned index;
+  bool isGraphOutput() const { return user == nullptr; }
+  bool operator==(const Use &o) const {
+    return user == o.user && index == o.index;
+  }
+};
+
+class Value {
+public:
+  const TensorType *getType() const { return type; }
+  void setType(const TensorType *t) { type = t; }
+  llvm::StringRef getName() const { return name; }
+  /// Renames; names must stay unique within the graph.
+  void setName(std::string n);
+
+  /// The producing node, or null for graph inputs.
+  Node *getDefiningNode() const { return producer; }
+  bool isGraphInput() const { return producer == nullptr; }
+  /// Result index in the producer, or input index in the graph.
+  unsigned getIndex() const { return index; }
+  Graph *getGraph() const { return graph; }
+  /// An absent optional result (ONNX's "" output name).
+  bool isAbsent() const { return absent; }
+
+  llvm::ArrayRef<Use> getUses() const { return uses; }
+  bool hasUses() const { return !uses.empty(); }
+  bool hasOneUse() const { return uses.size() == 1; }
+  bool isGraphOutput() const;
+  /// Redirects every use (including graph outputs) to `other`.
+  void replaceAllUsesWith(Value *other);
+
+private:
+  friend class Node;
+  friend class Graph;
+  Value(Graph *g, Node *producer, unsigned index, const TensorType *type,
+        std::string name)
+      : graph(g), producer(producer), index(index), type(type),
+        name(std::move(name)) {}
+  void addUse(Use u) { uses.push_back(u); }
+  void removeUse(Use u);
+
+  Graph *graph;
+  Node *producer;
+  unsigned index;
+  const TensorType *type;
+  std::string name;
+  std::vector<Use> uses;
+  bool absent = false;
+};
+
+class Node : public llvm::ilist_node<Node> {
+public:
+  ~Node();
+
+  llvm::StringRef getOp() const { return op; }
+  bool isa(llvm::StringRef opName) const { return op == opName; }
+  /// "onnx", "q" or the ONNX domain for other ops.
+  llvm::StringRef getDialect() const;
+  /// The op name without its dialect ("Conv" for "onnx.Conv").
+  llvm::StringRef getOpType() const;
+
+  /// The node's name in the source model (ONNX NodeProto.name), may be empty.
+  llvm::StringRef getName() const { return name; }
+  void setName(std::string n) { name = std::move(n); }
+  /// "'conv1' (onnx.Conv)" or "%out (onnx.Conv)" for diagnostics.
+  std::string describe() const;
+
+  unsigned getNumOperands() const { return operands.size(); }
+  /// Operand `i`; null for an absent optional operand.
+  Value *getOperand(unsigned i) const { return operands[i]; }
+  llvm::ArrayRef<Value *> getOperands() const { return operands; }
+  void setOperand(unsigned i, Value *v);
+  void addOperand(Value *v);
+  void eraseOperand(unsigned i);
+  /// Drops operands from `count` on.
+  void truncateOperands(unsigned count);
+
+  unsigned getNumResults() const { return results.size(); }
+  Value *getResult(unsigned i = 0) const { return results[i].get(); }
+  std::vector<Value *> getResults() const;
+
+  llvm::ArrayRef<NamedAttribute> getAttrs() const { return attrs; }
+  const Attribute *getAttr(llvm::StringRef name) const;
+  std::optional<int64_t> getIntAttr(llvm::StringRef name) const;
+  /// Sets or replaces; new attributes go last (print order = insertion order).
+  void setAttr(llvm::StringRef name, Attribute value);
+  bool removeAttr(llvm::StringRef name);
+
+  Graph *getGraph() const { return graph; }
+  /// Drops all operand uses, so the node can be erased.
+  void dropAllOperands();
+
+private:
+  friend class Graph;
+  friend class Value;
+  Node(Graph *g, std::string op, std::string name)
+      : graph(g), op(std::move(op)), name(std::move(name)) {}
+
+  Graph *graph;
+  std::string op;
+  std::string name;
+  std::vector<Value *> operands;
+  std::vector<std::unique_ptr<Value>> results;
+  std::vector<NamedAttribute> attrs;
+};
+
+/// Description of a result to create.
+struct ResultSpec {
+  const TensorType *type;
+  std::string name;
+  bool absent = false;
+};
+
+class Graph {
+public:
+  using NodeList = llvm::iplist<Node>;
+
+  explicit Graph(Context &ctx, std::string name = "main");
+  ~Graph();
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  Context &getContext() const { return ctx; }
+  llvm::StringRef getName() const { return name; }
+  void setName(std::string n) { name = std::move(n); }
+  llvm::StringRef getDocString() const { return docString; }
+  void setDocString(std::string d) { docString = std::move(d); }
+
+  // Inputs and outputs.
+  Value *addInput(const TensorType *type, std::string name);
+  unsigned getNumInputs() const { return inputs.size(); }
+  Value *getInput(unsigned i) const { return inputs[i].get(); }
+  std::vector<Value *> getInputs() const;
+  void addOutput(Value *v);
+  void setOutput(unsigned i, Value *v);
+  unsigned getNumOutputs() const { return outputs.size(); }
+  Value *getOutput(unsigned i) const { return outputs[i]; }
+  llvm::ArrayRef<Value *> getOutputs() const { return outputs; }
+
+  // Nodes.
+  NodeList &getNodes() { return nodes; }
+  const NodeList &getNodes() const { return nodes; }
+  size_t getNumNodes() const { return nodes.size(); }
+  /// Creates a node before `before` (end of the graph when null).
+  Node *createNode(llvm::StringRef op, llvm::ArrayRef<Value *> operands,
+                   llvm::ArrayRef<ResultSpec> results,
+                   std::vector<NamedAttribute> attrs = {},
+                   std::string name = {}, Node *before = nullptr);
+  /// Erases a node whose results have no uses.
+  void eraseNode(Node *n);
+  void moveBefore(Node *n, Node *before);
+
+  /// Value names must be unique; this makes `base` unique in this graph.
+  std::string makeUniqueName(llvm::StringRef base);
+  /// Looks a value up by name; null if no value has it.
+  Value *lookupValue(llvm::StringRef name) const;
+
+  /// Initializers that the source model also listed as graph inputs (ONNX
+  /// allows overridable initializers); kept so export can restore them.
+  std::vector<std::string> &getInitializerInputs() { return initializerInputs; }
+  const std::vector<std::string> &getInitializerInputs() const {
+    return initializerInputs;
+  }
+
+private:
+  friend class Value;
+  friend class Node;
+  Context &ctx;
+  std::string name;
+  std::string docString;
+  std::vector<std::unique_ptr<Value>> inputs;
+  std::vector<Value *> outputs;
+  NodeList nodes;
+  std::vector<std::string> initializerInputs;
+  llvm::StringMap<Value *> valuesByName;
+  uint64_t uniqueCounter = 0;
+  void registerName(Value *v);
+  void unregisterName(Value *v);
+};
+
+/// One opset import: domain ("" = default ONNX domain) and version.
+struct OpsetImport {
+  std::string domain;
+  int64_t version;
+};
+
+/// The model: the main graph plus what ONNX export must restore.
+class Model {
+public:
+  explicit Model(Context &ctx)
+      : ctx(ctx), mainGraph(std::make_unique<Graph>(ctx)) {}
+
+  Context &getContext() const { return ctx; }
+  Graph &getGraph() { return *mainGraph; }
+  const Graph &getGraph() const { return *mainGraph; }
+
+  int64_t irVersion = 8;
+  std::vector<OpsetImport> opsetImports;
+  std::string producerName;
+  std::string producerVersion;
+  std::string domain;
+  int64_t modelVersion = 0;
+  std::string docString;
+  std::vector<std::pair<std::string, std::string>> metadataProps;
+  /// Serialized onnx::FunctionProto messages, kept opaque.
+  std::vector<std::string> functions;
+
+  /// Version of the default ONNX domain, 0 if not imported.
+  int64_t getDefaultOpsetVersion() const;
+
+private:
+  Context &ctx;
+  std::unique_ptr<Graph> mainGraph;
+};
+
+} // namespace qopt
+
+#endif // QOPT_IR_GRAPH_H

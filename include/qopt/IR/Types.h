@@ -1,0 +1,230 @@
+//===- Types.h - qIR types: element, quantized and tensor types -*- C++ -*-===//
+//
+// Types are immutable and uniqued in a Context, so two types are equal exactly
+// when their pointers are equal.
+//
+//   element  ::= f32 | f16 | bf16 | f64 | i8 | u8 | i16 | u16 | i32 | u32
+//              | i64 | u64 | bool | string | ?            (? = unknown)
+//   quant    ::= !quant.uniform<i8:f32, 0.02>               per tensor, zp 0
+//              | !quant.uniform<u8:f32, 0.0078125:128>      per tensor
+//              | !quant.uniform<i8:f32:0, {0.021,0.017:3}>  per axis 0
+//   tensor   ::= tensor<1x3x?x"N"xf32> | tensor<*xf32>      ranked | unranked
+//
+// Quantization parameters follow ONNX: real = (stored - zeroPoint) * scale.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_IR_TYPES_H
+#define QOPT_IR_TYPES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Casting.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace qopt {
+
+class Context;
+
+/// Plain (non-quantized) element kinds. `Unknown` is used where a model does
+/// not declare a value's element type.
+enum class ElementKind : uint8_t {
+  Unknown,
+  F32,
+  F16,
+  BF16,
+  F64,
+  I8,
+  U8,
+  I16,
+  U16,
+  I32,
+  U32,
+  I64,
+  U64,
+  Bool,
+  String,
+};
+
+/// Returns the text spelling ("f32", "u8", ...; "?" for Unknown).
+llvm::StringRef getElementKindName(ElementKind kind);
+/// Parses a spelling produced by getElementKindName.
+std::optional<ElementKind> parseElementKindName(llvm::StringRef name);
+/// Byte size of one element; 0 for String and Unknown.
+unsigned getElementByteSize(ElementKind kind);
+bool isFloatKind(ElementKind kind);
+bool isIntegerKind(ElementKind kind);
+bool isSignedIntegerKind(ElementKind kind);
+/// Storage kinds a quantized type may use.
+bool isQuantStorageKind(ElementKind kind);
+/// Inclusive value range of an integer kind (for zero-point checks).
+std::pair<int64_t, int64_t> getIntegerRange(ElementKind kind);
+
+/// Base of all uniqued types.
+class Type {
+public:
+  enum class TypeKind : uint8_t { Element, Quant, Tensor };
+  TypeKind getTypeKind() const { return typeKind; }
+  Context &getContext() const { return *ctx; }
+
+protected:
+  Type(TypeKind k, Context *c) : typeKind(k), ctx(c) {}
+  ~Type() = default;
+
+private:
+  TypeKind typeKind;
+  Context *ctx;
+};
+
+/// A plain element type such as f32 or u8.
+class ElementType : public Type {
+public:
+  ElementKind getKind() const { return kind; }
+  static bool classof(const Type *t) {
+    return t->getTypeKind() == TypeKind::Element;
+  }
+
+private:
+  friend class Context;
+  ElementType(Context *c, ElementKind k) : Type(TypeKind::Element, c), kind(k) {}
+  ElementKind kind;
+};
+
+/// A uniform affine quantized element type, per tensor or per axis.
+/// The type itself is not validated at construction; the Verifier checks
+/// scales, zero points and axis against the tensors that use it.
+class QuantType : public Type {
+public:
+  ElementKind getStorageKind() const { return storage; }
+  ElementKind getExpressedKind() const { return expressed; }
+  bool isPerAxis() const { return axis.has_value(); }
+  /// Quantized dimension for per-axis types.
+  int64_t getAxis() const { return *axis; }
+  llvm::ArrayRef<float> getScales() const { return scales; }
+  llvm::ArrayRef<int64_t> getZeroPoints() const { return zeroPoints; }
+  float getScale() const { return scales.front(); }
+  int64_t getZeroPoint() const { return zeroPoints.front(); }
+  /// Number of (scale, zero point) pairs: 1 for per-tensor types.
+  size_t getNumChannels() const { return scales.size(); }
+  /// Same parameters apart from the storage kind, e.g. for requantize checks.
+  bool hasSameParams(const QuantType *other) const;
+
+  static bool classof(const Type *t) {
+    return t->getTypeKind() == TypeKind::Quant;
+  }
+
+private:
+  friend class Context;
+  QuantType(Context *c, ElementKind storage, ElementKind expressed,
+            std::optional<int64_t> axis, std::vector<float> scales,
+            std::vector<int64_t> zeroPoints)
+      : Type(TypeKind::Quant, c), storage(storage), expressed(expressed),
+        axis(axis), scales(std::move(scales)),
+        zeroPoints(std::move(zeroPoints)) {}
+  ElementKind storage;
+  ElementKind expressed;
+  std::optional<int64_t> axis;
+  std::vector<float> scales;
+  std::vector<int64_t> zeroPoints;
+};
+
+/// One dimension of a tensor shape: static size, anonymous dynamic (`?`) or a
+/// named symbolic dimension (`"N"`).
+struct Dim {
+  static constexpr int64_t kDynamic = -1;
+  int64_t size = kDynamic;
+  std::string symbol;
+
+  static Dim fixed(int64_t n) { return Dim{n, {}}; }
+  static Dim dynamic() { return Dim{kDynamic, {}}; }
+  static Dim symbolic(std::string s) { return Dim{kDynamic, std::move(s)}; }
+  bool isStatic() const { return size >= 0; }
+  bool isSymbolic() const { return !symbol.empty(); }
+  bool operator==(const Dim &o) const {
+    return size == o.size && symbol == o.symbol;
+  }
+  bool operator!=(const Dim &o) const { return !(*this == o); }
+};
+
+/// A tensor: optional shape (absent = unranked) and an element type, which is
+/// an ElementType or a QuantType.
+class TensorType : public Type {
+public:
+  bool hasRank() const { return shape.has_value(); }
+  int64_t getRank() const { return static_cast<int64_t>(shape->size()); }
+  llvm::ArrayRef<Dim> getShape() const { return *shape; }
+  bool hasStaticShape() const;
+  /// Element count if the shape is fully static and the count fits in int64.
+  std::optional<int64_t> getNumElements() const;
+
+  const Type *getElementType() const { return element; }
+  const QuantType *getQuantType() const;
+  /// The plain kind of the elements: storage kind for quantized types.
+  ElementKind getStorageKind() const;
+  bool isQuantized() const { return getQuantType() != nullptr; }
+  bool isUnknown() const {
+    return !hasRank() && getStorageKind() == ElementKind::Unknown;
+  }
+
+  /// Same shape with another element type.
+  const TensorType *withElementType(const Type *elem) const;
+
+  static bool classof(const Type *t) {
+    return t->getTypeKind() == TypeKind::Tensor;
+  }
+
+private:
+  friend class Context;
+  TensorType(Context *c, std::optional<std::vector<Dim>> shape,
+             const Type *element)
+      : Type(TypeKind::Tensor, c), shape(std::move(shape)), element(element) {}
+  std::optional<std::vector<Dim>> shape;
+  const Type *element;
+};
+
+/// Owns and uniques all types.
+class Context {
+public:
+  Context();
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
+  const ElementType *getElementType(ElementKind kind);
+  const QuantType *getQuantType(ElementKind storage, ElementKind expressed,
+                                std::optional<int64_t> axis,
+                                llvm::ArrayRef<float> scales,
+                                llvm::ArrayRef<int64_t> zeroPoints);
+  const QuantType *getPerTensorQuantType(ElementKind storage,
+                                         ElementKind expressed, float scale,
+                                         int64_t zeroPoint) {
+    return getQuantType(storage, expressed, std::nullopt, {scale},
+                        {zeroPoint});
+  }
+  const TensorType *getTensorType(llvm::ArrayRef<Dim> shape,
+                                  const Type *element);
+  const TensorType *getTensorType(llvm::ArrayRef<int64_t> staticShape,
+                                  const Type *element);
+  const TensorType *getUnrankedTensorType(const Type *element);
+  /// `tensor<*x?>`: nothing is known.
+  const TensorType *getUnknownTensorType();
+
+private:
+  std::vector<std::unique_ptr<ElementType>> elementTypes;
+  std::unordered_map<std::string, std::unique_ptr<QuantType>> quantTypes;
+  std::unordered_map<std::string, std::unique_ptr<TensorType>> tensorTypes;
+};
+
+/// Prints a type in its text form (no alias substitution).
+std::string typeToString(const Type *type);
+
+} // namespace qopt
+
+#endif // QOPT_IR_TYPES_H

@@ -1,0 +1,39 @@
+//===- ModelIO.h - Reading and writing models in any format -----*- C++ -*-===//
+//
+// Tools read .onnx or .qir (or stdin, sniffed) and write either format,
+// atomically. Error messages are one line without the tool prefix.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_ONNX_MODELIO_H
+#define QOPT_ONNX_MODELIO_H
+
+#include "qopt/IR/AsmPrinter.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace qopt {
+
+class Context;
+class Model;
+
+enum class ModelFormat { Qir, Onnx };
+
+/// Loads `path` ("-" = stdin). The format comes from the extension (.onnx,
+/// .qir); otherwise from the content. The result is verified.
+llvm::Expected<std::unique_ptr<Model>> loadModelFile(llvm::StringRef path,
+                                                     Context &ctx);
+
+/// Format implied by an output path's extension (qir unless ".onnx").
+ModelFormat formatForPath(llvm::StringRef path);
+
+/// Writes atomically; "-" is stdout.
+llvm::Error saveModelFile(const Model &model, llvm::StringRef path,
+                          ModelFormat format,
+                          const PrintOptions &printOptions = {});
+
+} // namespace qopt
+
+#endif // QOPT_ONNX_MODELIO_H

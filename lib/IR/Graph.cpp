@@ -1,0 +1,267 @@
+//===- Graph.cpp - Values, nodes, graphs and models -----------------------===//
+
+#include "qopt/IR/Graph.h"
+
+#include <algorithm>
+
+using namespace qopt;
+
+//===----------------------------------------------------------------------===//
+// Value
+//===----------------------------------------------------------------------===//
+
+void Value::setName(std::string n) {
+  graph->unregisterName(this);
+  name = std::move(n);
+  graph->registerName(this);
+}
+
+bool Value::isGraphOutput() const {
+  return std::any_of(uses.begin(), uses.end(),
+                     [](const Use &u) { return u.isGraphOutput(); });
+}
+
+void Value::removeUse(Use u) {
+  auto it = std::find(uses.begin(), uses.end(), u);
+  if (it != uses.end())
+    uses.erase(it);
+}
+
+void Value::replaceAllUsesWith(Value *other) {
+  if (other == this)
+    return;
+  std::vector<Use> old = std::move(uses);
+  uses.clear();
+  for (const Use &u : old) {
+    if (u.isGraphOutput()) {
+      graph->outputs[u.index] = other;
+      other->addUse(u);
+    } else {
+      u.user->operands[u.index] = other;
+      other->addUse(u);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Node
+//===----------------------------------------------------------------------===//
+
+Node::~Node() {
+  dropAllOperands();
+  for (auto &r : results)
+    graph->unregisterName(r.get());
+}
+
+llvm::StringRef Node::getDialect() const {
+  llvm::StringRef o = op;
+  return o.rsplit('.').first;
+}
+
+llvm::StringRef Node::getOpType() const {
+  llvm::StringRef o = op;
+  return o.rsplit('.').second;
+}
+
+std::string Node::describe() const {
+  std::string d;
+  if (!name.empty()) {
+    d = "node '" + name + "'";
+  } else if (!results.empty() && !results.front()->getName().empty()) {
+    d = "node producing '" + results.front()->getName().str() + "'";
+  } else {
+    d = "unnamed node";
+  }
+  return d + " (" + op + ")";
+}
+
+void Node::setOperand(unsigned i, Value *v) {
+  if (operands[i])
+    operands[i]->removeUse({this, i});
+  operands[i] = v;
+  if (v)
+    v->addUse({this, i});
+}
+
+void Node::addOperand(Value *v) {
+  operands.push_back(v);
+  if (v)
+    v->addUse({this, static_cast<unsigned>(operands.size() - 1)});
+}
+
+void Node::eraseOperand(unsigned i) {
+  for (unsigned j = i; j < operands.size(); ++j)
+    if (operands[j])
+      operands[j]->removeUse({this, j});
+  operands.erase(operands.begin() + i);
+  for (unsigned j = i; j < operands.size(); ++j)
+    if (operands[j])
+      operands[j]->addUse({this, j});
+}
+
+void Node::truncateOperands(unsigned count) {
+  while (operands.size() > count) {
+    unsigned last = operands.size() - 1;
+    if (operands[last])
+      operands[last]->removeUse({this, last});
+    operands.pop_back();
+  }
+}
+
+std::vector<Value *> Node::getResults() const {
+  std::vector<Value *> out;
+  for (auto &r : results)
+    out.push_back(r.get());
+  return out;
+}
+
+const Attribute *Node::getAttr(llvm::StringRef attrName) const {
+  for (const NamedAttribute &a : attrs)
+    if (a.name == attrName)
+      return &a.value;
+  return nullptr;
+}
+
+std::optional<int64_t> Node::getIntAttr(llvm::StringRef attrName) const {
+  if (const Attribute *a = getAttr(attrName))
+    if (auto *i = a->getIf<int64_t>())
+      return *i;
+  return std::nullopt;
+}
+
+void Node::setAttr(llvm::StringRef attrName, Attribute value) {
+  for (NamedAttribute &a : attrs)
+    if (a.name == attrName) {
+      a.value = std::move(value);
+      return;
+    }
+  attrs.push_back({attrName.str(), std::move(value)});
+}
+
+bool Node::removeAttr(llvm::StringRef attrName) {
+  auto it = std::find_if(attrs.begin(), attrs.end(), [&](const NamedAttribute &a) {
+    return a.name == attrName;
+  });
+  if (it == attrs.end())
+    return false;
+  attrs.erase(it);
+  return true;
+}
+
+void Node::dropAllOperands() {
+  for (unsigned i = 0; i < operands.size(); ++i)
+    if (operands[i])
+      operands[i]->removeUse({this, i});
+  operands.clear();
+}
+
+//===----------------------------------------------------------------------===//
+// Graph
+//===----------------------------------------------------------------------===//
+
+Graph::Graph(Context &ctx, std::string name) : ctx(ctx), name(std::move(name)) {}
+
+Graph::~Graph() {
+  // Drop every use first so that node destruction order does not matter.
+  for (Node &n : nodes)
+    n.dropAllOperands();
+  outputs.clear();
+  nodes.clear();
+}
+
+void Graph::registerName(Value *v) {
+  if (!v->name.empty())
+    valuesByName.try_emplace(v->name, v);
+}
+
+void Graph::unregisterName(Value *v) {
+  if (v->name.empty())
+    return;
+  auto it = valuesByName.find(v->name);
+  if (it != valuesByName.end() && it->second == v)
+    valuesByName.erase(it);
+}
+
+Value *Graph::lookupValue(llvm::StringRef valueName) const {
+  auto it = valuesByName.find(valueName);
+  return it == valuesByName.end() ? nullptr : it->second;
+}
+
+Value *Graph::addInput(const TensorType *type, std::string inputName) {
+  inputs.emplace_back(new Value(this, nullptr, inputs.size(), type,
+                                std::move(inputName)));
+  registerName(inputs.back().get());
+  return inputs.back().get();
+}
+
+std::vector<Value *> Graph::getInputs() const {
+  std::vector<Value *> out;
+  for (auto &v : inputs)
+    out.push_back(v.get());
+  return out;
+}
+
+void Graph::addOutput(Value *v) {
+  outputs.push_back(v);
+  v->addUse({nullptr, static_cast<unsigned>(outputs.size() - 1)});
+}
+
+void Graph::setOutput(unsigned i, Value *v) {
+  outputs[i]->removeUse({nullptr, i});
+  outputs[i] = v;
+  v->addUse({nullptr, i});
+}
+
+Node *Graph::createNode(llvm::StringRef op, llvm::ArrayRef<Value *> operands,
+                        llvm::ArrayRef<ResultSpec> results,
+                        std::vector<NamedAttribute> attrs,
+                        std::string nodeName, Node *before) {
+  Node *n = new Node(this, op.str(), std::move(nodeName));
+  for (Value *v : operands)
+    n->addOperand(v);
+  for (const ResultSpec &r : results) {
+    n->results.emplace_back(
+        new Value(this, n, n->results.size(), r.type, r.name));
+    n->results.back()->absent = r.absent;
+    registerName(n->results.back().get());
+  }
+  n->attrs = std::move(attrs);
+  if (before)
+    nodes.insert(before->getIterator(), n);
+  else
+    nodes.push_back(n);
+  return n;
+}
+
+void Graph::eraseNode(Node *n) {
+  assert(std::none_of(n->results.begin(), n->results.end(),
+                      [](auto &r) { return r->hasUses(); }) &&
+         "erasing a node whose results are still used");
+  nodes.erase(n->getIterator());
+}
+
+void Graph::moveBefore(Node *n, Node *before) {
+  nodes.remove(n);
+  if (before)
+    nodes.insert(before->getIterator(), n);
+  else
+    nodes.push_back(n);
+}
+
+std::string Graph::makeUniqueName(llvm::StringRef base) {
+  if (!base.empty() && !lookupValue(base))
+    return base.str();
+  std::string stem = base.empty() ? std::string("v") : base.str();
+  while (true) {
+    std::string candidate = stem + "_" + std::to_string(++uniqueCounter);
+    if (!lookupValue(candidate))
+      return candidate;
+  }
+}
+
+int64_t Model::getDefaultOpsetVersion() const {
+  for (const OpsetImport &o : opsetImports)
+    if (o.domain.empty() || o.domain == "ai.onnx")
+      return o.version;
+  return 0;
+}

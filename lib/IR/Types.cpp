@@ -1,0 +1,273 @@
+//===- Types.cpp - qIR types ----------------------------------------------===//
+
+#include "qopt/IR/Types.h"
+#include "qopt/Support/FloatFormat.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <limits>
+
+using namespace qopt;
+
+namespace {
+struct KindInfo {
+  ElementKind kind;
+  const char *name;
+  unsigned bytes;
+};
+constexpr KindInfo kKindInfos[] = {
+    {ElementKind::Unknown, "?", 0}, {ElementKind::F32, "f32", 4},
+    {ElementKind::F16, "f16", 2},   {ElementKind::BF16, "bf16", 2},
+    {ElementKind::F64, "f64", 8},   {ElementKind::I8, "i8", 1},
+    {ElementKind::U8, "u8", 1},     {ElementKind::I16, "i16", 2},
+    {ElementKind::U16, "u16", 2},   {ElementKind::I32, "i32", 4},
+    {ElementKind::U32, "u32", 4},   {ElementKind::I64, "i64", 8},
+    {ElementKind::U64, "u64", 8},   {ElementKind::Bool, "bool", 1},
+    {ElementKind::String, "string", 0},
+};
+} // namespace
+
+llvm::StringRef qopt::getElementKindName(ElementKind kind) {
+  return kKindInfos[static_cast<unsigned>(kind)].name;
+}
+
+std::optional<ElementKind> qopt::parseElementKindName(llvm::StringRef name) {
+  for (const KindInfo &info : kKindInfos)
+    if (name == info.name)
+      return info.kind;
+  return std::nullopt;
+}
+
+unsigned qopt::getElementByteSize(ElementKind kind) {
+  return kKindInfos[static_cast<unsigned>(kind)].bytes;
+}
+
+bool qopt::isFloatKind(ElementKind k) {
+  return k == ElementKind::F32 || k == ElementKind::F16 ||
+         k == ElementKind::BF16 || k == ElementKind::F64;
+}
+
+bool qopt::isIntegerKind(ElementKind k) {
+  switch (k) {
+  case ElementKind::I8:
+  case ElementKind::U8:
+  case ElementKind::I16:
+  case ElementKind::U16:
+  case ElementKind::I32:
+  case ElementKind::U32:
+  case ElementKind::I64:
+  case ElementKind::U64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool qopt::isSignedIntegerKind(ElementKind k) {
+  return k == ElementKind::I8 || k == ElementKind::I16 ||
+         k == ElementKind::I32 || k == ElementKind::I64;
+}
+
+bool qopt::isQuantStorageKind(ElementKind k) {
+  return k == ElementKind::I8 || k == ElementKind::U8 ||
+         k == ElementKind::I16 || k == ElementKind::U16 ||
+         k == ElementKind::I32;
+}
+
+std::pair<int64_t, int64_t> qopt::getIntegerRange(ElementKind k) {
+  switch (k) {
+  case ElementKind::I8:
+    return {-128, 127};
+  case ElementKind::U8:
+    return {0, 255};
+  case ElementKind::I16:
+    return {-32768, 32767};
+  case ElementKind::U16:
+    return {0, 65535};
+  case ElementKind::I32:
+    return {std::numeric_limits<int32_t>::min(),
+            std::numeric_limits<int32_t>::max()};
+  case ElementKind::U32:
+    return {0, std::numeric_limits<uint32_t>::max()};
+  case ElementKind::Bool:
+    return {0, 1};
+  default:
+    return {std::numeric_limits<int64_t>::min(),
+            std::numeric_limits<int64_t>::max()};
+  }
+}
+
+bool QuantType::hasSameParams(const QuantType *o) const {
+  return expressed == o->expressed && axis == o->axis &&
+         zeroPoints == o->zeroPoints &&
+         scales.size() == o->scales.size() &&
+         std::memcmp(scales.data(), o->scales.data(),
+                     scales.size() * sizeof(float)) == 0;
+}
+
+bool TensorType::hasStaticShape() const {
+  if (!shape)
+    return false;
+  for (const Dim &d : *shape)
+    if (!d.isStatic())
+      return false;
+  return true;
+}
+
+std::optional<int64_t> TensorType::getNumElements() const {
+  if (!hasStaticShape())
+    return std::nullopt;
+  int64_t n = 1;
+  for (const Dim &d : *shape)
+    if (__builtin_mul_overflow(n, d.size, &n))
+      return std::nullopt;
+  return n;
+}
+
+const QuantType *TensorType::getQuantType() const {
+  return llvm::dyn_cast<QuantType>(element);
+}
+
+ElementKind TensorType::getStorageKind() const {
+  if (auto *q = getQuantType())
+    return q->getStorageKind();
+  return llvm::cast<ElementType>(element)->getKind();
+}
+
+const TensorType *TensorType::withElementType(const Type *elem) const {
+  if (!shape)
+    return getContext().getUnrankedTensorType(elem);
+  return getContext().getTensorType(*shape, elem);
+}
+
+Context::Context() {
+  for (const KindInfo &info : kKindInfos)
+    elementTypes.emplace_back(new ElementType(this, info.kind));
+}
+
+Context::~Context() = default;
+
+const ElementType *Context::getElementType(ElementKind kind) {
+  return elementTypes[static_cast<unsigned>(kind)].get();
+}
+
+const QuantType *Context::getQuantType(ElementKind storage,
+                                       ElementKind expressed,
+                                       std::optional<int64_t> axis,
+                                       llvm::ArrayRef<float> scales,
+                                       llvm::ArrayRef<int64_t> zeroPoints) {
+  std::string key;
+  key.push_back(static_cast<char>(storage));
+  key.push_back(static_cast<char>(expressed));
+  key.append(std::to_string(axis ? *axis : -1000000));
+  key.push_back('|');
+  key.append(reinterpret_cast<const char *>(scales.data()),
+             scales.size() * sizeof(float));
+  key.push_back('|');
+  key.append(reinterpret_cast<const char *>(zeroPoints.data()),
+             zeroPoints.size() * sizeof(int64_t));
+  auto &slot = quantTypes[key];
+  if (!slot)
+    slot.reset(new QuantType(this, storage, expressed, axis,
+                             std::vector<float>(scales.begin(), scales.end()),
+                             std::vector<int64_t>(zeroPoints.begin(),
+                                                  zeroPoints.end())));
+  return slot.get();
+}
+
+static std::string tensorKey(const std::optional<std::vector<Dim>> &shape,
+                             const Type *element) {
+  std::string key;
+  key.append(reinterpret_cast<const char *>(&element), sizeof(element));
+  if (!shape) {
+    key.push_back('*');
+    return key;
+  }
+  for (const Dim &d : *shape) {
+    key.append(std::to_string(d.size));
+    if (d.isSymbolic()) {
+      key.push_back('"');
+      key.append(d.symbol);
+      key.push_back('"');
+    }
+    key.push_back('x');
+  }
+  return key;
+}
+
+const TensorType *Context::getTensorType(llvm::ArrayRef<Dim> shape,
+                                         const Type *element) {
+  std::optional<std::vector<Dim>> s(std::vector<Dim>(shape.begin(), shape.end()));
+  auto &slot = tensorTypes[tensorKey(s, element)];
+  if (!slot)
+    slot.reset(new TensorType(this, std::move(s), element));
+  return slot.get();
+}
+
+const TensorType *Context::getTensorType(llvm::ArrayRef<int64_t> staticShape,
+                                         const Type *element) {
+  std::vector<Dim> dims;
+  for (int64_t d : staticShape)
+    dims.push_back(d < 0 ? Dim::dynamic() : Dim::fixed(d));
+  return getTensorType(dims, element);
+}
+
+const TensorType *Context::getUnrankedTensorType(const Type *element) {
+  std::optional<std::vector<Dim>> s;
+  auto &slot = tensorTypes[tensorKey(s, element)];
+  if (!slot)
+    slot.reset(new TensorType(this, std::nullopt, element));
+  return slot.get();
+}
+
+const TensorType *Context::getUnknownTensorType() {
+  return getUnrankedTensorType(getElementType(ElementKind::Unknown));
+}
+
+std::string qopt::typeToString(const Type *type) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (auto *e = llvm::dyn_cast<ElementType>(type)) {
+    os << getElementKindName(e->getKind());
+  } else if (auto *q = llvm::dyn_cast<QuantType>(type)) {
+    os << "!quant.uniform<" << getElementKindName(q->getStorageKind()) << ":"
+       << getElementKindName(q->getExpressedKind());
+    auto printParam = [&](size_t i) {
+      os << formatFloat(q->getScales()[i]);
+      if (q->getZeroPoints()[i] != 0)
+        os << ":" << q->getZeroPoints()[i];
+    };
+    if (q->isPerAxis()) {
+      os << ":" << q->getAxis() << ", {";
+      for (size_t i = 0; i < q->getNumChannels(); ++i) {
+        if (i)
+          os << ",";
+        printParam(i);
+      }
+      os << "}>";
+    } else {
+      os << ", ";
+      printParam(0);
+      os << ">";
+    }
+  } else {
+    auto *t = llvm::cast<TensorType>(type);
+    os << "tensor<";
+    if (!t->hasRank()) {
+      os << "*x";
+    } else {
+      for (const Dim &d : t->getShape()) {
+        if (d.isStatic())
+          os << d.size;
+        else if (d.isSymbolic())
+          os << '"' << d.symbol << '"';
+        else
+          os << '?';
+        os << 'x';
+      }
+    }
+    os << typeToString(t->getElementType()) << ">";
+  }
+  return os.str();
+}

@@ -1,0 +1,64 @@
+//===- ModelIO.cpp - Reading and writing models in any format -------------===//
+
+#include "qopt/Onnx/ModelIO.h"
+#include "qopt/IR/AsmParser.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/Verifier.h"
+#include "qopt/Onnx/OnnxExporter.h"
+#include "qopt/Onnx/OnnxImporter.h"
+#include "qopt/Support/FileOutput.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace qopt;
+
+/// Text models start with a comment, `model`, an alias or `graph`.
+static bool looksLikeQir(llvm::StringRef bytes) {
+  llvm::StringRef s = bytes.ltrim();
+  return s.startswith("//") || s.startswith("model") || s.startswith("!") ||
+         s.startswith("graph");
+}
+
+llvm::Expected<std::unique_ptr<Model>> qopt::loadModelFile(llvm::StringRef path,
+                                                           Context &ctx) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
+  if (path != "-" && ext == ".onnx")
+    return importOnnxFile(path, ctx);
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
+                                                   /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read: %s",
+                                   buffer.getError().message().c_str());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  if (ext == ".qir" || (ext != ".onnx" && looksLikeQir(bytes))) {
+    auto model = parseModel(bytes, path == "-" ? "<stdin>" : path, ctx);
+    if (!model)
+      return model.takeError();
+    if (auto err = verifyModel(**model))
+      return std::move(err);
+    return model;
+  }
+  llvm::SmallString<256> dir;
+  if (path != "-") {
+    dir = path;
+    llvm::sys::path::remove_filename(dir);
+  }
+  return importOnnxBuffer(bytes, dir, ctx);
+}
+
+ModelFormat qopt::formatForPath(llvm::StringRef path) {
+  return llvm::sys::path::extension(path) == ".onnx" ? ModelFormat::Onnx
+                                                     : ModelFormat::Qir;
+}
+
+llvm::Error qopt::saveModelFile(const Model &model, llvm::StringRef path,
+                                ModelFormat format,
+                                const PrintOptions &printOptions) {
+  return writeFileAtomically(path, [&](llvm::raw_ostream &os) -> llvm::Error {
+    if (format == ModelFormat::Onnx)
+      return exportOnnx(model, os);
+    printModel(model, os, printOptions);
+    return llvm::Error::success();
+  });
+}

@@ -1,0 +1,901 @@
+//===- OnnxImporter.cpp - ONNX ModelProto -> qIR --------------------------===//
+
+#include "qopt/Onnx/OnnxImporter.h"
+#include "OnnxTypes.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/Verifier.h"
+#include "qopt/Support/FloatFormat.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <queue>
+#include <unistd.h>
+#include <unordered_map>
+
+using namespace qopt;
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+static std::string describeProto(const onnx::NodeProto &n) {
+  std::string op = n.domain().empty() || n.domain() == "ai.onnx"
+                       ? n.op_type()
+                       : n.domain() + "." + n.op_type();
+  if (!n.name().empty())
+    return "node '" + n.name() + "' (" + op + ")";
+  if (n.output_size() && !n.output(0).empty())
+    return "node producing '" + n.output(0) + "' (" + op + ")";
+  return "unnamed node (" + op + ")";
+}
+
+static bool isDefaultDomain(const std::string &d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+static std::string shapeText(llvm::ArrayRef<int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor data
+//===----------------------------------------------------------------------===//
+
+/// Confines an external data location to the model directory.
+static llvm::Expected<std::string> resolveExternalPath(llvm::StringRef base,
+                                                       llvm::StringRef loc,
+                                                       llvm::StringRef what) {
+  if (loc.empty())
+    return makeError(what + ": external data has no location");
+  if (llvm::sys::path::is_absolute(loc))
+    return makeError(what + ": external data path '" + loc +
+                     "' is absolute; it must be relative to the model");
+  for (auto it = llvm::sys::path::begin(loc), e = llvm::sys::path::end(loc);
+       it != e; ++it)
+    if (*it == "..")
+      return makeError(what + ": external data path '" + loc +
+                       "' escapes the model directory");
+  llvm::SmallString<256> full(base.empty() ? "." : base);
+  llvm::sys::path::append(full, loc);
+  return std::string(full.str());
+}
+
+llvm::Expected<DenseElementsRef>
+qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
+                                  llvm::StringRef what) {
+  auto kind = elementKindFromOnnx(t.data_type(), what);
+  if (!kind)
+    return kind.takeError();
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  int64_t count = 1;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(count, d, &count))
+      return makeError(what + ": invalid or overflowing dimensions " +
+                       shapeText(dims));
+  if (*kind == ElementKind::String) {
+    if (t.string_data_size() != count)
+      return makeError(what + ": has " + llvm::Twine(t.string_data_size()) +
+                       " strings, expected " + llvm::Twine(count));
+    return std::make_shared<const DenseElements>(
+        dims, std::vector<std::string>(t.string_data().begin(),
+                                       t.string_data().end()),
+        t.name());
+  }
+  auto bytes = DenseElements::byteSizeFor(*kind, count);
+  constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 34; // 16 GiB
+  if (!bytes || *bytes > kMaxTensorBytes)
+    return makeError(what + ": " + llvm::Twine(count) +
+                     " elements is more than qopt accepts for one tensor");
+  unsigned width = getElementByteSize(*kind);
+
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;
+    for (const auto &kv : t.external_data()) {
+      uint64_t v = 0;
+      if (kv.key() == "location") {
+        location = kv.value();
+      } else if (kv.key() == "offset" || kv.key() == "length") {
+        if (llvm::StringRef(kv.value()).getAsInteger(10, v))
+          return makeError(what + ": invalid external data " + kv.key() +
+                           " '" + kv.value() + "'");
+        if (kv.key() == "offset")
+          offset = v;
+        else
+          length = v;
+      }
+    }
+    auto path = resolveExternalPath(baseDir, location, what);
+    if (!path)
+      return path.takeError();
+    uint64_t fileSize = 0;
+    if (llvm::sys::fs::file_size(*path, fileSize))
+      return makeError(what + ": cannot read external data file '" +
+                       location + "'");
+    uint64_t len = length ? *length : *bytes;
+    if (len != *bytes)
+      return makeError(what + ": external data length " + llvm::Twine(len) +
+                       " does not match the " + llvm::Twine(*bytes) +
+                       " bytes its shape needs");
+    if (offset > fileSize || fileSize - offset < len)
+      return makeError(what + ": external data file '" + location +
+                       "' is too short");
+    int fd = ::open(path->c_str(), O_RDONLY);
+    if (fd < 0)
+      return makeError(what + ": cannot open external data file '" +
+                       location + "'");
+    std::string data(len, '\0');
+    ssize_t got = ::pread(fd, data.data(), len, static_cast<off_t>(offset));
+    ::close(fd);
+    if (got < 0 || static_cast<uint64_t>(got) != len)
+      return makeError(what + ": short read from external data file '" +
+                       location + "'");
+    return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
+                                                 t.name());
+  }
+
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != *bytes)
+      return makeError(what + ": raw_data has " +
+                       llvm::Twine(t.raw_data().size()) + " bytes, expected " +
+                       llvm::Twine(*bytes) + " for shape " + shapeText(dims));
+    std::string data;
+    data.swap(*t.mutable_raw_data()); // no copy of large weights
+    return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
+                                                 t.name());
+  }
+
+  std::string data(*bytes, '\0');
+  auto countMismatch = [&](int have) {
+    return makeError(what + ": has " + llvm::Twine(have) +
+                     " values, expected " + llvm::Twine(count) +
+                     " for shape " + shapeText(dims));
+  };
+  switch (*kind) {
+  case ElementKind::F32:
+    if (t.float_data_size() != count)
+      return countMismatch(t.float_data_size());
+    std::memcpy(data.data(), t.float_data().data(), *bytes);
+    break;
+  case ElementKind::F64:
+    if (t.double_data_size() != count)
+      return countMismatch(t.double_data_size());
+    std::memcpy(data.data(), t.double_data().data(), *bytes);
+    break;
+  case ElementKind::I64:
+    if (t.int64_data_size() != count)
+      return countMismatch(t.int64_data_size());
+    std::memcpy(data.data(), t.int64_data().data(), *bytes);
+    break;
+  case ElementKind::U32:
+  case ElementKind::U64:
+    if (t.uint64_data_size() != count)
+      return countMismatch(t.uint64_data_size());
+    for (int64_t i = 0; i < count; ++i) {
+      uint64_t v = t.uint64_data(i);
+      std::memcpy(&data[i * width], &v, width);
+    }
+    break;
+  default: // int32_data carries I32 and all narrower kinds (and f16 bits)
+    if (t.int32_data_size() != count)
+      return countMismatch(t.int32_data_size());
+    for (int64_t i = 0; i < count; ++i) {
+      int32_t v = t.int32_data(i);
+      std::memcpy(&data[i * width], &v, width);
+    }
+  }
+  return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
+                                               t.name());
+}
+
+//===----------------------------------------------------------------------===//
+// Importer
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What the pre-pass decided about one QuantizeLinear/DequantizeLinear.
+struct QdqInfo {
+  bool convertible = false;
+  const QuantType *quant = nullptr;
+};
+
+class Importer {
+public:
+  Importer(onnx::ModelProto &proto, llvm::StringRef baseDir, Context &ctx)
+      : proto(proto), baseDir(baseDir), ctx(ctx) {}
+
+  llvm::Expected<std::unique_ptr<Model>> run();
+
+private:
+  llvm::Error importHeader();
+  llvm::Error collectDeclaredTypes();
+  llvm::Error collectConstants();
+  llvm::Error sortNodes();
+  llvm::Error analyzeQdq(const onnx::NodeProto &n, QdqInfo &info);
+  llvm::Error assignQuantTypes();
+  llvm::Error emitNodes();
+  llvm::Error emitOutputs();
+
+  llvm::Expected<const TensorType *> declaredType(const std::string &name) {
+    auto it = declared.find(name);
+    if (it == declared.end())
+      return ctx.getUnknownTensorType();
+    return onnxbridge::tensorTypeFromProto(*it->second, ctx,
+                                           "value '" + name + "'");
+  }
+  /// Kind known for a value name before emission (declared or constant).
+  ElementKind knownKind(const std::string &name);
+  /// Rank known for a value name before emission.
+  std::optional<std::vector<Dim>> knownShape(const std::string &name);
+  const DenseElements *constantData(const std::string &name);
+
+  onnx::ModelProto &proto;
+  std::string baseDir;
+  Context &ctx;
+  std::unique_ptr<Model> model;
+  int64_t opset = 0;
+
+  std::unordered_map<std::string, const onnx::TypeProto *> declared;
+  std::unordered_map<std::string, onnx::TensorProto *> initializers;
+  std::vector<std::string> initializerOrder;
+  /// Output of a Constant node with a `value` tensor -> that node.
+  std::unordered_map<std::string, const onnx::NodeProto *> constantNodes;
+  std::unordered_map<std::string, DenseElementsRef> constantCache;
+  std::unordered_map<std::string, int> producers; // value -> node index
+  llvm::StringSet<> graphInputs;
+  std::vector<int> order;
+  std::vector<QdqInfo> qdq;
+  /// Quantized element type assigned to a value name.
+  std::unordered_map<std::string, const QuantType *> valueQuant;
+  std::unordered_map<std::string, Value *> values;
+};
+
+llvm::Error Importer::importHeader() {
+  model->irVersion = proto.ir_version();
+  if (!proto.has_graph())
+    return makeError("model has no graph");
+  bool haveDefault = false;
+  for (const auto &o : proto.opset_import()) {
+    if (isDefaultDomain(o.domain())) {
+      haveDefault = true;
+      opset = o.version();
+      if (opset > kMaxSupportedOpset)
+        return makeError("opset " + llvm::Twine(opset) +
+                         " of the default domain is newer than the newest "
+                         "supported (" +
+                         llvm::Twine(kMaxSupportedOpset) + ")");
+      if (opset < 1)
+        return makeError("invalid opset version " + llvm::Twine(opset));
+    }
+    model->opsetImports.push_back(
+        {isDefaultDomain(o.domain()) ? std::string() : o.domain(),
+         o.version()});
+  }
+  if (!haveDefault && proto.ir_version() >= 3)
+    return makeError("model imports no opset of the default ONNX domain");
+  model->producerName = proto.producer_name();
+  model->producerVersion = proto.producer_version();
+  model->domain = proto.domain();
+  model->modelVersion = proto.model_version();
+  model->docString = proto.doc_string();
+  for (const auto &p : proto.metadata_props())
+    model->metadataProps.push_back({p.key(), p.value()});
+  for (const auto &f : proto.functions())
+    model->functions.push_back(f.SerializeAsString());
+  const onnx::GraphProto &g = proto.graph();
+  model->getGraph().setName(g.name());
+  model->getGraph().setDocString(g.doc_string());
+  if (g.node_size() == 0 && g.output_size() == 0)
+    return makeError("graph '" + g.name() + "' is empty: no nodes and no "
+                                             "outputs");
+  if (g.output_size() == 0)
+    return makeError("graph '" + g.name() + "' has no outputs");
+  return llvm::Error::success();
+}
+
+llvm::Error Importer::collectDeclaredTypes() {
+  const onnx::GraphProto &g = proto.graph();
+  for (const auto &vi : g.value_info())
+    if (vi.has_type())
+      declared[vi.name()] = &vi.type();
+  for (const auto &vi : g.output())
+    if (vi.has_type())
+      declared[vi.name()] = &vi.type();
+  for (const auto &vi : g.input())
+    if (vi.has_type())
+      declared[vi.name()] = &vi.type();
+  // Convert each once so malformed types fail early with the value's name.
+  for (const auto &[name, type] : declared)
+    if (auto t = declaredType(name); !t)
+      return t.takeError();
+  return llvm::Error::success();
+}
+
+llvm::Error Importer::collectConstants() {
+  onnx::GraphProto &g = *proto.mutable_graph();
+  for (auto &t : *g.mutable_initializer()) {
+    if (t.name().empty())
+      return makeError("an initializer has no name");
+    if (!initializers.emplace(t.name(), &t).second)
+      return makeError("duplicate initializer '" + t.name() + "'");
+    initializerOrder.push_back(t.name());
+  }
+  for (const auto &in : g.input()) {
+    if (in.name().empty())
+      return makeError("a graph input has no name");
+    if (initializers.count(in.name())) {
+      model->getGraph().getInitializerInputs().push_back(in.name());
+      continue;
+    }
+    if (!graphInputs.insert(in.name()).second)
+      return makeError("duplicate graph input '" + in.name() + "'");
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto &n = g.node(i);
+    for (const std::string &out : n.output()) {
+      if (out.empty())
+        continue;
+      if (initializers.count(out) || graphInputs.count(out))
+        return makeError(describeProto(n) + ": output '" + out +
+                         "' has the name of a graph input or initializer");
+      auto [it, inserted] = producers.emplace(out, i);
+      if (!inserted)
+        return makeError(describeProto(n) + ": value name '" + out +
+                         "' is already produced by " +
+                         describeProto(g.node(it->second)));
+    }
+    if (isDefaultDomain(n.domain()) && n.op_type() == "Constant" &&
+        n.output_size() == 1)
+      for (const auto &a : n.attribute())
+        if (a.name() == "value" && a.has_t())
+          constantNodes[n.output(0)] = &n;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Importer::sortNodes() {
+  const onnx::GraphProto &g = proto.graph();
+  int n = g.node_size();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> users(n);
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto &node = g.node(i);
+    for (const std::string &in : node.input()) {
+      if (in.empty())
+        continue;
+      auto it = producers.find(in);
+      if (it != producers.end()) {
+        ++pending[i];
+        users[it->second].push_back(i);
+      } else if (!initializers.count(in) && !graphInputs.count(in)) {
+        return makeError(describeProto(node) + ": input '" + in +
+                         "' is not produced by any node, initializer or "
+                         "graph input");
+      }
+    }
+  }
+  // Stable Kahn: among ready nodes, the earliest in the file goes first, so
+  // an already sorted model keeps its order.
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0)
+      ready.push(i);
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0)
+        ready.push(u);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0)
+        return makeError(describeProto(g.node(i)) +
+                         ": the graph has a cycle through this node");
+  }
+  return llvm::Error::success();
+}
+
+const DenseElements *Importer::constantData(const std::string &name) {
+  auto cached = constantCache.find(name);
+  if (cached != constantCache.end())
+    return cached->second.get();
+  return nullptr;
+}
+
+ElementKind Importer::knownKind(const std::string &name) {
+  if (const DenseElements *d = constantData(name))
+    return d->getKind();
+  auto it = declared.find(name);
+  if (it != declared.end() && it->second->has_tensor_type()) {
+    auto k = onnxbridge::elementKindFromOnnx(
+        it->second->tensor_type().elem_type(), name);
+    if (k)
+      return *k;
+    llvm::consumeError(k.takeError());
+  }
+  auto q = valueQuant.find(name);
+  if (q != valueQuant.end())
+    return q->second->getStorageKind();
+  return ElementKind::Unknown;
+}
+
+std::optional<std::vector<Dim>> Importer::knownShape(const std::string &name) {
+  if (const DenseElements *d = constantData(name)) {
+    std::vector<Dim> dims;
+    for (int64_t x : d->getDims())
+      dims.push_back(Dim::fixed(x));
+    return dims;
+  }
+  auto t = declaredType(name);
+  if (!t) {
+    llvm::consumeError(t.takeError());
+    return std::nullopt;
+  }
+  if ((*t)->hasRank())
+    return std::vector<Dim>((*t)->getShape().begin(), (*t)->getShape().end());
+  // The input of a Q/DQ has the shape of the Q/DQ's input.
+  auto p = producers.find(name);
+  if (p != producers.end()) {
+    const onnx::NodeProto &n = proto.graph().node(p->second);
+    if (isDefaultDomain(n.domain()) &&
+        (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") &&
+        n.input_size() > 0 && !n.input(0).empty())
+      return knownShape(n.input(0));
+  }
+  return std::nullopt;
+}
+
+llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
+  bool isQ = n.op_type() == "QuantizeLinear";
+  std::string where = describeProto(n);
+  int numInputs = n.input_size();
+  while (numInputs > 0 && n.input(numInputs - 1).empty())
+    --numInputs;
+  if (numInputs < 2 || numInputs > 3)
+    return makeError(where + ": expects 2 or 3 inputs (x, scale, "
+                             "zero_point), got " +
+                     llvm::Twine(n.input_size()));
+  if (n.input(0).empty() || n.input(1).empty())
+    return makeError(where + ": input x and scale are required");
+  if (n.output_size() != 1)
+    return makeError(where + ": expects 1 output, got " +
+                     llvm::Twine(n.output_size()));
+
+  std::optional<int64_t> axisAttr, outputDtype;
+  bool knownAttrsOnly = true;
+  for (const auto &a : n.attribute()) {
+    if (a.name() == "axis") {
+      axisAttr = a.i();
+    } else if (a.name() == "block_size") {
+      if (a.i() != 0)
+        return makeError(where + ": blocked quantization (block_size = " +
+                         llvm::Twine(a.i()) + ") is not supported");
+    } else if (a.name() == "output_dtype" && isQ) {
+      outputDtype = a.i();
+    } else if (a.name() != "saturate") {
+      knownAttrsOnly = false;
+    }
+  }
+
+  const std::string &x = n.input(0);
+  const std::string &scaleName = n.input(1);
+  std::string zpName = numInputs == 3 ? n.input(2) : std::string();
+
+  // Parameters that are not constants keep the node opaque.
+  const DenseElements *scale = constantData(scaleName);
+  const DenseElements *zp = zpName.empty() ? nullptr : constantData(zpName);
+  ElementKind scaleKind = knownKind(scaleName);
+  if (scaleKind != ElementKind::Unknown && !isFloatKind(scaleKind))
+    return makeError(where + ": scale '" + scaleName +
+                     "' must be a float tensor, got " +
+                     getElementKindName(scaleKind));
+  ElementKind zpKind = zpName.empty() ? ElementKind::Unknown
+                                      : knownKind(zpName);
+  if (zpKind != ElementKind::Unknown && !isQuantStorageKind(zpKind))
+    return makeError(where + ": zero point '" + zpName +
+                     "' must be int8, uint8, int16, uint16" +
+                     (isQ ? "" : " or int32") + ", got " +
+                     getElementKindName(zpKind));
+  if (isQ && zpKind == ElementKind::I32)
+    return makeError(where + ": zero point '" + zpName +
+                     "' of type i32 is only valid for DequantizeLinear");
+  if (scale && scale->getKind() == ElementKind::F64)
+    return makeError(where + ": scale '" + scaleName +
+                     "' must be float, float16 or bfloat16, got f64");
+
+  // Storage type: zero point, else output_dtype (Q) / x's type (DQ), else u8.
+  ElementKind storage = zpKind;
+  if (outputDtype && *outputDtype != 0) {
+    auto k = onnxbridge::elementKindFromOnnx(*outputDtype, where);
+    if (!k)
+      return k.takeError();
+    if (!isQuantStorageKind(*k) || *k == ElementKind::I32)
+      return makeError(where + ": output_dtype " + getElementKindName(*k) +
+                       " is not a supported quantized type");
+    if (storage != ElementKind::Unknown && storage != *k)
+      return makeError(where + ": output_dtype " + getElementKindName(*k) +
+                       " does not match the zero point type " +
+                       getElementKindName(storage));
+    storage = *k;
+  }
+  ElementKind xKind = knownKind(x);
+  if (isQ) {
+    if (xKind != ElementKind::Unknown && !isFloatKind(xKind))
+      return makeError(where + ": input '" + x + "' must be a float tensor, "
+                                                  "got " +
+                       getElementKindName(xKind));
+    if (storage == ElementKind::Unknown && zpName.empty())
+      storage = ElementKind::U8;
+  } else {
+    if (xKind != ElementKind::Unknown) {
+      if (!isQuantStorageKind(xKind))
+        return makeError(where + ": input '" + x + "' must be int8, uint8, "
+                                                    "int16, uint16 or int32, "
+                                                    "got " +
+                         getElementKindName(xKind));
+      if (storage != ElementKind::Unknown && storage != xKind)
+        return makeError(where + ": input '" + x + "' is " +
+                         getElementKindName(xKind) +
+                         " but the zero point is " +
+                         getElementKindName(storage));
+      storage = xKind;
+    }
+  }
+  // Declared result type of a Q must be the storage type.
+  if (isQ && storage != ElementKind::Unknown) {
+    ElementKind declaredOut = knownKind(n.output(0));
+    if (declaredOut != ElementKind::Unknown && declaredOut != storage)
+      return makeError(where + ": output '" + n.output(0) + "' is declared " +
+                       getElementKindName(declaredOut) +
+                       " but the quantized type is " +
+                       getElementKindName(storage) +
+                       " (from the zero point or output_dtype)");
+  }
+
+  if (!scale || (!zpName.empty() && !zp) || !knownAttrsOnly ||
+      storage == ElementKind::Unknown)
+    return llvm::Error::success(); // dynamic parameters: opaque node
+
+  // Shapes: per tensor (one element, rank <= 1) or per axis (rank 1).
+  llvm::ArrayRef<int64_t> sdims = scale->getDims();
+  if (zp && zp->getDims() != sdims)
+    return makeError(where + ": zero point shape " +
+                     shapeText(zp->getDims()) +
+                     " does not match scale shape " + shapeText(sdims));
+  if (sdims.size() > 1)
+    return makeError(where + ": scale of shape " + shapeText(sdims) +
+                     " means blocked quantization, which is not supported");
+  int64_t channels = scale->getNumElements();
+  if (channels == 0)
+    return makeError(where + ": scale '" + scaleName + "' is empty");
+  std::vector<float> scales;
+  std::vector<int64_t> zps;
+  for (int64_t i = 0; i < channels; ++i) {
+    float s = static_cast<float>(scale->getAsDouble(i));
+    if (!std::isfinite(s) || !(s > 0))
+      return makeError(where + ": scale '" + scaleName +
+                       "' must be finite and > 0, got " + formatFloat(s));
+    scales.push_back(s);
+    zps.push_back(zp ? zp->getAsInt(i) : 0);
+  }
+  std::optional<int64_t> axis;
+  if (sdims.size() == 1 && channels > 1) {
+    int64_t a = axisAttr.value_or(1);
+    auto xShape = knownShape(x);
+    if (!xShape) {
+      if (a < 0)
+        return llvm::Error::success(); // cannot normalise: stay opaque
+    } else {
+      int64_t rank = static_cast<int64_t>(xShape->size());
+      if (a < -rank || a >= rank)
+        return makeError(where + ": axis " + llvm::Twine(a) +
+                         " is out of range for input '" + x + "' of rank " +
+                         llvm::Twine(rank));
+      if (a < 0)
+        a += rank;
+      const Dim &d = (*xShape)[a];
+      if (d.isStatic() && d.size != channels)
+        return makeError(where + ": per-axis scale has " +
+                         llvm::Twine(channels) + " elements but axis " +
+                         llvm::Twine(a) + " of input '" + x + "' has size " +
+                         llvm::Twine(d.size));
+    }
+    axis = a;
+  }
+  const QuantType *q =
+      ctx.getQuantType(storage, scale->getKind(), axis, scales, zps);
+  std::string why = checkQuantType(q);
+  if (!why.empty())
+    return makeError(where + ": " + why);
+  info.convertible = true;
+  info.quant = q;
+  return llvm::Error::success();
+}
+
+llvm::Error Importer::assignQuantTypes() {
+  const onnx::GraphProto &g = proto.graph();
+  qdq.resize(g.node_size());
+  // Quantize results first: they define their values' types.
+  for (int i : order) {
+    const onnx::NodeProto &n = g.node(i);
+    if (!isDefaultDomain(n.domain()) ||
+        (n.op_type() != "QuantizeLinear" && n.op_type() != "DequantizeLinear"))
+      continue;
+    if (auto err = analyzeQdq(n, qdq[i]))
+      return err;
+    if (qdq[i].convertible && n.op_type() == "QuantizeLinear")
+      valueQuant[n.output(0)] = qdq[i].quant;
+  }
+  // Then each DQ input not produced by a convertible Q takes the parameters
+  // its DQ consumers agree on.
+  std::unordered_map<std::string, std::vector<int>> dqUsers;
+  for (int i : order) {
+    const onnx::NodeProto &n = g.node(i);
+    if (qdq[i].convertible && n.op_type() == "DequantizeLinear")
+      dqUsers[n.input(0)].push_back(i);
+  }
+  for (auto &[name, users] : dqUsers) {
+    auto q = valueQuant.find(name);
+    if (q != valueQuant.end()) {
+      for (int u : users)
+        if (qdq[u].quant != q->second)
+          qdq[u].convertible = false; // different params: keep ONNX DQ
+      continue;
+    }
+    bool agree = true;
+    for (int u : users)
+      agree &= qdq[u].quant == qdq[users.front()].quant;
+    ElementKind kind = knownKind(name);
+    if (agree && (kind == ElementKind::Unknown ||
+                  kind == qdq[users.front()].quant->getStorageKind())) {
+      valueQuant[name] = qdq[users.front()].quant;
+    } else {
+      for (int u : users)
+        qdq[u].convertible = false;
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Importer::emitNodes() {
+  Graph &graph = model->getGraph();
+  const onnx::GraphProto &g = proto.graph();
+
+  auto withQuant = [&](const std::string &name,
+                       const TensorType *t) -> const TensorType * {
+    auto q = valueQuant.find(name);
+    return q == valueQuant.end() ? t : t->withElementType(q->second);
+  };
+
+  // Graph inputs.
+  for (const auto &in : g.input()) {
+    if (initializers.count(in.name()))
+      continue;
+    auto t = declaredType(in.name());
+    if (!t)
+      return t.takeError();
+    values[in.name()] = graph.addInput(withQuant(in.name(), *t), in.name());
+  }
+  // Initializers, as unnamed constants, in file order.
+  for (const std::string &name : initializerOrder) {
+    const DenseElements *d = constantData(name);
+    std::vector<Dim> dims;
+    for (int64_t x : d->getDims())
+      dims.push_back(Dim::fixed(x));
+    const TensorType *t = withQuant(
+        name, ctx.getTensorType(dims, ctx.getElementType(d->getKind())));
+    Node *c = graph.createNode(ops::Constant, {}, {{t, name}},
+                               {{"value", Attribute(constantCache[name])}});
+    values[name] = c->getResult();
+  }
+
+  for (int i : order) {
+    const onnx::NodeProto &n = g.node(i);
+    std::string where = describeProto(n);
+    bool isQ = isDefaultDomain(n.domain()) && n.op_type() == "QuantizeLinear";
+    bool isDQ =
+        isDefaultDomain(n.domain()) && n.op_type() == "DequantizeLinear";
+    bool toQ = (isQ || isDQ) && qdq[i].convertible;
+
+    std::string op;
+    if (toQ)
+      op = isQ ? ops::Quantize.str() : ops::Dequantize.str();
+    else if (isDefaultDomain(n.domain()))
+      op = "onnx." + n.op_type();
+    else
+      op = n.domain() + "." + n.op_type();
+    if (n.op_type().empty())
+      return makeError(where + ": node has no op_type");
+
+    std::vector<Value *> operands;
+    int numInputs = n.input_size();
+    if (toQ)
+      while (numInputs > 0 && n.input(numInputs - 1).empty())
+        --numInputs;
+    for (int k = 0; k < numInputs; ++k) {
+      const std::string &in = n.input(k);
+      if (in.empty()) {
+        operands.push_back(nullptr);
+        continue;
+      }
+      operands.push_back(values.at(in));
+    }
+
+    std::vector<NamedAttribute> attrs;
+    for (const auto &a : n.attribute()) {
+      if (toQ && a.name() == "axis" && qdq[i].quant->isPerAxis())
+        continue; // the type carries it
+      auto attr = onnxbridge::attributeFromProto(a, baseDir, where);
+      if (!attr)
+        return attr.takeError();
+      attrs.push_back({a.name(), std::move(*attr)});
+    }
+
+    std::vector<ResultSpec> results;
+    for (int k = 0; k < n.output_size(); ++k) {
+      const std::string &out = n.output(k);
+      if (out.empty()) {
+        results.push_back({ctx.getUnknownTensorType(), "", true});
+        continue;
+      }
+      auto t = declaredType(out);
+      if (!t)
+        return t.takeError();
+      const TensorType *type = *t;
+      if (toQ) {
+        const TensorType *inT = operands[0]->getType();
+        const Type *elem =
+            isQ ? static_cast<const Type *>(qdq[i].quant)
+                : ctx.getElementType(qdq[i].quant->getExpressedKind());
+        type = type->hasRank() ? type->withElementType(elem)
+                               : inT->withElementType(elem);
+      } else if (op == "onnx.Constant" && constantNodes.count(out)) {
+        const DenseElements *d = constantData(out);
+        std::vector<Dim> dims;
+        for (int64_t x : d->getDims())
+          dims.push_back(Dim::fixed(x));
+        type = ctx.getTensorType(dims, ctx.getElementType(d->getKind()));
+      }
+      results.push_back({withQuant(out, type), out});
+    }
+    Node *node = graph.createNode(op, operands, results, std::move(attrs),
+                                  n.name());
+    // Constant nodes share the tensor already decoded for parameter lookup.
+    if (op == "onnx.Constant" && constantNodes.count(n.output(0)))
+      node->setAttr("value", Attribute(constantCache[n.output(0)]));
+    for (int k = 0; k < n.output_size(); ++k)
+      if (!n.output(k).empty())
+        values[n.output(k)] = node->getResult(k);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Importer::emitOutputs() {
+  Graph &graph = model->getGraph();
+  for (const auto &out : proto.graph().output()) {
+    auto it = values.find(out.name());
+    if (it == values.end())
+      return makeError("graph output '" + out.name() +
+                       "' is not produced by any node, initializer or input");
+    Value *v = it->second;
+    if (v->getType()->isUnknown() && out.has_type()) {
+      auto t = declaredType(out.name());
+      if (!t)
+        return t.takeError();
+      v->setType(*t);
+    }
+    graph.addOutput(v);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<Model>> Importer::run() {
+  model = std::make_unique<Model>(ctx);
+  if (auto err = importHeader())
+    return std::move(err);
+  if (auto err = collectDeclaredTypes())
+    return std::move(err);
+  if (auto err = collectConstants())
+    return std::move(err);
+  // Decode initializers and Constant-node tensors once.
+  for (const std::string &name : initializerOrder) {
+    auto d = onnxbridge::tensorFromProto(*initializers[name], baseDir,
+                                         "initializer '" + name + "'");
+    if (!d)
+      return d.takeError();
+    constantCache[name] = *d;
+  }
+  for (auto &[name, node] : constantNodes) {
+    for (const auto &a : node->attribute())
+      if (a.name() == "value") {
+        onnx::TensorProto copy = a.t();
+        auto d = onnxbridge::tensorFromProto(copy, baseDir,
+                                             describeProto(*node) + ": value");
+        if (!d)
+          return d.takeError();
+        constantCache[name] = *d;
+      }
+  }
+  if (auto err = sortNodes())
+    return std::move(err);
+  if (auto err = assignQuantTypes())
+    return std::move(err);
+  if (auto err = emitNodes())
+    return std::move(err);
+  if (auto err = emitOutputs())
+    return std::move(err);
+  if (auto err = verifyModel(*model))
+    return std::move(err);
+  return std::move(model);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+static llvm::Error parseProto(google::protobuf::io::ZeroCopyInputStream &in,
+                              onnx::ModelProto &proto) {
+  google::protobuf::io::CodedInputStream coded(&in);
+  coded.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  coded.SetRecursionLimit(256);
+  if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return makeError("not a valid ONNX model (protobuf parsing failed; "
+                     "the file is truncated or not ONNX)");
+  if (!proto.has_graph() && proto.opset_import_size() == 0)
+    return makeError("not a valid ONNX model (no graph and no opset "
+                     "imports)");
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<Model>>
+qopt::importOnnxFile(llvm::StringRef path, Context &ctx) {
+  int fd = ::open(path.str().c_str(), O_RDONLY);
+  if (fd < 0)
+    return makeError("cannot open file: " + llvm::Twine(std::strerror(errno)));
+  onnx::ModelProto proto;
+  llvm::Error err = llvm::Error::success();
+  {
+    google::protobuf::io::FileInputStream in(fd);
+    err = parseProto(in, proto);
+  }
+  ::close(fd);
+  if (err)
+    return std::move(err);
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  return Importer(proto, dir, ctx).run();
+}
+
+llvm::Expected<std::unique_ptr<Model>>
+qopt::importOnnxBuffer(llvm::StringRef bytes, llvm::StringRef baseDir,
+                       Context &ctx) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return makeError("model larger than 2 GiB; use external data");
+  google::protobuf::io::ArrayInputStream in(bytes.data(),
+                                            static_cast<int>(bytes.size()));
+  onnx::ModelProto proto;
+  if (auto err = parseProto(in, proto))
+    return std::move(err);
+  return Importer(proto, baseDir, ctx).run();
+}

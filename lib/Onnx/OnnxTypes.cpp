@@ -1,0 +1,286 @@
+//===- OnnxTypes.cpp - Conversions between ONNX protos and qIR ------------===//
+
+#include "OnnxTypes.h"
+
+using namespace qopt;
+using namespace qopt::onnxbridge;
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+llvm::Expected<ElementKind>
+onnxbridge::elementKindFromOnnx(int64_t dataType, llvm::StringRef what) {
+  switch (dataType) {
+  case 0:
+    return ElementKind::Unknown;
+  case 1:
+    return ElementKind::F32;
+  case 2:
+    return ElementKind::U8;
+  case 3:
+    return ElementKind::I8;
+  case 4:
+    return ElementKind::U16;
+  case 5:
+    return ElementKind::I16;
+  case 6:
+    return ElementKind::I32;
+  case 7:
+    return ElementKind::I64;
+  case 8:
+    return ElementKind::String;
+  case 9:
+    return ElementKind::Bool;
+  case 10:
+    return ElementKind::F16;
+  case 11:
+    return ElementKind::F64;
+  case 12:
+    return ElementKind::U32;
+  case 13:
+    return ElementKind::U64;
+  case 14:
+  case 15:
+    return makeError(what + ": complex tensors are not supported");
+  case 16:
+    return ElementKind::BF16;
+  case 17:
+  case 18:
+  case 19:
+  case 20:
+  case 24:
+    return makeError(what + ": float8 tensors are not supported");
+  case 21:
+    return makeError(what + ": 4-bit type UINT4 is not supported yet");
+  case 22:
+    return makeError(what + ": 4-bit type INT4 is not supported yet");
+  case 23:
+    return makeError(what + ": 4-bit type FLOAT4E2M1 is not supported yet");
+  case 25:
+  case 26:
+    return makeError(what + ": 2-bit tensors are not supported");
+  default:
+    return makeError(what + ": unknown tensor element type " +
+                     llvm::Twine(dataType));
+  }
+}
+
+int32_t onnxbridge::onnxFromElementKind(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::Unknown:
+    return 0;
+  case ElementKind::F32:
+    return 1;
+  case ElementKind::U8:
+    return 2;
+  case ElementKind::I8:
+    return 3;
+  case ElementKind::U16:
+    return 4;
+  case ElementKind::I16:
+    return 5;
+  case ElementKind::I32:
+    return 6;
+  case ElementKind::I64:
+    return 7;
+  case ElementKind::String:
+    return 8;
+  case ElementKind::Bool:
+    return 9;
+  case ElementKind::F16:
+    return 10;
+  case ElementKind::F64:
+    return 11;
+  case ElementKind::U32:
+    return 12;
+  case ElementKind::U64:
+    return 13;
+  case ElementKind::BF16:
+    return 16;
+  }
+  return 0;
+}
+
+llvm::Expected<const TensorType *>
+onnxbridge::tensorTypeFromProto(const onnx::TypeProto &type, Context &ctx,
+                                llvm::StringRef what) {
+  if (!type.has_tensor_type()) {
+    if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+      return ctx.getUnknownTensorType();
+    return makeError(what + ": only tensor types are supported (sequence, "
+                            "map, optional and sparse values are not)");
+  }
+  const auto &tt = type.tensor_type();
+  auto kind = elementKindFromOnnx(tt.elem_type(), what);
+  if (!kind)
+    return kind.takeError();
+  const Type *elem = ctx.getElementType(*kind);
+  if (!tt.has_shape())
+    return ctx.getUnrankedTensorType(elem);
+  std::vector<Dim> dims;
+  for (const auto &d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0)
+      dims.push_back(Dim::fixed(d.dim_value()));
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      dims.push_back(Dim::symbolic(d.dim_param()));
+    else
+      dims.push_back(Dim::dynamic()); // includes dim_value -1 (tract)
+  }
+  return ctx.getTensorType(dims, elem);
+}
+
+void onnxbridge::tensorTypeToProto(const TensorType *type,
+                                   onnx::TypeProto &out) {
+  auto *tt = out.mutable_tensor_type();
+  tt->set_elem_type(onnxFromElementKind(type->getStorageKind()));
+  if (!type->hasRank())
+    return;
+  auto *shape = tt->mutable_shape();
+  for (const Dim &d : type->getShape()) {
+    auto *dim = shape->add_dim();
+    if (d.isStatic())
+      dim->set_dim_value(d.size);
+    else if (d.isSymbolic())
+      dim->set_dim_param(d.symbol);
+  }
+}
+
+void onnxbridge::tensorToProto(const DenseElements &d, llvm::StringRef name,
+                               onnx::TensorProto &out) {
+  out.set_name(name.str());
+  for (int64_t x : d.getDims())
+    out.add_dims(x);
+  out.set_data_type(onnxFromElementKind(d.getKind()));
+  if (d.getKind() == ElementKind::String) {
+    for (const std::string &s : d.getStrings())
+      out.add_string_data(s);
+    return;
+  }
+  out.set_raw_data(d.getRawBytes().str());
+}
+
+llvm::Expected<Attribute>
+onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
+                               llvm::StringRef baseDir, llvm::StringRef where) {
+  using AP = onnx::AttributeProto;
+  auto opaque = [&](const char *kind) {
+    return Attribute(OpaqueAttr{kind, a.SerializeAsString()});
+  };
+  if (!a.ref_attr_name().empty())
+    return opaque("ref_attr");
+  AP::AttributeType type = a.type();
+  if (type == AP::UNDEFINED) { // pre-IR-3 models: infer from the fields set
+    if (a.has_f())
+      type = AP::FLOAT;
+    else if (a.has_i())
+      type = AP::INT;
+    else if (a.has_s())
+      type = AP::STRING;
+    else if (a.has_t())
+      type = AP::TENSOR;
+    else if (a.has_g())
+      type = AP::GRAPH;
+    else if (a.floats_size())
+      type = AP::FLOATS;
+    else if (a.ints_size())
+      type = AP::INTS;
+    else if (a.strings_size())
+      type = AP::STRINGS;
+    else
+      return opaque("undefined");
+  }
+  std::string what = where.str() + ": attribute '" + a.name() + "'";
+  switch (type) {
+  case AP::FLOAT:
+    return Attribute(a.f());
+  case AP::INT:
+    return Attribute(static_cast<int64_t>(a.i()));
+  case AP::STRING:
+    return Attribute(a.s());
+  case AP::FLOATS:
+    return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
+  case AP::INTS:
+    return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+  case AP::STRINGS:
+    return Attribute(
+        std::vector<std::string>(a.strings().begin(), a.strings().end()));
+  case AP::TENSOR: {
+    onnx::TensorProto copy = a.t();
+    auto d = tensorFromProto(copy, baseDir, what);
+    if (!d)
+      return d.takeError();
+    return Attribute(*d);
+  }
+  case AP::TENSORS: {
+    std::vector<DenseElementsRef> ts;
+    for (const auto &t : a.tensors()) {
+      onnx::TensorProto copy = t;
+      auto d = tensorFromProto(copy, baseDir, what);
+      if (!d)
+        return d.takeError();
+      ts.push_back(*d);
+    }
+    return Attribute(std::move(ts));
+  }
+  case AP::GRAPH:
+    return opaque("graph");
+  case AP::GRAPHS:
+    return opaque("graphs");
+  case AP::SPARSE_TENSOR:
+    return opaque("sparse_tensor");
+  case AP::SPARSE_TENSORS:
+    return opaque("sparse_tensors");
+  case AP::TYPE_PROTO:
+    return opaque("type_proto");
+  case AP::TYPE_PROTOS:
+    return opaque("type_protos");
+  default:
+    return makeError(what + ": unknown attribute type " +
+                     llvm::Twine(static_cast<int>(type)));
+  }
+}
+
+void onnxbridge::attributeToProto(llvm::StringRef name, const Attribute &attr,
+                                  onnx::AttributeProto &out) {
+  using AP = onnx::AttributeProto;
+  if (auto *o = attr.getIf<OpaqueAttr>()) {
+    out.ParseFromString(o->bytes);
+    out.set_name(name.str());
+    return;
+  }
+  out.set_name(name.str());
+  if (auto *i = attr.getIf<int64_t>()) {
+    out.set_type(AP::INT);
+    out.set_i(*i);
+  } else if (auto *f = attr.getIf<float>()) {
+    out.set_type(AP::FLOAT);
+    out.set_f(*f);
+  } else if (auto *s = attr.getIf<std::string>()) {
+    out.set_type(AP::STRING);
+    out.set_s(*s);
+  } else if (auto *is = attr.getIf<std::vector<int64_t>>()) {
+    out.set_type(AP::INTS);
+    for (int64_t v : *is)
+      out.add_ints(v);
+  } else if (auto *fs = attr.getIf<std::vector<float>>()) {
+    out.set_type(AP::FLOATS);
+    for (float v : *fs)
+      out.add_floats(v);
+  } else if (auto *ss = attr.getIf<std::vector<std::string>>()) {
+    out.set_type(AP::STRINGS);
+    for (const std::string &v : *ss)
+      out.add_strings(v);
+  } else if (auto *t = attr.getIf<DenseElementsRef>()) {
+    out.set_type(AP::TENSOR);
+    tensorToProto(**t, (*t)->getName(), *out.mutable_t());
+  } else if (auto *ts = attr.getIf<std::vector<DenseElementsRef>>()) {
+    out.set_type(AP::TENSORS);
+    for (const DenseElementsRef &t : *ts)
+      tensorToProto(*t, t->getName(), *out.add_tensors());
+  } else if (auto *e = attr.getIf<EmptyList>()) {
+    static const AP::AttributeType kinds[] = {AP::INTS, AP::FLOATS,
+                                              AP::STRINGS, AP::TENSORS};
+    out.set_type(kinds[e->kind]);
+  }
+}

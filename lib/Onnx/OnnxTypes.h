@@ -1,0 +1,49 @@
+//===- OnnxTypes.h - Conversions between ONNX protos and qIR ----*- C++ -*-===//
+//
+// Private to lib/Onnx: the only code that sees onnx/protobuf headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_ONNX_ONNXTYPES_H
+#define QOPT_LIB_ONNX_ONNXTYPES_H
+
+#include "qopt/IR/Attributes.h"
+#include "qopt/IR/Types.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "llvm/Support/Error.h"
+
+namespace qopt {
+namespace onnxbridge {
+
+/// ONNX TensorProto::DataType -> ElementKind; unsupported kinds are errors
+/// that say which type it was ("4-bit type INT4 is not supported yet").
+llvm::Expected<ElementKind> elementKindFromOnnx(int64_t dataType,
+                                                llvm::StringRef what);
+int32_t onnxFromElementKind(ElementKind kind);
+
+llvm::Expected<const TensorType *>
+tensorTypeFromProto(const onnx::TypeProto &type, Context &ctx,
+                    llvm::StringRef what);
+/// Fills `out` with the storage type of `type`; unknown parts stay unset.
+void tensorTypeToProto(const TensorType *type, onnx::TypeProto &out);
+
+/// Decodes a tensor (raw, typed fields or external data). Raw bytes are
+/// moved out of `t`.
+llvm::Expected<DenseElementsRef>
+tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
+                llvm::StringRef what);
+void tensorToProto(const DenseElements &d, llvm::StringRef name,
+                   onnx::TensorProto &out);
+
+llvm::Expected<Attribute> attributeFromProto(const onnx::AttributeProto &a,
+                                             llvm::StringRef baseDir,
+                                             llvm::StringRef where);
+void attributeToProto(llvm::StringRef name, const Attribute &attr,
+                      onnx::AttributeProto &out);
+
+} // namespace onnxbridge
+} // namespace qopt
+
+#endif // QOPT_LIB_ONNX_ONNXTYPES_H
