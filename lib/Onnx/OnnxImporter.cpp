@@ -571,40 +571,44 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
                        " (from the zero point or output_dtype)");
   }
 
-  if (!scale || (!zpName.empty() && !zp) || !knownAttrsOnly ||
-      storage == ElementKind::Unknown)
-    return llvm::Error::success(); // dynamic parameters: opaque node
-
-  // Shapes: per tensor (one element, rank <= 1) or per axis (rank 1).
-  llvm::ArrayRef<int64_t> sdims = scale->getDims();
-  if (zp && zp->getDims() != sdims)
-    return makeError(where + ": zero point shape " +
-                     shapeText(zp->getDims()) +
-                     " does not match scale shape " + shapeText(sdims));
-  if (sdims.size() > 1)
-    return makeError(where + ": scale of shape " + shapeText(sdims) +
+  // Shapes, from constants or declared types: per tensor (one element,
+  // rank <= 1) or per axis (rank 1). Checked even for dynamic parameters.
+  auto staticDims = [&](const std::string &name)
+      -> std::optional<std::vector<int64_t>> {
+    auto shape = knownShape(name);
+    if (!shape)
+      return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const Dim &d : *shape) {
+      if (!d.isStatic())
+        return std::nullopt;
+      dims.push_back(d.size);
+    }
+    return dims;
+  };
+  auto numElements = [](const std::vector<int64_t> &dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  };
+  std::optional<std::vector<int64_t>> sdims = staticDims(scaleName);
+  std::optional<std::vector<int64_t>> zdims =
+      zpName.empty() ? std::nullopt : staticDims(zpName);
+  if (sdims && zdims && *zdims != *sdims &&
+      !(numElements(*sdims) == 1 && numElements(*zdims) == 1))
+    return makeError(where + ": zero point shape " + shapeText(*zdims) +
+                     " does not match scale shape " + shapeText(*sdims));
+  if (sdims && sdims->size() > 1 && numElements(*sdims) != 1)
+    return makeError(where + ": scale of shape " + shapeText(*sdims) +
                      " means blocked quantization, which is not supported");
-  int64_t channels = scale->getNumElements();
-  if (channels == 0)
+  if (sdims && numElements(*sdims) == 0)
     return makeError(where + ": scale '" + scaleName + "' is empty");
-  std::vector<float> scales;
-  std::vector<int64_t> zps;
-  for (int64_t i = 0; i < channels; ++i) {
-    float s = static_cast<float>(scale->getAsDouble(i));
-    if (!std::isfinite(s) || !(s > 0))
-      return makeError(where + ": scale '" + scaleName +
-                       "' must be finite and > 0, got " + formatFloat(s));
-    scales.push_back(s);
-    zps.push_back(zp ? zp->getAsInt(i) : 0);
-  }
   std::optional<int64_t> axis;
-  if (sdims.size() == 1 && channels > 1) {
+  if (sdims && numElements(*sdims) > 1) {
+    int64_t channels = numElements(*sdims);
     int64_t a = axisAttr.value_or(1);
-    auto xShape = knownShape(x);
-    if (!xShape) {
-      if (a < 0)
-        return llvm::Error::success(); // cannot normalise: stay opaque
-    } else {
+    if (auto xShape = knownShape(x)) {
       int64_t rank = static_cast<int64_t>(xShape->size());
       if (a < -rank || a >= rank)
         return makeError(where + ": axis " + llvm::Twine(a) +
@@ -618,8 +622,28 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
                          llvm::Twine(channels) + " elements but axis " +
                          llvm::Twine(a) + " of input '" + x + "' has size " +
                          llvm::Twine(d.size));
+      axis = a;
+    } else if (a < 0) {
+      return llvm::Error::success(); // cannot normalise: stay opaque
+    } else {
+      axis = a;
     }
-    axis = a;
+  }
+
+  if (!scale || (!zpName.empty() && !zp) || !knownAttrsOnly ||
+      storage == ElementKind::Unknown)
+    return llvm::Error::success(); // dynamic parameters: opaque node
+
+  int64_t channels = scale->getNumElements();
+  std::vector<float> scales;
+  std::vector<int64_t> zps;
+  for (int64_t i = 0; i < channels; ++i) {
+    float s = static_cast<float>(scale->getAsDouble(i));
+    if (!std::isfinite(s) || !(s > 0))
+      return makeError(where + ": scale '" + scaleName +
+                       "' must be finite and > 0, got " + formatFloat(s));
+    scales.push_back(s);
+    zps.push_back(zp ? zp->getAsInt(i) : 0);
   }
   const QuantType *q =
       ctx.getQuantType(storage, scale->getKind(), axis, scales, zps);

@@ -45,9 +45,10 @@ MUST_REJECT_TAGS = {"[NEG]", "[NEG invalid]", "[NEG/edge]"}
 # Add one entry (with a comment saying why) to move a file between the classes.
 # A --reject-list FILE can add more (see load_reject_list).
 EXPECTED_REJECT_OVERRIDES = {
-    # example:
-    # "peer-cases/onnx/onnx/backend/test/data/node/test_dequantizelinear_int16/model.onnx":
-    #     "must-reject",   # [NEG/REF] int16: qopt does not support 16-bit Q/DQ
+    # Tagged [NEG] only because of its uint16 activations ("same with uint16"); the model is
+    # valid ONNX and qopt's IR supports 16-bit storage (i16/u16), so it must import and round-trip.
+    "peer-cases/onnxruntime-qnn/onnxruntime/test/testdata/transform/fusion/constant_folding_dequantizelinear.qdq16.onnx":
+        "must-import",
 }
 
 # Extra `--dim` arguments for ort_compare.js, per model (path relative to --shared).
