@@ -1,0 +1,25 @@
+# lit configuration for qopt's FileCheck tests.
+import os
+
+import lit.formats
+
+config.name = "qopt"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".qir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.qopt_obj_root, "test", "lit")
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.qopt_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+
+inputs = os.path.join(config.qopt_src_root, "test", "inputs")
+config.substitutions.append(("%inputs", inputs))
+config.substitutions.append(("%shared", config.shared_dir))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+
+# Tests on ../shared models need the shared folder next to the checkout.
+if os.path.isdir(os.path.join(config.shared_dir, "models")):
+    config.available_features.add("shared-models")
+if os.path.isfile("/usr/bin/python3"):
+    config.available_features.add("python-onnx")
