@@ -8,6 +8,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -237,7 +238,17 @@ private:
   llvm::Error exportNode(const Node &n) {
     if (isInitializer(n)) {
       const DenseElements &d = **n.getAttr("value")->getIf<DenseElementsRef>();
-      tensorToProto(d, n.getResult()->getName(), *graph->add_initializer());
+      onnx::TensorProto *t = graph->add_initializer();
+      if (d.getKind() == ElementKind::String) {
+        tensorToProto(d, n.getResult()->getName(), *t);
+      } else {
+        // The bytes are streamed at write time instead of copied here.
+        t->set_name(n.getResult()->getName().str());
+        for (int64_t x : d.getDims())
+          t->add_dims(x);
+        t->set_data_type(onnxFromElementKind(d.getKind()));
+        deferredRawData[t] = &d;
+      }
       return llvm::Error::success();
     }
     if (n.isa(ops::Quantize) || n.isa(ops::Dequantize)) {
@@ -271,6 +282,26 @@ private:
   onnx::ModelProto &proto;
   onnx::GraphProto *graph = nullptr;
   llvm::StringSet<> usedNames;
+
+public:
+  /// Initializers whose raw_data is written from the IR's bytes directly.
+  llvm::DenseMap<const onnx::TensorProto *, const DenseElements *>
+      deferredRawData;
+  /// Maps initializer positions to their deferred bytes (call before the
+  /// initializers move).
+  void indexDeferred() {
+    const auto &inits = proto.graph().initializer();
+    byPosition.assign(inits.size(), nullptr);
+    for (int i = 0; i < inits.size(); ++i) {
+      auto it = deferredRawData.find(&inits[i]);
+      if (it != deferredRawData.end())
+        byPosition[i] = it->second;
+    }
+  }
+  const DenseElements *rawDataFor(size_t i) const { return byPosition[i]; }
+
+private:
+  std::vector<const DenseElements *> byPosition;
 };
 
 } // namespace
@@ -279,16 +310,66 @@ private:
 uint16_t Exporter::floatToHalfBits(float f) { return floatToHalf(f); }
 uint16_t Exporter::floatToBf16Bits(float f) { return floatToBFloat16(f); }
 
+/// Writes `proto` with the graph (field 7) last and each initializer's
+/// raw_data (TensorProto field 9) streamed from the IR, so that weights are
+/// never copied into the protobuf message. Protobuf accepts fields in any
+/// order, so the bytes parse to the same message as a plain serialization.
+static bool writeStreaming(onnx::ModelProto &proto, const Exporter &exporter,
+                           google::protobuf::io::CodedOutputStream &out) {
+  using google::protobuf::io::CodedOutputStream;
+  onnx::GraphProto graph;
+  graph.Swap(proto.mutable_graph());
+  proto.clear_graph();
+  std::vector<onnx::TensorProto> inits;
+  inits.reserve(graph.initializer_size());
+  for (auto &t : *graph.mutable_initializer())
+    inits.emplace_back().Swap(&t);
+  graph.clear_initializer();
+
+  std::vector<size_t> tensorSizes(inits.size());
+  size_t graphSize = graph.ByteSizeLong();
+  for (size_t i = 0; i < inits.size(); ++i) {
+    size_t size = inits[i].ByteSizeLong();
+    if (const DenseElements *d = exporter.rawDataFor(i)) {
+      size_t raw = d->getRawBytes().size();
+      size += 1 + CodedOutputStream::VarintSize64(raw) + raw;
+    }
+    tensorSizes[i] = size;
+    graphSize += 1 + CodedOutputStream::VarintSize64(size) + size;
+  }
+  if (!proto.SerializeToCodedStream(&out))
+    return false;
+  out.WriteTag(onnx::ModelProto::kGraphFieldNumber << 3 | 2);
+  out.WriteVarint64(graphSize);
+  if (!graph.SerializeToCodedStream(&out))
+    return false;
+  for (size_t i = 0; i < inits.size(); ++i) {
+    out.WriteTag(onnx::GraphProto::kInitializerFieldNumber << 3 | 2);
+    out.WriteVarint64(tensorSizes[i]);
+    if (!inits[i].SerializeToCodedStream(&out))
+      return false;
+    if (const DenseElements *d = exporter.rawDataFor(i)) {
+      llvm::StringRef raw = d->getRawBytes();
+      out.WriteTag(onnx::TensorProto::kRawDataFieldNumber << 3 | 2);
+      out.WriteVarint64(raw.size());
+      out.WriteRaw(raw.data(), static_cast<int>(raw.size()));
+    }
+  }
+  return !out.HadError();
+}
+
 llvm::Error qopt::exportOnnx(const Model &model, llvm::raw_ostream &os) {
   onnx::ModelProto proto;
-  if (auto err = Exporter(model, proto).run())
+  Exporter exporter(model, proto);
+  if (auto err = exporter.run())
     return err;
+  exporter.indexDeferred();
   RawOstreamOutput sink(os);
   google::protobuf::io::CopyingOutputStreamAdaptor adaptor(&sink);
   bool ok;
   {
     google::protobuf::io::CodedOutputStream coded(&adaptor);
-    ok = proto.SerializeToCodedStream(&coded);
+    ok = writeStreaming(proto, exporter, coded);
   }
   adaptor.Flush();
   if (!ok)
