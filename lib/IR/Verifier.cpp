@@ -36,7 +36,8 @@ std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
   for (size_t i = 0; i < q->getNumChannels(); ++i) {
     float s = q->getScales()[i];
     if (!std::isfinite(s) || !(s > 0)) {
-      os << "scale must be finite and > 0, got " << formatFloat(s);
+      os << "scale must be finite and > 0, got "
+         << (std::isnan(s) ? std::string("nan") : formatFloat(s));
       if (q->isPerAxis())
         os << " (channel " << i << ")";
       return os.str();

@@ -482,14 +482,22 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
 
   std::optional<int64_t> axisAttr, outputDtype;
   bool knownAttrsOnly = true;
+  std::string misplacedAttr;
   for (const auto &a : n.attribute()) {
     if (a.name() == "axis") {
       axisAttr = a.i();
     } else if (a.name() == "block_size") {
-      if (a.i() != 0)
+      if (opset < 21) {
+        // Not an attribute of this opset: reported after the other checks,
+        // which usually find the model's real defect.
+        misplacedAttr = a.name();
+      } else if (a.i() != 0) {
         return makeError(where + ": blocked quantization (block_size = " +
                          llvm::Twine(a.i()) + ") is not supported");
+      }
     } else if (a.name() == "output_dtype" && isQ) {
+      if (opset < 21)
+        misplacedAttr = a.name();
       outputDtype = a.i();
     } else if (a.name() != "saturate") {
       knownAttrsOnly = false;
@@ -515,6 +523,11 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
                      "' must be int8, uint8, int16, uint16" +
                      (isQ ? "" : " or int32") + ", got " +
                      getElementKindName(zpKind));
+  if ((zpKind == ElementKind::I16 || zpKind == ElementKind::U16) &&
+      opset < 21)
+    return makeError(where + ": 16-bit zero point '" + zpName +
+                     "' needs opset 21, but the model imports opset " +
+                     llvm::Twine(opset));
   if (isQ && zpKind == ElementKind::I32)
     return makeError(where + ": zero point '" + zpName +
                      "' of type i32 is only valid for DequantizeLinear");
@@ -630,6 +643,11 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
     }
   }
 
+  if (!misplacedAttr.empty())
+    return makeError(where + ": attribute '" + misplacedAttr +
+                     "' needs opset 21, but the model imports opset " +
+                     llvm::Twine(opset));
+
   if (!scale || (!zpName.empty() && !zp) || !knownAttrsOnly ||
       storage == ElementKind::Unknown)
     return llvm::Error::success(); // dynamic parameters: opaque node
@@ -641,7 +659,8 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
     float s = static_cast<float>(scale->getAsDouble(i));
     if (!std::isfinite(s) || !(s > 0))
       return makeError(where + ": scale '" + scaleName +
-                       "' must be finite and > 0, got " + formatFloat(s));
+                       "' must be finite and > 0, got " +
+                       (std::isnan(s) ? std::string("nan") : formatFloat(s)));
     scales.push_back(s);
     zps.push_back(zp ? zp->getAsInt(i) : 0);
   }
