@@ -175,8 +175,13 @@ private:
 
   /// A name after % or @: bare identifier or quoted string.
   llvm::Expected<std::string> parseSymbolName() {
-    if (cur < end() && *cur == '"')
-      return parseString();
+    if (cur < end() && *cur == '"') {
+      const char *loc = cur;
+      auto s = parseString();
+      if (s && s->empty())
+        return error(loc, "empty name");
+      return s;
+    }
     llvm::StringRef id = lexBareIdent();
     if (id.empty())
       return error("expected a name");
@@ -736,9 +741,13 @@ private:
 
 llvm::Error Parser::parseResourcesSection() {
   // The section is the file's tail: "{-#" ... "#-}".
-  size_t start = text.rfind("{-#");
+  // The section starts a line; strings escape newlines and comments run to
+  // the end of their line, so neither can contain such a line start.
+  size_t start = text.startswith("{-#") ? 0 : text.rfind("\n{-#");
   if (start == llvm::StringRef::npos)
     return llvm::Error::success();
+  if (text[start] == '\n')
+    ++start;
   bodyEnd = text.begin() + start;
   const char *savedCur = cur;
   const char *savedEnd = bodyEnd;
@@ -1083,7 +1092,7 @@ llvm::Error Parser::parseGraph(Model &m) {
     return err;
   while (true) {
     skipSpace();
-    if (cur >= end())
+    if (cur >= end() || *cur == '}')
       return error("expected 'return' before the end of the graph");
     if (consumeKeyword("return"))
       break;
@@ -1091,6 +1100,7 @@ llvm::Error Parser::parseGraph(Model &m) {
       return err;
   }
   std::vector<std::pair<Value *, const char *>> outs;
+  const char *returnLoc = cur - 6;
   skipSpace();
   if (cur < end() && *cur == '%') {
     do {
@@ -1105,9 +1115,12 @@ llvm::Error Parser::parseGraph(Model &m) {
     } while (consumeIf(","));
   }
   if (outs.size() != outputTypes.size())
-    return error("graph returns " + llvm::Twine(outs.size()) +
-                 " values but its signature lists " +
-                 llvm::Twine(outputTypes.size()));
+    return error(returnLoc,
+                 "graph returns " + llvm::Twine(outs.size()) +
+                     (outs.size() == 1 ? " value" : " values") +
+                     " but its signature lists " +
+                     llvm::Twine(outputTypes.size()) +
+                     (outputTypes.size() == 1 ? " output" : " outputs"));
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i].first->getType() != outputTypes[i].first)
       return error(outputTypes[i].second,

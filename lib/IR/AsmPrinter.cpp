@@ -247,8 +247,12 @@ private:
       return "_";
     if (v->getName().empty()) {
       auto &slot = anonymousNames[v];
-      if (slot.empty())
-        slot = std::to_string(anonymousNames.size() - 1);
+      if (slot.empty()) {
+        // Numbered names that no named value of the graph uses.
+        do
+          slot = std::to_string(nextAnonymous++);
+        while (v->getGraph()->lookupValue(slot));
+      }
       return "%" + slot;
     }
     return formatValueName(v->getName());
@@ -442,6 +446,7 @@ private:
   llvm::DenseMap<const QuantType *, std::string> aliases;
   std::vector<std::pair<const QuantType *, std::string>> aliasOrder;
   llvm::DenseMap<const Value *, std::string> anonymousNames;
+  unsigned nextAnonymous = 0;
   llvm::DenseMap<const DenseElements *, std::string> resourceNames;
   llvm::StringSet<> usedResourceNames;
   std::vector<std::pair<std::string, DenseElementsRef>> resources;

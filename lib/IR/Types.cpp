@@ -1,6 +1,7 @@
 //===- Types.cpp - qIR types ----------------------------------------------===//
 
 #include "qopt/IR/Types.h"
+#include "qopt/IR/AsmPrinter.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -261,7 +262,7 @@ std::string qopt::typeToString(const Type *type) {
         if (d.isStatic())
           os << d.size;
         else if (d.isSymbolic())
-          os << '"' << d.symbol << '"';
+          os << quoteString(d.symbol);
         else
           os << '?';
         os << 'x';

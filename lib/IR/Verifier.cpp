@@ -168,14 +168,16 @@ private:
       if (n.getNumOperands() < info->minOperands ||
           n.getNumOperands() > info->maxOperands)
         return fail(where, "expects " + countText(info->minOperands,
-                                                  info->maxOperands) +
-                               " operands, got " +
+                                                  info->maxOperands,
+                                                  "operand") +
+                               ", got " +
                                std::to_string(n.getNumOperands()));
       if (n.getNumResults() < info->minResults ||
           n.getNumResults() > info->maxResults)
         return fail(where, "expects " + countText(info->minResults,
-                                                  info->maxResults) +
-                               " results, got " +
+                                                  info->maxResults,
+                                                  "result") +
+                               ", got " +
                                std::to_string(n.getNumResults()));
     }
     if (n.isa(ops::Quantize) || n.isa(ops::Dequantize))
@@ -187,12 +189,14 @@ private:
     return llvm::Error::success();
   }
 
-  static std::string countText(unsigned lo, unsigned hi) {
+  /// "1 operand", "2 to 3 operands", "at least 1 operand".
+  static std::string countText(unsigned lo, unsigned hi, const char *noun) {
+    std::string n = noun;
     if (lo == hi)
-      return std::to_string(lo);
+      return std::to_string(lo) + " " + n + (lo == 1 ? "" : "s");
     if (hi == ~0u)
-      return "at least " + std::to_string(lo);
-    return std::to_string(lo) + " to " + std::to_string(hi);
+      return "at least " + std::to_string(lo) + " " + n + (lo == 1 ? "" : "s");
+    return std::to_string(lo) + " to " + std::to_string(hi) + " " + n + "s";
   }
 
   static bool shapesCompatible(const TensorType *a, const TensorType *b) {
@@ -327,6 +331,9 @@ private:
                                             : std::string("an overflowing "
                                                           "size")));
     }
+    if (!t->hasRank())
+      return fail(n.describe(), "constant result type " + typeToString(t) +
+                                    " must be ranked");
     if (t->getStorageKind() != d.getKind())
       return fail(n.describe(), "constant data is " +
                                     getElementKindName(d.getKind()).str() +

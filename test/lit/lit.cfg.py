@@ -16,6 +16,7 @@ config.environment["PATH"] = os.pathsep.join(
 inputs = os.path.join(config.qopt_src_root, "test", "inputs")
 config.substitutions.append(("%inputs", inputs))
 config.substitutions.append(("%shared", config.shared_dir))
+config.substitutions.append(("%test_plugins", config.qopt_test_plugins))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
 # Tests on ../shared models need the shared folder next to the checkout.

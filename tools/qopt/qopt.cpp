@@ -12,9 +12,16 @@
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/ModelSummary.h"
+#include "qopt/IR/Verifier.h"
 #include "qopt/Onnx/ModelIO.h"
+#include "qopt/Passes/PassPlugin.h"
+#include "qopt/Passes/PassRegistry.h"
+#include "qopt/Passes/StandardInstrumentations.h"
 
+#include "llvm/IR/PrintPasses.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,6 +56,71 @@ static cl::opt<bool> printStats("summary",
                                 cl::desc("Print a summary of the model to stderr"),
                                 cl::init(false), cl::cat(qoptCategory));
 
+static cl::OptionCategory passCategory("Pipeline options");
+static cl::opt<std::string>
+    passPipeline("passes",
+                 cl::desc("Pass pipeline, e.g. -passes='cse,dce' or "
+                          "-passes='fixpoint(a,b)' (see -print-passes)"),
+                 cl::value_desc("pipeline"), cl::cat(passCategory));
+static cl::list<std::string>
+    pluginPaths("load-pass-plugin",
+                cl::desc("Load passes from a plugin library"),
+                cl::value_desc("file.so"), cl::cat(passCategory));
+static cl::opt<bool> printPasses(
+    "print-passes",
+    cl::desc("Print every registered pass, analysis and pipeline, then exit"),
+    cl::cat(passCategory));
+static cl::opt<bool> verifyEach(
+    "verify-each", cl::desc("Verify the IR after each pass (default on)"),
+    cl::init(true), cl::cat(passCategory));
+static cl::opt<bool> debugPassManager(
+    "debug-pass-manager",
+    cl::desc("Log each pass and analysis run and invalidation"),
+    cl::cat(passCategory));
+// libLLVM-14.so already registers these option names (its own pass
+// managers use them). qopt adopts the registered options instead of
+// defining clashing ones: same spelling as in `opt`, our descriptions.
+static const struct {
+  const char *name;
+  const char *description;
+} kAdoptedOptions[] = {
+    {"print-pipeline-passes",
+     "Print the canonical text of the -passes pipeline, then exit"},
+    {"print-after-all", "Print the IR after every pass"},
+    {"print-before-all", "Print the IR before every pass"},
+    {"print-before", "Print the IR before these passes"},
+    {"print-after", "Print the IR after these passes"},
+    {"print-changed", "Print the IR after each pass that changed it"},
+    {"time-passes", "Time each pass and print a report"},
+    {"stop-after", "Skip the passes after the first run of this one"},
+};
+
+static cl::Option *registeredOption(llvm::StringRef name) {
+  auto &options = cl::getRegisteredOptions();
+  auto it = options.find(name);
+  return it == options.end() ? nullptr : it->second;
+}
+
+static void adoptLlvmOptions() {
+  for (const auto &o : kAdoptedOptions)
+    if (cl::Option *opt = registeredOption(o.name)) {
+      opt->setDescription(o.description);
+      opt->addCategory(passCategory);
+      opt->setHiddenFlag(cl::NotHidden);
+    }
+}
+
+static bool adoptedFlagGiven(llvm::StringRef name) {
+  cl::Option *opt = registeredOption(name);
+  return opt && opt->getNumOccurrences() > 0;
+}
+
+static std::string stopAfterPass() {
+  // Registered by libLLVM's TargetPassConfig as cl::opt<std::string>.
+  cl::Option *opt = registeredOption("stop-after");
+  return opt ? static_cast<cl::opt<std::string> *>(opt)->getValue() : "";
+}
+
 static void printVersion(llvm::raw_ostream &os) {
   os << "qopt version " QOPT_VERSION "\n";
 }
@@ -63,7 +135,8 @@ static int reportError(llvm::Error err, llvm::StringRef file) {
         for (char &c : msg)
           if (c == '\n')
             c = ' ';
-        llvm::errs() << "qopt: error: " << file << ": " << msg << "\n";
+        llvm::errs() << "qopt: error: " << (file == "-" ? "<stdin>" : file)
+                     << ": " << msg << "\n";
       });
   if (!located.empty())
     llvm::errs() << located << "\n";
@@ -73,15 +146,83 @@ static int reportError(llvm::Error err, llvm::StringRef file) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::SetVersionPrinter(printVersion);
-  cl::HideUnrelatedOptions(qoptCategory);
+  adoptLlvmOptions();
+  cl::HideUnrelatedOptions({&qoptCategory, &passCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt: optimizer for explicitly quantized ONNX "
                               "models\n");
+
+  // Passes: the core analyses, the plugin directory, then -load-pass-plugin.
+  PassRegistry registry;
+  registerCoreAnalyses(registry);
+  for (const std::string &dir :
+       defaultPluginDirectories(argv[0], reinterpret_cast<void *>(&main)))
+    if (llvm::sys::fs::is_directory(dir))
+      if (auto err = loadPluginsFromDirectory(dir, registry))
+        return reportError(std::move(err), "plugins");
+  for (const std::string &path : pluginPaths) {
+    auto plugin = PassPlugin::load(path);
+    if (!plugin)
+      return reportError(plugin.takeError(), "plugins");
+    if (auto err = plugin->registerWith(registry))
+      return reportError(std::move(err), "plugins");
+  }
+  if (printPasses) {
+    registry.printRegistry(llvm::outs());
+    return 0;
+  }
+  auto pipeline = registry.parsePipeline(passPipeline);
+  if (!pipeline)
+    return reportError(pipeline.takeError(), "-passes");
+  if (adoptedFlagGiven("print-pipeline-passes")) {
+    pipeline->printPipeline(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+  const std::string stopAfter = stopAfterPass();
+  if (!stopAfter.empty() && !registry.lookupPass(stopAfter))
+    return reportError(
+        llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                "unknown pass '%s' for -stop-after",
+                                stopAfter.c_str()),
+        "-stop-after");
 
   Context ctx;
   auto model = loadModelFile(inputPath, ctx);
   if (!model)
     return reportError(model.takeError(), inputPath);
+
+  if (!pipeline->empty()) {
+    InstrumentationOptions io;
+    io.printAfterAll = llvm::shouldPrintAfterAll();
+    io.printBeforeAll = llvm::shouldPrintBeforeAll();
+    io.printBefore = llvm::printBeforePasses();
+    io.printAfter = llvm::printAfterPasses();
+    io.printChanged = adoptedFlagGiven("print-changed");
+    io.timePasses = llvm::TimePassesIsEnabled;
+    io.verifyEach = verifyEach;
+    io.debugPassManager = debugPassManager;
+    io.stopAfter = stopAfter;
+    PassInstrumentation pi;
+    StandardInstrumentations si(io);
+    si.registerCallbacks(pi);
+    AnalysisManager am(&pi);
+    registry.nameAnalyses(am);
+    Graph &graph = (*model)->getGraph();
+    if (auto err = pipeline->runAndCheck(graph, am))
+      return reportError(std::move(err), inputPath);
+    if (!stopAfter.empty() && !si.stopAfterReached())
+      return reportError(
+          llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                  "-stop-after=%s: that pass is not in the "
+                                  "pipeline",
+                                  stopAfter.c_str()),
+          "-stop-after");
+    si.printTimeReport();
+    // Without -verify-each, still never write invalid IR.
+    if (auto err = verifyModel(**model))
+      return reportError(std::move(err), inputPath);
+  }
 
   if (printStats) {
     llvm::errs() << "qopt: " << inputPath << "\n";

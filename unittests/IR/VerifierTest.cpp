@@ -88,7 +88,7 @@ TEST_F(VerifierTest, RejectsWrongOperandCount) {
   Node *r = g.createNode(ops::Requantize, {x, x},
                          {{quantized(0.25f, 0), "r"}}, {}, "rq");
   g.addOutput(r->getResult());
-  EXPECT_EQ(verify(), "node 'rq' (q.requantize): expects 1 operands, got 2");
+  EXPECT_EQ(verify(), "node 'rq' (q.requantize): expects 1 operand, got 2");
 }
 
 TEST_F(VerifierTest, RejectsUseBeforeDefinition) {

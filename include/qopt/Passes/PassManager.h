@@ -274,7 +274,9 @@ private:
 /// Runs passes in order; itself a pass, so pipelines nest.
 class PassManager : public PassConcept {
 public:
-  template <typename PassT>
+  template <typename PassT,
+            typename = std::enable_if_t<!std::is_convertible_v<
+                PassT, std::unique_ptr<PassConcept>>>>
   void addPass(PassT pass, std::string pipelineName = {}) {
     if (pipelineName.empty())
       pipelineName = PassT::name().str();

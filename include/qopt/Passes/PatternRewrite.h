@@ -1,0 +1,112 @@
+//===- PatternRewrite.h - Rewrite patterns and the greedy driver -*- C++ -*-===//
+//
+// Local rewrites, MLIR style: a pattern matches one root node and rewrites
+// through a PatternRewriter, which keeps the driver's worklist informed.
+//
+//   struct FoldIdentity : RewritePattern {
+//     FoldIdentity() : RewritePattern("onnx.Identity", /*benefit=*/1) {}
+//     bool matchAndRewrite(Node &n, PatternRewriter &r) const override {
+//       r.replaceNode(n, {n.getOperand(0)});
+//       return true;
+//     }
+//   };
+//
+// applyPatternsGreedily visits nodes from a worklist, tries the patterns for
+// each node's op in decreasing benefit, re-queues what a rewrite touched, and
+// repeats whole sweeps until nothing changes or the iteration bound is hit
+// (reported in the result, never silent).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_PASSES_PATTERNREWRITE_H
+#define QOPT_PASSES_PATTERNREWRITE_H
+
+#include "qopt/IR/Graph.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace qopt {
+
+class PatternRewriter;
+
+class RewritePattern {
+public:
+  /// `rootOp` empty = any op. Higher benefit is tried first.
+  RewritePattern(llvm::StringRef rootOp, unsigned benefit,
+                 llvm::StringRef debugName = {})
+      : rootOp(rootOp.str()), benefit(benefit), debugName(debugName.str()) {}
+  virtual ~RewritePattern() = default;
+
+  /// Returns true if it rewrote. Must not change anything when it returns
+  /// false.
+  virtual bool matchAndRewrite(Node &node, PatternRewriter &rewriter) const = 0;
+
+  llvm::StringRef getRootOp() const { return rootOp; }
+  unsigned getBenefit() const { return benefit; }
+  llvm::StringRef getDebugName() const { return debugName; }
+
+private:
+  std::string rootOp;
+  unsigned benefit;
+  std::string debugName;
+};
+
+using PatternList = std::vector<std::unique_ptr<RewritePattern>>;
+
+/// Graph edits made by patterns; every edit is reported to the driver.
+class PatternRewriter {
+public:
+  explicit PatternRewriter(Graph &graph) : graph(graph) {}
+  virtual ~PatternRewriter() = default;
+
+  Graph &getGraph() { return graph; }
+  /// New nodes go before this node (the root being rewritten by default).
+  void setInsertionPoint(Node *before) { insertionPoint = before; }
+  Node *getInsertionPoint() const { return insertionPoint; }
+
+  Node *create(llvm::StringRef op, llvm::ArrayRef<Value *> operands,
+               llvm::ArrayRef<ResultSpec> results,
+               std::vector<NamedAttribute> attrs = {}, std::string name = {});
+  /// Replaces every use of `node`'s results with `values`, then erases it.
+  void replaceNode(Node &node, llvm::ArrayRef<Value *> values);
+  void replaceAllUsesWith(Value *from, Value *to);
+  void eraseNode(Node &node);
+  /// Call after changing a node in place (attributes, operands, types).
+  void notifyModified(Node &node);
+
+protected:
+  virtual void onCreated(Node &) {}
+  virtual void onModified(Node &) {}
+  virtual void onErasing(Node &) {}
+  virtual void onUsersChanged(Value &) {}
+
+  Graph &graph;
+  Node *insertionPoint = nullptr;
+};
+
+struct GreedyRewriteConfig {
+  /// Whole sweeps over the graph before giving up.
+  unsigned maxIterations = 10;
+  /// Erase nodes whose results became unused (never graph outputs).
+  bool eraseDeadNodes = true;
+};
+
+struct GreedyRewriteResult {
+  bool changed = false;
+  /// False when the bound was hit while rewrites still applied.
+  bool converged = true;
+  unsigned iterations = 0;
+  uint64_t rewrites = 0;
+};
+
+GreedyRewriteResult applyPatternsGreedily(Graph &graph,
+                                          const PatternList &patterns,
+                                          const GreedyRewriteConfig &config = {});
+
+} // namespace qopt
+
+#endif // QOPT_PASSES_PATTERNREWRITE_H

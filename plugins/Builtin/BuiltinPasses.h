@@ -1,0 +1,21 @@
+//===- BuiltinPasses.h - qopt's built-in transform passes -------*- C++ -*-===//
+
+#ifndef QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H
+#define QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H
+
+#include "qopt/Passes/PassManager.h"
+
+namespace qopt {
+
+struct DeadCodeEliminationPass : PassInfoMixin<DeadCodeEliminationPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct CommonSubexpressionEliminationPass
+    : PassInfoMixin<CommonSubexpressionEliminationPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+} // namespace qopt
+
+#endif // QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H

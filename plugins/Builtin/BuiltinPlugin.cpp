@@ -1,0 +1,25 @@
+//===- BuiltinPlugin.cpp - Registers qopt's built-in transform passes -----===//
+//
+// Loaded at start-up from the plugin directory, like any third-party plugin.
+// The passes and pipelines it registers are listed in Passes.def.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BuiltinPasses.h"
+#include "qopt/Passes/PassPlugin.h"
+#include "qopt/Passes/PassRegistry.h"
+
+using namespace qopt;
+
+static void registerBuiltinPasses(PassRegistry &registry) {
+#define PASS(NAME, CLASS, DESCRIPTION)                                         \
+  registry.registerPass<CLASS>(NAME, DESCRIPTION);
+#define PIPELINE(NAME, TEXT, DESCRIPTION)                                      \
+  registry.registerPipeline(NAME, DESCRIPTION, TEXT);
+#include "qopt/Passes/Passes.def"
+}
+
+extern "C" QOPT_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "builtin", QOPT_VERSION,
+          registerBuiltinPasses};
+}

@@ -1,0 +1,92 @@
+//===- CommonSubexpressionElimination.cpp - Merge identical nodes (cse) ---===//
+//
+// Exact: a node with the same op, operands, attributes and result types as
+// an earlier node is replaced by it.
+//
+//   %a = onnx.Relu(%x)            %a = onnx.Relu(%x)
+//   %b = onnx.Relu(%x)      =>    %c = onnx.Add(%a, %a)
+//   %c = onnx.Add(%a, %b)
+//
+// Not merged: q.dequantize (a node unit needs its own DQ per consumer, see
+// ensure-unique-dq), constants (large payload compares; dce handles unused
+// ones), random ops, and nodes whose results are graph outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BuiltinPasses.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpInfo.h"
+
+#include "llvm/ADT/Hashing.h"
+
+#include <unordered_map>
+
+using namespace qopt;
+
+static bool isMergeable(const Node &n) {
+  if (n.getNumResults() == 0 || n.isa(ops::Dequantize) ||
+      n.isa(ops::Constant))
+    return false;
+  llvm::StringRef type = n.getOpType();
+  if (type.startswith("Random") || type == "Multinomial" ||
+      type == "Bernoulli" || type == "Dropout")
+    return false;
+  for (const Value *r : n.getResults())
+    if (r->isGraphOutput())
+      return false;
+  return true;
+}
+
+static bool sameNode(const Node &a, const Node &b) {
+  if (a.getOp() != b.getOp() || a.getNumOperands() != b.getNumOperands() ||
+      a.getNumResults() != b.getNumResults() ||
+      a.getAttrs().size() != b.getAttrs().size())
+    return false;
+  for (unsigned i = 0; i < a.getNumOperands(); ++i)
+    if (a.getOperand(i) != b.getOperand(i))
+      return false;
+  for (unsigned i = 0; i < a.getNumResults(); ++i)
+    if (a.getResult(i)->getType() != b.getResult(i)->getType() ||
+        a.getResult(i)->isAbsent() != b.getResult(i)->isAbsent())
+      return false;
+  for (size_t i = 0; i < a.getAttrs().size(); ++i)
+    if (a.getAttrs()[i].name != b.getAttrs()[i].name ||
+        a.getAttrs()[i].value != b.getAttrs()[i].value)
+      return false;
+  return true;
+}
+
+static size_t hashNode(const Node &n) {
+  llvm::hash_code h = llvm::hash_value(n.getOp());
+  for (const Value *v : n.getOperands())
+    h = llvm::hash_combine(h, v);
+  for (const NamedAttribute &a : n.getAttrs())
+    h = llvm::hash_combine(h, llvm::hash_value(a.name));
+  return h;
+}
+
+PreservedAnalyses CommonSubexpressionEliminationPass::run(Graph &g,
+                                                          AnalysisManager &) {
+  std::unordered_multimap<size_t, Node *> seen;
+  bool changed = false;
+  for (auto it = g.getNodes().begin(); it != g.getNodes().end();) {
+    Node &n = *it++;
+    if (!isMergeable(n))
+      continue;
+    size_t h = hashNode(n);
+    Node *existing = nullptr;
+    auto range = seen.equal_range(h);
+    for (auto e = range.first; e != range.second && !existing; ++e)
+      if (sameNode(*e->second, n))
+        existing = e->second;
+    if (!existing) {
+      seen.emplace(h, &n);
+      continue;
+    }
+    for (unsigned i = 0; i < n.getNumResults(); ++i)
+      n.getResult(i)->replaceAllUsesWith(existing->getResult(i));
+    g.eraseNode(&n);
+    changed = true;
+  }
+  return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
