@@ -2,6 +2,8 @@
 
 #include "qopt/IR/OpInfo.h"
 
+#include "llvm/ADT/StringMap.h"
+
 using namespace qopt;
 
 static const OpInfo kOpInfos[] = {
@@ -30,8 +32,12 @@ static const OpInfo kOpInfos[] = {
 };
 
 const OpInfo *qopt::lookupOpInfo(llvm::StringRef op) {
-  for (const OpInfo &info : kOpInfos)
-    if (op == info.name)
-      return &info;
-  return nullptr;
+  static const llvm::StringMap<const OpInfo *> table = [] {
+    llvm::StringMap<const OpInfo *> m;
+    for (const OpInfo &info : kOpInfos)
+      m[info.name] = &info;
+    return m;
+  }();
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : it->second;
 }

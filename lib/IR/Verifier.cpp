@@ -6,7 +6,6 @@
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -74,31 +73,34 @@ public:
   explicit GraphVerifier(const Graph &g) : graph(g) {}
 
   llvm::Error run() {
-    llvm::StringSet<> names;
-    auto defineName = [&](const Value *v, const std::string &where)
-        -> llvm::Error {
-      if (v->getName().empty() || v->isAbsent())
-        return llvm::Error::success();
-      if (!names.insert(v->getName()).second)
-        return fail(where, "value name '" + v->getName().str() +
-                               "' is defined more than once");
-      return llvm::Error::success();
+    // Names are checked without copying: the graph is not edited meanwhile.
+    llvm::DenseSet<llvm::StringRef> names;
+    names.reserve(graph.getNumNodes() + graph.getNumInputs());
+    auto defineName = [&](const Value *v) -> bool {
+      return v->getName().empty() || v->isAbsent() ||
+             names.insert(v->getName()).second;
     };
+    auto duplicate = [](const Value *v) {
+      return "value name '" + v->getName().str() +
+             "' is defined more than once";
+    };
+    defined.reserve(graph.getNumNodes() * 2 + graph.getNumInputs());
     for (const Value *in : graph.getInputs()) {
       std::string where = "graph input '" + in->getName().str() + "'";
-      if (auto err = defineName(in, where))
-        return err;
-      if (auto err = checkValueType(in, where))
+      if (!defineName(in))
+        return fail(where, duplicate(in));
+      if (auto err = checkValueType(in, nullptr))
         return err;
       defined.insert(in);
     }
     for (const Node &n : graph.getNodes()) {
       if (auto err = verifyNode(n))
         return err;
-      for (const Value *r : n.getResults()) {
-        if (auto err = defineName(r, n.describe()))
-          return err;
-        if (auto err = checkValueType(r, n.describe()))
+      for (unsigned i = 0, e = n.getNumResults(); i < e; ++i) {
+        const Value *r = n.getResult(i);
+        if (!defineName(r))
+          return fail(n.describe(), duplicate(r));
+        if (auto err = checkValueType(r, &n))
           return err;
         defined.insert(r);
       }
@@ -121,20 +123,31 @@ private:
                                    where + ": " + why);
   }
 
-  llvm::Error checkValueType(const Value *v, const std::string &where) {
+  /// `producer` null = graph input. Descriptions are built only on failure.
+  llvm::Error checkValueType(const Value *v, const Node *producer) {
+    auto where = [&]() {
+      return producer ? producer->describe()
+                      : "graph input '" + v->getName().str() + "'";
+    };
     const TensorType *t = v->getType();
     if (!t)
-      return fail(where, "value '" + v->getName().str() + "' has no type");
+      return fail(where(), "value '" + v->getName().str() + "' has no type");
     if (const QuantType *q = t->getQuantType()) {
       std::string why = checkQuantType(q, t);
       if (!why.empty())
-        return fail(where, why);
+        return fail(where(), why);
     }
     return llvm::Error::success();
   }
 
   llvm::Error verifyNode(const Node &n) {
-    std::string where = n.describe();
+    struct LazyWhere {
+      const Node &n;
+      operator std::string() const { return n.describe(); }
+      std::string operator+(const std::string &s) const {
+        return n.describe() + s;
+      }
+    } where{n};
     for (unsigned i = 0; i < n.getNumOperands(); ++i) {
       const Value *v = n.getOperand(i);
       if (!v)
