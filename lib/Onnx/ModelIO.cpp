@@ -7,6 +7,7 @@
 #include "qopt/Onnx/OnnxExporter.h"
 #include "qopt/Onnx/OnnxImporter.h"
 #include "qopt/Support/FileOutput.h"
+#include "OnnxTypes.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -61,4 +62,20 @@ llvm::Error qopt::saveModelFile(const Model &model, llvm::StringRef path,
     printModel(model, os, printOptions);
     return llvm::Error::success();
   });
+}
+
+llvm::Expected<DenseElementsRef> qopt::readTensorProtoFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: %s",
+                                   path.str().c_str(),
+                                   buffer.getError().message().c_str());
+  onnx::TensorProto t;
+  if (!t.ParseFromArray((*buffer)->getBufferStart(),
+                        static_cast<int>((*buffer)->getBufferSize())))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s: not a TensorProto", path.str().c_str());
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  return onnxbridge::tensorFromProto(t, dir, "tensor '" + t.name() + "'");
 }

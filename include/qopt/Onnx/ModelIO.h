@@ -9,6 +9,7 @@
 #define QOPT_ONNX_MODELIO_H
 
 #include "qopt/IR/AsmPrinter.h"
+#include "qopt/IR/Attributes.h"
 
 #include "llvm/Support/Error.h"
 
@@ -33,6 +34,9 @@ ModelFormat formatForPath(llvm::StringRef path);
 llvm::Error saveModelFile(const Model &model, llvm::StringRef path,
                           ModelFormat format,
                           const PrintOptions &printOptions = {});
+
+/// Reads a serialized onnx::TensorProto (the ONNX test-data .pb files).
+llvm::Expected<DenseElementsRef> readTensorProtoFile(llvm::StringRef path);
 
 } // namespace qopt
 

@@ -1,0 +1,67 @@
+//===- Interpreter.h - Reference interpreter over qIR -----------*- C++ -*-===//
+//
+// Runs a graph with ONNX semantics: float computation (accumulations in
+// double, so convolutions of dequantized integers are computed almost
+// exactly), Q/DQ exact (round half to even, saturation, per axis). It is the
+// reference every exact pass is checked against, not the fast path.
+//
+// An op without a kernel is an error naming the node, reported by create()
+// before anything runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_RUNTIME_INTERPRETER_H
+#define QOPT_RUNTIME_INTERPRETER_H
+
+#include "qopt/Runtime/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+#include <memory>
+
+namespace qopt {
+class Graph;
+class Model;
+class Node;
+
+namespace rt {
+
+using TensorMap = std::map<std::string, Tensor>;
+
+class Interpreter {
+public:
+  static llvm::Expected<std::unique_ptr<Interpreter>> create(const Model &model);
+
+  /// Runs with inputs by graph-input name; returns the outputs in order.
+  llvm::Expected<std::vector<Tensor>> run(const TensorMap &inputs) const;
+
+  const Graph &getGraph() const { return graph; }
+
+private:
+  Interpreter(const Graph &graph, int64_t opset);
+  const Graph &graph;
+  int64_t opset;
+  /// For each node, the operands whose last use it is (freed after it).
+  std::vector<std::vector<const void *>> lastUses;
+};
+
+/// How seeded random inputs are drawn.
+enum class InputDistribution {
+  Uniform,  ///< floats in [-1, 1)
+  Image,    ///< floats in [0, 1), smooth
+  ImageNet, ///< Image, then ImageNet mean/std normalised per channel
+};
+
+/// Seeded random tensors for every graph input. Symbolic and unknown dims
+/// come from `dims` by name (or "?" for unnamed), else 1. Integer inputs are
+/// uniform over their range (narrow types) or [0, 8) (wide ones).
+llvm::Expected<TensorMap>
+makeRandomInputs(const Graph &graph, uint64_t seed,
+                 const std::map<std::string, int64_t> &dims = {},
+                 InputDistribution dist = InputDistribution::Uniform);
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_RUNTIME_INTERPRETER_H

@@ -1,0 +1,94 @@
+//===- Kernel.h - Reference kernels and their registry ----------*- C++ -*-===//
+//
+// One function per op, ONNX semantics, written for clarity over speed. A
+// kernel reads its inputs (null for absent optional inputs), attributes and
+// the model's opset from the KernelContext and fills ctx.outputs (one per
+// node result). Failures are llvm::Errors; ctx.error() prefixes the node.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_RUNTIME_KERNEL_H
+#define QOPT_RUNTIME_KERNEL_H
+
+#include "qopt/IR/Graph.h"
+#include "qopt/Runtime/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace qopt {
+namespace rt {
+
+class KernelContext {
+public:
+  KernelContext(const Node &node, std::vector<const Tensor *> inputs,
+                int64_t opset)
+      : node(node), inputs(std::move(inputs)), opset(opset),
+        outputs(node.getNumResults()) {}
+
+  const Node &node;
+  /// Inputs by position; null where an optional input is absent.
+  std::vector<const Tensor *> inputs;
+  /// Version of the default ONNX domain the model imports.
+  int64_t opset;
+  std::vector<Tensor> outputs;
+
+  size_t numInputs() const { return inputs.size(); }
+  /// Input i, or null when absent or beyond the given inputs.
+  const Tensor *input(size_t i) const {
+    return i < inputs.size() ? inputs[i] : nullptr;
+  }
+  /// Whether output i is wanted (present in the node).
+  bool wantsOutput(size_t i) const {
+    return i < node.getNumResults() && !node.getResult(i)->isAbsent();
+  }
+
+  int64_t getInt(llvm::StringRef name, int64_t dflt) const;
+  float getFloat(llvm::StringRef name, float dflt) const;
+  std::string getString(llvm::StringRef name, llvm::StringRef dflt) const;
+  std::vector<int64_t> getInts(llvm::StringRef name,
+                               std::vector<int64_t> dflt = {}) const;
+  std::vector<float> getFloats(llvm::StringRef name) const;
+  bool hasAttr(llvm::StringRef name) const { return node.getAttr(name); }
+  const DenseElements *getTensorAttr(llvm::StringRef name) const;
+
+  /// "node 'x' (onnx.Conv): <msg>".
+  llvm::Error error(const llvm::Twine &msg) const;
+  /// Allocates output i with checked size.
+  llvm::Error allocateOutput(size_t i, ElementKind kind, Shape shape);
+};
+
+using KernelFn = llvm::Error (*)(KernelContext &);
+
+class KernelRegistry {
+public:
+  void add(llvm::StringRef op, KernelFn fn) { kernels[op] = fn; }
+  KernelFn lookup(llvm::StringRef op) const {
+    auto it = kernels.find(op);
+    return it == kernels.end() ? nullptr : it->second;
+  }
+  std::vector<std::string> ops() const;
+  /// The registry with every kernel of the reference interpreter.
+  static const KernelRegistry &get();
+
+private:
+  llvm::StringMap<KernelFn> kernels;
+};
+
+// Registration, one function per kernel file.
+void registerQuantKernels(KernelRegistry &r);
+void registerNNKernels(KernelRegistry &r);
+void registerElementwiseKernels(KernelRegistry &r);
+void registerShapeKernels(KernelRegistry &r);
+
+/// ONNX TensorProto data type number (Cast's `to`, ...) -> element kind;
+/// nullopt for types the interpreter does not support.
+std::optional<ElementKind> elementKindFromOnnxType(int64_t dataType);
+
+/// Normalises a possibly negative axis for `rank`; error if out of range.
+llvm::Expected<int64_t> normalizeAxis(const KernelContext &ctx, int64_t axis,
+                                      int64_t rank);
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_RUNTIME_KERNEL_H

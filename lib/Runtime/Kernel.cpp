@@ -1,0 +1,132 @@
+//===- Kernel.cpp - Kernel context and registry ---------------------------===//
+
+#include "qopt/Runtime/Kernel.h"
+
+using namespace qopt;
+using namespace qopt::rt;
+
+int64_t KernelContext::getInt(llvm::StringRef name, int64_t dflt) const {
+  if (auto v = node.getIntAttr(name))
+    return *v;
+  return dflt;
+}
+
+float KernelContext::getFloat(llvm::StringRef name, float dflt) const {
+  if (const Attribute *a = node.getAttr(name)) {
+    if (auto *f = a->getIf<float>())
+      return *f;
+    if (auto *i = a->getIf<int64_t>())
+      return static_cast<float>(*i);
+  }
+  return dflt;
+}
+
+std::string KernelContext::getString(llvm::StringRef name,
+                                     llvm::StringRef dflt) const {
+  if (const Attribute *a = node.getAttr(name))
+    if (auto *s = a->getIf<std::string>())
+      return *s;
+  return dflt.str();
+}
+
+std::vector<int64_t> KernelContext::getInts(llvm::StringRef name,
+                                            std::vector<int64_t> dflt) const {
+  if (const Attribute *a = node.getAttr(name)) {
+    if (auto *v = a->getIf<std::vector<int64_t>>())
+      return *v;
+    if (a->getIf<EmptyList>())
+      return {};
+  }
+  return dflt;
+}
+
+std::vector<float> KernelContext::getFloats(llvm::StringRef name) const {
+  if (const Attribute *a = node.getAttr(name))
+    if (auto *v = a->getIf<std::vector<float>>())
+      return *v;
+  return {};
+}
+
+const DenseElements *KernelContext::getTensorAttr(llvm::StringRef name) const {
+  if (const Attribute *a = node.getAttr(name))
+    if (auto *t = a->getIf<DenseElementsRef>())
+      return t->get();
+  return nullptr;
+}
+
+llvm::Error KernelContext::error(const llvm::Twine &msg) const {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 node.describe() + ": " + msg.str());
+}
+
+llvm::Error KernelContext::allocateOutput(size_t i, ElementKind kind,
+                                          Shape shape) {
+  auto t = Tensor::allocate(kind, std::move(shape));
+  if (!t)
+    return error(llvm::toString(t.takeError()));
+  outputs[i] = std::move(*t);
+  return llvm::Error::success();
+}
+
+llvm::Expected<int64_t> rt::normalizeAxis(const KernelContext &ctx,
+                                          int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    return ctx.error("axis " + llvm::Twine(axis) +
+                     " is out of range for rank " + llvm::Twine(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::optional<ElementKind> rt::elementKindFromOnnxType(int64_t dataType) {
+  switch (dataType) {
+  case 1:
+    return ElementKind::F32;
+  case 2:
+    return ElementKind::U8;
+  case 3:
+    return ElementKind::I8;
+  case 4:
+    return ElementKind::U16;
+  case 5:
+    return ElementKind::I16;
+  case 6:
+    return ElementKind::I32;
+  case 7:
+    return ElementKind::I64;
+  case 8:
+    return ElementKind::String;
+  case 9:
+    return ElementKind::Bool;
+  case 10:
+    return ElementKind::F16;
+  case 11:
+    return ElementKind::F64;
+  case 12:
+    return ElementKind::U32;
+  case 13:
+    return ElementKind::U64;
+  case 16:
+    return ElementKind::BF16;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::vector<std::string> KernelRegistry::ops() const {
+  std::vector<std::string> out;
+  for (const auto &e : kernels)
+    out.push_back(e.getKey().str());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const KernelRegistry &KernelRegistry::get() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    registerQuantKernels(r);
+    registerNNKernels(r);
+    registerElementwiseKernels(r);
+    registerShapeKernels(r);
+    return r;
+  }();
+  return registry;
+}

@@ -1,0 +1,50 @@
+//===- NNUtil.h - Convolution and matrix helpers for the kernels -*- C++ -*-===//
+//
+// Private to lib/Runtime. The float kernels (Conv, Gemm, MatMul) and the
+// integer ones (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger)
+// share these routines; everything is computed in double, which holds the
+// products of two floats exactly and keeps integer accumulations exact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_RUNTIME_NNUTIL_H
+#define QOPT_LIB_RUNTIME_NNUTIL_H
+
+#include "qopt/Runtime/Kernel.h"
+
+namespace qopt {
+namespace rt {
+
+/// Sizes of an N-D convolution (x: [N, C, D1..Dk], w: [M, C/group, K1..Kk]).
+struct ConvGeometry {
+  int64_t batch = 0, inChannels = 0, outChannels = 0, group = 1;
+  Shape inSpatial, kernel, outSpatial, strides, dilations, padBegin, padEnd;
+  Shape outputShape() const;
+};
+
+/// Reads kernel_shape, strides, dilations, pads, auto_pad and group.
+llvm::Expected<ConvGeometry> convGeometry(const KernelContext &ctx,
+                                          const Shape &x, const Shape &w);
+
+/// Output sizes and pads for a sliding window over `in` (Conv and pooling):
+/// handles auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID) and ceil_mode.
+llvm::Error windowGeometry(const KernelContext &ctx, const Shape &in,
+                           const Shape &kernel, const Shape &strides,
+                           const Shape &dilations, bool ceilMode,
+                           Shape &padBegin, Shape &padEnd, Shape &out);
+
+/// y[N, M, out...] = conv(x, w) + bias[M] (bias may be null).
+void convolve(const ConvGeometry &g, const double *x, const double *w,
+              const double *bias, double *y);
+
+/// Batched matrix product with numpy semantics (1-D operands promoted and
+/// the promoted dims removed, batch dims broadcast). Fills `outShape`.
+llvm::Error matmul(const KernelContext &ctx, const Shape &aShape,
+                   const std::vector<double> &a, const Shape &bShape,
+                   const std::vector<double> &b, Shape &outShape,
+                   std::vector<double> &out);
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_LIB_RUNTIME_NNUTIL_H

@@ -1,0 +1,403 @@
+//===- QuantKernels.cpp - Reference kernels: quantization -----------------===//
+//
+// ONNX semantics, computed in float32 like the ONNX reference and ONNX
+// Runtime: Q(x) = saturate(round_half_even(x / s) + zp), DQ(q) = (q - zp) * s.
+// Integer convolutions and matrix products accumulate exactly; QLinear*
+// requantize with the float scale (s_a * s_b) / s_y.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNUtil.h"
+
+#include <cmath>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+/// Per-element quantization parameters, per tensor or along one axis.
+struct QuantParams {
+  std::vector<float> scales;
+  std::vector<int64_t> zeroPoints;
+  ElementKind storage = ElementKind::U8;
+  int64_t axis = -1; // -1: per tensor
+  float scale(int64_t c) const { return scales[axis < 0 ? 0 : c]; }
+  int64_t zeroPoint(int64_t c) const { return zeroPoints[axis < 0 ? 0 : c]; }
+};
+
+QuantParams fromType(const QuantType *q) {
+  QuantParams p;
+  p.scales.assign(q->getScales().begin(), q->getScales().end());
+  p.zeroPoints.assign(q->getZeroPoints().begin(), q->getZeroPoints().end());
+  p.storage = q->getStorageKind();
+  p.axis = q->isPerAxis() ? q->getAxis() : -1;
+  return p;
+}
+
+/// Channel of flat index i along `axis` of `shape`.
+struct ChannelIndexer {
+  int64_t inner = 1, channels = 1;
+  ChannelIndexer(const Shape &shape, int64_t axis) {
+    if (axis < 0)
+      return;
+    channels = shape[axis];
+    for (size_t d = axis + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+  }
+  int64_t operator()(int64_t i) const { return (i / inner) % channels; }
+};
+
+int64_t saturate(double v, ElementKind kind) {
+  auto range = getIntegerRange(kind);
+  if (std::isnan(v))
+    return 0;
+  return static_cast<int64_t>(
+      std::min<double>(range.second, std::max<double>(range.first, v)));
+}
+
+/// Q(x) in float32: round half to even, then add the zero point, saturate.
+int64_t quantizeOne(float x, float scale, int64_t zp, ElementKind storage) {
+  float r = std::nearbyintf(x / scale);
+  return saturate(static_cast<double>(r) + static_cast<double>(zp), storage);
+}
+
+llvm::Error checkAxis(const KernelContext &ctx, const QuantParams &p,
+                      const Shape &shape) {
+  if (p.axis < 0)
+    return llvm::Error::success();
+  if (p.axis >= static_cast<int64_t>(shape.size()) ||
+      shape[p.axis] != static_cast<int64_t>(p.scales.size()))
+    return ctx.error("per-axis parameters (" + llvm::Twine(p.scales.size()) +
+                     " channels on axis " + llvm::Twine(p.axis) +
+                     ") do not fit input shape " + shapeToString(shape));
+  return llvm::Error::success();
+}
+
+llvm::Error quantize(KernelContext &ctx, const Tensor &x, const QuantParams &p) {
+  if (!isFloatKind(x.kind()))
+    return ctx.error("quantize input must be float, got " +
+                     getElementKindName(x.kind()));
+  if (auto err = checkAxis(ctx, p, x.shape()))
+    return err;
+  if (auto err = ctx.allocateOutput(0, p.storage, x.shape()))
+    return err;
+  Tensor &y = ctx.outputs[0];
+  ChannelIndexer ch(x.shape(), p.axis);
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    int64_t c = ch(i);
+    y.setInt(i, quantizeOne(static_cast<float>(x.getDouble(i)), p.scale(c),
+                            p.zeroPoint(c), p.storage));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error dequantize(KernelContext &ctx, const Tensor &x, const QuantParams &p,
+                       ElementKind outKind) {
+  if (!isIntegerKind(x.kind()))
+    return ctx.error("dequantize input must be an integer tensor, got " +
+                     getElementKindName(x.kind()));
+  if (auto err = checkAxis(ctx, p, x.shape()))
+    return err;
+  if (auto err = ctx.allocateOutput(0, outKind, x.shape()))
+    return err;
+  Tensor &y = ctx.outputs[0];
+  ChannelIndexer ch(x.shape(), p.axis);
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    int64_t c = ch(i);
+    float v = static_cast<float>(x.getInt(i) - p.zeroPoint(c)) * p.scale(c);
+    y.setDouble(i, v);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error qQuantizeKernel(KernelContext &ctx) {
+  const QuantType *q = ctx.node.getResult()->getType()->getQuantType();
+  if (!q || !ctx.input(0))
+    return ctx.error("q.quantize needs an input and a quantized result type");
+  return quantize(ctx, *ctx.input(0), fromType(q));
+}
+
+llvm::Error qDequantizeKernel(KernelContext &ctx) {
+  const QuantType *q = ctx.node.getOperand(0)->getType()->getQuantType();
+  if (!q || !ctx.input(0))
+    return ctx.error("q.dequantize needs a quantized input");
+  return dequantize(ctx, *ctx.input(0), fromType(q), q->getExpressedKind());
+}
+
+llvm::Error qRequantizeKernel(KernelContext &ctx) {
+  const QuantType *in = ctx.node.getOperand(0)->getType()->getQuantType();
+  const QuantType *out = ctx.node.getResult()->getType()->getQuantType();
+  if (!in || !out || !ctx.input(0))
+    return ctx.error("q.requantize needs quantized input and result types");
+  if (auto err = dequantize(ctx, *ctx.input(0), fromType(in),
+                            in->getExpressedKind()))
+    return err;
+  Tensor mid = std::move(ctx.outputs[0]);
+  return quantize(ctx, mid, fromType(out));
+}
+
+/// Parameters given as tensors (ONNX QuantizeLinear/DequantizeLinear).
+llvm::Expected<QuantParams> paramsFromTensors(const KernelContext &ctx,
+                                              const Tensor &x,
+                                              const Tensor *scale,
+                                              const Tensor *zp,
+                                              ElementKind defaultStorage) {
+  if (!scale)
+    return ctx.error("missing scale");
+  if (ctx.getInt("block_size", 0) != 0)
+    return ctx.error("blocked quantization is not supported");
+  if (!isFloatKind(scale->kind()))
+    return ctx.error("scale must be float");
+  QuantParams p;
+  p.storage = zp ? zp->kind() : defaultStorage;
+  int64_t n = scale->numElements();
+  if (n == 0 || (zp && zp->numElements() != n))
+    return ctx.error("scale and zero point sizes differ");
+  if (n > 1 || scale->rank() == 1) {
+    if (n > 1) {
+      auto axis = normalizeAxis(ctx, ctx.getInt("axis", 1), x.rank());
+      if (!axis)
+        return axis.takeError();
+      p.axis = *axis;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    p.scales.push_back(static_cast<float>(scale->getDouble(i)));
+    p.zeroPoints.push_back(zp ? zp->getInt(i) : 0);
+  }
+  return p;
+}
+
+llvm::Error quantizeLinearKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  ElementKind storage = ElementKind::U8;
+  if (int64_t dt = ctx.getInt("output_dtype", 0)) {
+    auto k = elementKindFromOnnxType(dt);
+    if (!k || !isQuantStorageKind(*k))
+      return ctx.error("unsupported output_dtype " + llvm::Twine(dt));
+    storage = *k;
+  }
+  auto p = paramsFromTensors(ctx, *x, ctx.input(1), ctx.input(2), storage);
+  if (!p)
+    return p.takeError();
+  return quantize(ctx, *x, *p);
+}
+
+llvm::Error dequantizeLinearKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  auto p = paramsFromTensors(ctx, *x, ctx.input(1), ctx.input(2), x->kind());
+  if (!p)
+    return p.takeError();
+  return dequantize(ctx, *x, *p, ctx.input(1)->kind());
+}
+
+/// x - zp as doubles; zp is a scalar or per-channel along `axis`.
+std::vector<double> centered(const Tensor &x, const Tensor *zp, int64_t axis) {
+  std::vector<double> v = x.toDoubles();
+  if (!zp)
+    return v;
+  if (zp->numElements() == 1) {
+    double z = zp->getDouble(0);
+    for (double &e : v)
+      e -= z;
+    return v;
+  }
+  ChannelIndexer ch(x.shape(), axis);
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    v[i] -= zp->getDouble(ch(i));
+  return v;
+}
+
+/// Shared by QLinearConv and ConvInteger: integer accumulators, exact.
+llvm::Expected<std::vector<double>>
+integerConv(KernelContext &ctx, const Tensor &x, const Tensor *xZp,
+            const Tensor &w, const Tensor *wZp, ConvGeometry &g) {
+  if (!isIntegerKind(x.kind()) || !isIntegerKind(w.kind()))
+    return ctx.error("integer convolution needs integer x and w");
+  auto geometry = convGeometry(ctx, x.shape(), w.shape());
+  if (!geometry)
+    return geometry.takeError();
+  g = *geometry;
+  if (xZp && xZp->numElements() != 1)
+    return ctx.error("x zero point must be a scalar");
+  if (wZp && wZp->numElements() != 1 && wZp->numElements() != g.outChannels)
+    return ctx.error("w zero point must be a scalar or per output channel");
+  std::vector<double> xv = centered(x, xZp, -1);
+  std::vector<double> wv = centered(w, wZp, 0);
+  auto count = shapeNumElements(g.outputShape());
+  if (!count)
+    return ctx.error("output too large");
+  std::vector<double> acc(*count);
+  convolve(g, xv.data(), wv.data(), nullptr, acc.data());
+  return acc;
+}
+
+/// y = saturate(round(acc * (sa * sb[c] / sy)) + zy) for channel c of
+/// `axis` (per-tensor when sb has one element).
+llvm::Error requantizeOutput(KernelContext &ctx, const std::vector<double> &acc,
+                             const Shape &shape, int64_t axis, const Tensor &sa,
+                             const Tensor &sb, const Tensor &sy,
+                             const Tensor *zy) {
+  ElementKind kind = zy ? zy->kind() : ElementKind::U8;
+  if (!isQuantStorageKind(kind))
+    return ctx.error("output zero point must be 8 or 16 bit");
+  if (auto err = ctx.allocateOutput(0, kind, shape))
+    return err;
+  float a = static_cast<float>(sa.getDouble(0));
+  float y = static_cast<float>(sy.getDouble(0));
+  int64_t z = zy ? zy->getInt(0) : 0;
+  ChannelIndexer ch(shape, sb.numElements() > 1 ? axis : -1);
+  Tensor &out = ctx.outputs[0];
+  for (size_t i = 0; i < acc.size(); ++i) {
+    float b = static_cast<float>(sb.getDouble(sb.numElements() > 1 ? ch(i) : 0));
+    float multiplier = a * b / y;
+    float v = static_cast<float>(acc[i]) * multiplier;
+    out.setInt(i, saturate(static_cast<double>(std::nearbyintf(v)) + z, kind));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error qlinearConvKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0), *xs = ctx.input(1), *xz = ctx.input(2),
+               *w = ctx.input(3), *ws = ctx.input(4), *wz = ctx.input(5),
+               *ys = ctx.input(6), *yz = ctx.input(7), *b = ctx.input(8);
+  if (!x || !xs || !w || !ws || !ys)
+    return ctx.error("QLinearConv needs x, x_scale, w, w_scale, y_scale");
+  ConvGeometry g;
+  auto acc = integerConv(ctx, *x, xz, *w, wz, g);
+  if (!acc)
+    return acc.takeError();
+  Shape shape = g.outputShape();
+  if (b) {
+    if (b->numElements() != g.outChannels)
+      return ctx.error("bias must have one value per output channel");
+    ChannelIndexer ch(shape, 1);
+    for (size_t i = 0; i < acc->size(); ++i)
+      (*acc)[i] += b->getDouble(ch(i));
+  }
+  if (ws->numElements() != 1 && ws->numElements() != g.outChannels)
+    return ctx.error("w_scale must be a scalar or per output channel");
+  return requantizeOutput(ctx, *acc, shape, 1, *xs, *ws, *ys, yz);
+}
+
+llvm::Error convIntegerKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0), *w = ctx.input(1);
+  if (!x || !w)
+    return ctx.error("ConvInteger needs x and w");
+  ConvGeometry g;
+  auto acc = integerConv(ctx, *x, ctx.input(2), *w, ctx.input(3), g);
+  if (!acc)
+    return acc.takeError();
+  if (auto err = ctx.allocateOutput(0, ElementKind::I32, g.outputShape()))
+    return err;
+  int32_t *y = ctx.outputs[0].data<int32_t>();
+  for (size_t i = 0; i < acc->size(); ++i)
+    y[i] = static_cast<int32_t>((*acc)[i]);
+  return llvm::Error::success();
+}
+
+/// Integer matrix product with zero points: a's per row (dim -2), b's per
+/// column (last dim).
+llvm::Expected<std::vector<double>>
+integerMatmul(KernelContext &ctx, const Tensor &a, const Tensor *az,
+              const Tensor &b, const Tensor *bz, Shape &outShape) {
+  if (!isIntegerKind(a.kind()) || !isIntegerKind(b.kind()))
+    return ctx.error("integer matmul needs integer operands");
+  int64_t aAxis = a.rank() >= 2 ? a.rank() - 2 : 0;
+  int64_t bAxis = b.rank() - 1;
+  if (az && az->numElements() != 1 &&
+      (a.rank() < 2 || az->numElements() != a.dim(aAxis)))
+    return ctx.error("a zero point must be a scalar or one per row");
+  if (bz && bz->numElements() != 1 && bz->numElements() != b.dim(bAxis))
+    return ctx.error("b zero point must be a scalar or one per column");
+  std::vector<double> out;
+  if (auto err = matmul(ctx, a.shape(), centered(a, az, aAxis), b.shape(),
+                        centered(b, bz, bAxis), outShape, out))
+    return std::move(err);
+  return out;
+}
+
+llvm::Error qlinearMatMulKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *as = ctx.input(1), *az = ctx.input(2),
+               *b = ctx.input(3), *bs = ctx.input(4), *bz = ctx.input(5),
+               *ys = ctx.input(6), *yz = ctx.input(7);
+  if (!a || !as || !b || !bs || !ys)
+    return ctx.error("QLinearMatMul needs a, a_scale, b, b_scale, y_scale");
+  Shape shape;
+  auto acc = integerMatmul(ctx, *a, az, *b, bz, shape);
+  if (!acc)
+    return acc.takeError();
+  if (as->numElements() != 1)
+    return ctx.error("per-row a_scale is not supported");
+  return requantizeOutput(ctx, *acc, shape, static_cast<int64_t>(shape.size()) - 1,
+                          *as, *bs, *ys, yz);
+}
+
+llvm::Error matMulIntegerKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1);
+  if (!a || !b)
+    return ctx.error("MatMulInteger needs a and b");
+  Shape shape;
+  auto acc = integerMatmul(ctx, *a, ctx.input(2), *b, ctx.input(3), shape);
+  if (!acc)
+    return acc.takeError();
+  if (auto err = ctx.allocateOutput(0, ElementKind::I32, shape))
+    return err;
+  int32_t *y = ctx.outputs[0].data<int32_t>();
+  for (size_t i = 0; i < acc->size(); ++i)
+    y[i] = static_cast<int32_t>((*acc)[i]);
+  return llvm::Error::success();
+}
+
+llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x || x->kind() != ElementKind::F32)
+    return ctx.error("DynamicQuantizeLinear needs a float input");
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < x->numElements(); ++i) {
+    float v = x->data<float>()[i];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  float scale = (hi - lo) / 255.0f;
+  int64_t zp = scale > 0 ? saturate(std::nearbyintf(0.0f - lo / scale),
+                                    ElementKind::U8)
+                         : 0;
+  if (auto err = ctx.allocateOutput(0, ElementKind::U8, x->shape()))
+    return err;
+  for (int64_t i = 0; i < x->numElements(); ++i)
+    ctx.outputs[0].setInt(i, scale > 0 ? quantizeOne(x->data<float>()[i],
+                                                     scale, zp, ElementKind::U8)
+                                       : 0);
+  if (ctx.wantsOutput(1)) {
+    if (auto err = ctx.allocateOutput(1, ElementKind::F32, {}))
+      return err;
+    ctx.outputs[1].data<float>()[0] = scale;
+  }
+  if (ctx.wantsOutput(2)) {
+    if (auto err = ctx.allocateOutput(2, ElementKind::U8, {}))
+      return err;
+    ctx.outputs[2].setInt(0, zp);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+void rt::registerQuantKernels(KernelRegistry &r) {
+  r.add("q.quantize", qQuantizeKernel);
+  r.add("q.dequantize", qDequantizeKernel);
+  r.add("q.requantize", qRequantizeKernel);
+  r.add("onnx.QuantizeLinear", quantizeLinearKernel);
+  r.add("onnx.DequantizeLinear", dequantizeLinearKernel);
+  r.add("onnx.QLinearConv", qlinearConvKernel);
+  r.add("onnx.QLinearMatMul", qlinearMatMulKernel);
+  r.add("onnx.ConvInteger", convIntegerKernel);
+  r.add("onnx.MatMulInteger", matMulIntegerKernel);
+  r.add("onnx.DynamicQuantizeLinear", dynamicQuantizeLinearKernel);
+}

@@ -1,0 +1,229 @@
+//===- qopt-onnx-conformance.cpp - ONNX backend node tests on the interpreter -===//
+//
+//   qopt-onnx-conformance [--dir=/usr/share/libonnx-testdata/data/node]
+//                         [--filter=REGEX] [--verbose]
+//
+// Runs every ONNX backend node test whose model imports and whose ops all
+// have reference kernels, compares each output with the expected one
+// (floats: |a-b| <= atol + rtol*|b| with the ONNX runner's rtol=1e-3,
+// atol=1e-7; integers, bools and strings: exact) and prints how many were
+// attempted, passed, and skipped (with the reason). Exit 1 if any attempted
+// test fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/IR/Graph.h"
+#include "qopt/Onnx/ModelIO.h"
+#include "qopt/Runtime/Interpreter.h"
+#include "qopt/Runtime/NpyIO.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+
+#include <cmath>
+#include <map>
+
+using namespace qopt;
+namespace cl = llvm::cl;
+
+static cl::list<std::string>
+    testDirs("dir", cl::desc("Directory of test directories (repeatable)"),
+             cl::value_desc("dir"));
+static cl::list<std::string>
+    singleTests("test", cl::desc("One test directory (repeatable)"),
+                cl::value_desc("dir"));
+static cl::opt<std::string> filter("filter", cl::desc("Only tests matching"),
+                                   cl::init(""));
+static cl::opt<bool> verbose("verbose", cl::desc("Print every test"));
+static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance for floats"), cl::init(1e-3));
+static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance for floats"), cl::init(1e-7));
+
+namespace {
+
+struct Outcome {
+  enum Kind { Pass, Fail, Skip } kind;
+  std::string detail;
+};
+
+std::string compareOutput(const rt::Tensor &got, const rt::Tensor &want) {
+  if (got.kind() != want.kind())
+    return "type " + getElementKindName(got.kind()).str() + ", expected " +
+           getElementKindName(want.kind()).str();
+  if (got.shape() != want.shape())
+    return "shape " + rt::shapeToString(got.shape()) + ", expected " +
+           rt::shapeToString(want.shape());
+  if (got.kind() == ElementKind::String)
+    return got.strings() == want.strings() ? "" : "strings differ";
+  bool isFloat = isFloatKind(got.kind());
+  for (int64_t i = 0; i < got.numElements(); ++i) {
+    if (isFloat) {
+      double g = got.getDouble(i), w = want.getDouble(i);
+      if (std::isnan(g) && std::isnan(w))
+        continue;
+      if (std::isinf(w) && g == w)
+        continue;
+      if (!(std::fabs(g - w) <= absTol + relTol * std::fabs(w)))
+        return "element " + std::to_string(i) + ": " + std::to_string(g) +
+               ", expected " + std::to_string(w);
+    } else if (got.getInt(i) != want.getInt(i)) {
+      return "element " + std::to_string(i) + ": " +
+             std::to_string(got.getInt(i)) + ", expected " +
+             std::to_string(want.getInt(i));
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> sortedFiles(llvm::StringRef dir, llvm::StringRef prefix) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (name.startswith(prefix) && name.endswith(".pb"))
+      files.push_back(it->path());
+  }
+  // input_10 after input_9.
+  std::sort(files.begin(), files.end(), [](const std::string &a, const std::string &b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  return files;
+}
+
+Outcome runTest(const std::string &dir) {
+  Context ctx;
+  std::string modelPath = dir + "/model.onnx";
+  auto model = loadModelFile(modelPath, ctx);
+  if (!model)
+    return {Outcome::Skip, "import: " + llvm::toString(model.takeError())};
+  auto interp = rt::Interpreter::create(**model);
+  if (!interp)
+    return {Outcome::Skip, llvm::toString(interp.takeError())};
+  const Graph &g = (*model)->getGraph();
+  // Expected data: test_data_set_*/ (ONNX) or io.npz (tract).
+  std::vector<std::pair<rt::TensorMap, std::vector<rt::Tensor>>> sets;
+  std::error_code ec;
+  std::vector<std::string> setDirs;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (llvm::sys::path::filename(it->path()).startswith("test_data_set_"))
+      setDirs.push_back(it->path());
+  std::sort(setDirs.begin(), setDirs.end());
+  for (const std::string &sd : setDirs) {
+    rt::TensorMap inputs;
+    std::vector<rt::Tensor> outputs;
+    std::vector<std::string> inFiles = sortedFiles(sd, "input_");
+    // Inputs bind to graph inputs in order (by name when the .pb has one).
+    for (size_t i = 0; i < inFiles.size(); ++i) {
+      auto d = readTensorProtoFile(inFiles[i]);
+      if (!d)
+        return {Outcome::Skip, llvm::toString(d.takeError())};
+      std::string name = (*d)->getName().str();
+      if (name.empty() || !g.lookupValue(name)) {
+        if (i >= g.getNumInputs())
+          return {Outcome::Skip, "more input files than graph inputs"};
+        name = g.getInput(i)->getName().str();
+      }
+      inputs[name] = rt::Tensor::fromDense(**d);
+    }
+    for (const std::string &f : sortedFiles(sd, "output_")) {
+      auto d = readTensorProtoFile(f);
+      if (!d)
+        return {Outcome::Skip, llvm::toString(d.takeError())};
+      outputs.push_back(rt::Tensor::fromDense(**d));
+    }
+    sets.push_back({std::move(inputs), std::move(outputs)});
+  }
+  if (sets.empty() && llvm::sys::fs::exists(dir + "/io.npz")) {
+    auto npz = rt::readNpz(dir + "/io.npz");
+    if (!npz)
+      return {Outcome::Skip, llvm::toString(npz.takeError())};
+    rt::TensorMap inputs;
+    std::vector<rt::Tensor> outputs;
+    for (auto &[name, t] : *npz) {
+      if (g.getNumInputs() == 1 && name == "input")
+        inputs[g.getInput(0)->getName().str()] = t;
+      else if (name == "output")
+        outputs.push_back(t);
+    }
+    sets.push_back({std::move(inputs), std::move(outputs)});
+  }
+  if (sets.empty())
+    return {Outcome::Skip, "no expected outputs"};
+  for (auto &[inputs, expected] : sets) {
+    auto got = (*interp)->run(inputs);
+    if (!got)
+      return {Outcome::Fail, llvm::toString(got.takeError())};
+    if (got->size() < expected.size())
+      return {Outcome::Fail, "fewer outputs than expected"};
+    for (size_t i = 0; i < expected.size(); ++i) {
+      std::string why = compareOutput((*got)[i], expected[i]);
+      if (!why.empty())
+        return {Outcome::Fail, "output " + std::to_string(i) + " (" +
+                                   g.getOutput(i)->getName().str() +
+                                   "): " + why};
+    }
+  }
+  return {Outcome::Pass, ""};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "ONNX node tests on qopt's reference interpreter\n");
+  if (testDirs.empty() && singleTests.empty())
+    testDirs.push_back("/usr/share/libonnx-testdata/data/node");
+  std::vector<std::string> tests(singleTests.begin(), singleTests.end());
+  for (const std::string &root : testDirs) {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec;
+         it.increment(ec))
+      if (llvm::sys::fs::exists(it->path() + "/model.onnx"))
+        tests.push_back(it->path());
+  }
+  std::sort(tests.begin(), tests.end());
+  llvm::Regex re(filter);
+  unsigned attempted = 0, passed = 0, skipped = 0;
+  std::map<std::string, unsigned> skipReasons;
+  std::vector<std::string> failures;
+  for (const std::string &t : tests) {
+    if (!filter.empty() && !re.match(t))
+      continue;
+    Outcome o = runTest(t);
+    std::string name = llvm::sys::path::filename(t).str();
+    if (o.kind == Outcome::Skip) {
+      ++skipped;
+      // Group reasons by the op the interpreter lacks.
+      std::string reason = o.detail;
+      size_t pos = reason.find("cannot run op '");
+      if (pos != std::string::npos)
+        reason = "no kernel for " + reason.substr(pos + 15, reason.find('\'', pos + 15) - pos - 15);
+      else if (reason.size() > 60)
+        reason = reason.substr(0, 60) + "...";
+      ++skipReasons[reason];
+      if (verbose)
+        llvm::outs() << "SKIP " << name << ": " << o.detail << "\n";
+      continue;
+    }
+    ++attempted;
+    if (o.kind == Outcome::Pass) {
+      ++passed;
+      if (verbose)
+        llvm::outs() << "PASS " << name << "\n";
+    } else {
+      failures.push_back(name + ": " + o.detail);
+      llvm::outs() << "FAIL " << name << ": " << o.detail << "\n";
+    }
+  }
+  if (verbose)
+    for (const auto &[reason, count] : skipReasons)
+      llvm::outs() << "  skipped " << count << ": " << reason << "\n";
+  llvm::outs() << "onnx-conformance: " << tests.size() << " tests, "
+               << attempted << " attempted, " << passed << " passed, "
+               << failures.size() << " failed, " << skipped << " skipped\n";
+  return failures.empty() ? 0 : 1;
+}

@@ -1,0 +1,104 @@
+//===- InterpreterTest.cpp - Reference interpreter ------------------------===//
+
+#include "qopt/IR/AsmParser.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/Runtime/Compare.h"
+#include "qopt/Runtime/Interpreter.h"
+
+#include "gtest/gtest.h"
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+std::unique_ptr<Model> parse(Context &ctx, llvm::StringRef text) {
+  auto m = parseModel(text, "test.qir", ctx);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+Tensor floats(Shape shape, std::vector<float> values) {
+  Tensor t(ElementKind::F32, std::move(shape));
+  std::copy(values.begin(), values.end(), t.data<float>());
+  return t;
+}
+} // namespace
+
+TEST(InterpreterTest, QuantizeRoundsHalfToEvenAndSaturates) {
+  Context ctx;
+  auto m = parse(ctx, R"(graph @g(%x: tensor<6xf32>) -> (tensor<6x!quant.uniform<u8:f32, 2.0:128>>) {
+  %q = q.quantize(%x) : tensor<6x!quant.uniform<u8:f32, 2.0:128>>
+  return %q
+})");
+  ASSERT_TRUE(m);
+  auto interp = Interpreter::create(*m);
+  ASSERT_TRUE(bool(interp));
+  auto out = (*interp)->run({{"x", floats({6}, {0, 2, 3, 1000, -254, -1000})}});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  // 3/2 = 1.5 rounds to 2; saturation at both ends (ONNX test data).
+  std::vector<int64_t> want = {128, 129, 130, 255, 1, 0};
+  EXPECT_EQ((*out)[0].toInts(), want);
+  EXPECT_EQ((*out)[0].kind(), ElementKind::U8);
+}
+
+TEST(InterpreterTest, PerAxisDequantize) {
+  Context ctx;
+  auto m = parse(ctx, R"(graph @g(%x: tensor<2x3x!quant.uniform<i8:f32:1, {0.5,1.0,2.0:1}>>) -> (tensor<2x3xf32>) {
+  %y = q.dequantize(%x) : tensor<2x3xf32>
+  return %y
+})");
+  ASSERT_TRUE(m);
+  Tensor x(ElementKind::I8, {2, 3});
+  for (int i = 0; i < 6; ++i)
+    x.setInt(i, i - 2);
+  auto interp = Interpreter::create(*m);
+  ASSERT_TRUE(bool(interp));
+  auto out = (*interp)->run({{"x", x}});
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  // (q - zp[c]) * s[c] for q = -2..3.
+  std::vector<double> want = {-1.0, -1.0, -2.0, 0.5, 2.0, 4.0};
+  EXPECT_EQ((*out)[0].toDoubles(), want);
+}
+
+TEST(InterpreterTest, UnsupportedOpIsReportedBeforeRunning) {
+  Context ctx;
+  auto m = parse(ctx, R"(graph @g(%x: tensor<2xf32>) -> (tensor<2xf32>) {
+  %y = "com.example.Mystery"(%x) : tensor<2xf32> loc("m")
+  return %y
+})");
+  ASSERT_TRUE(m);
+  auto interp = Interpreter::create(*m);
+  ASSERT_FALSE(bool(interp));
+  EXPECT_EQ(llvm::toString(interp.takeError()),
+            "node 'm' (com.example.Mystery): the reference interpreter "
+            "cannot run op 'com.example.Mystery'");
+}
+
+TEST(InterpreterTest, CompareModelsSeesIdenticalAndDifferentGraphs) {
+  Context ctx;
+  const char *base = R"(graph @g(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+  %q = q.quantize(%x) : tensor<4x8x!quant.uniform<i8:f32, 0.01>>
+  %y = q.dequantize(%q) : tensor<4x8xf32>
+  return %y
+})";
+  const char *coarser = R"(graph @g(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+  %q = q.quantize(%x) : tensor<4x8x!quant.uniform<i8:f32, 0.02>>
+  %y = q.dequantize(%q) : tensor<4x8xf32>
+  return %y
+})";
+  auto a = parse(ctx, base), b = parse(ctx, base), c = parse(ctx, coarser);
+  ASSERT_TRUE(a && b && c);
+  auto same = compareModels(*a, *b);
+  ASSERT_TRUE(bool(same)) << llvm::toString(same.takeError());
+  EXPECT_TRUE(same->allIdentical());
+  auto diff = compareModels(*a, *c);
+  ASSERT_TRUE(bool(diff)) << llvm::toString(diff.takeError());
+  EXPECT_FALSE(diff->allIdentical());
+  // Quantization error of the coarser grid: at most half its step.
+  EXPECT_GT(diff->outputs[0].maxAbsDiff, 0.0);
+  EXPECT_LE(diff->outputs[0].maxAbsDiff, 0.01 + 1e-6);
+  EXPECT_GT(diff->outputs[0].cosine, 0.99);
+}
