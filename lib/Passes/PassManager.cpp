@@ -151,7 +151,8 @@ PreservedAnalyses FixpointPass::run(Graph &g, AnalysisManager &am) {
       << "fixpoint(";
   inner.printPipeline(llvm::errs());
   llvm::errs() << ") still changed the graph after " << maxIterations
-               << " iterations; stopping\n";
+               << (maxIterations == 1 ? " iteration" : " iterations")
+               << "; stopping\n";
   return result;
 }
 

@@ -302,16 +302,19 @@ PassRegistry::parseElements(llvm::StringRef text, size_t &pos,
 
 static std::string closestName(llvm::StringRef name,
                                const std::vector<std::string> &candidates) {
+  // Suggest only close names: at most a third of the name's length, 2 to 4
+  // edits (edit_distance stops counting past the bound).
+  unsigned bound = std::min<size_t>(4, std::max<size_t>(2, name.size() / 3));
   std::string best;
-  unsigned bestDist = ~0u;
+  unsigned bestDist = bound + 1;
   for (const std::string &c : candidates) {
-    unsigned d = name.edit_distance(c, true, 4);
+    unsigned d = name.edit_distance(c, true, bound + 1);
     if (d < bestDist) {
       bestDist = d;
       best = c;
     }
   }
-  return bestDist <= std::max<size_t>(2, name.size() / 3) ? best : "";
+  return bestDist <= bound ? best : "";
 }
 
 llvm::Error PassRegistry::buildInto(PassManager &pm,
@@ -368,8 +371,9 @@ llvm::Error PassRegistry::buildInto(PassManager &pm,
       if (auto err = needParams("count"))
         return err;
       unsigned count;
-      if (llvm::StringRef(*e.params).getAsInteger(10, count))
-        return makeError("invalid repeat count '" + *e.params + "'");
+      if (llvm::StringRef(*e.params).getAsInteger(10, count) || count == 0)
+        return makeError("invalid repeat count '" + *e.params +
+                         "'; expected a positive integer");
       auto sub = inner();
       if (!sub)
         return sub.takeError();
@@ -431,6 +435,8 @@ llvm::Error PassRegistry::buildInto(PassManager &pm,
     } else if (const PassEntry *entry = lookupPass(e.name)) {
       if (auto err = noInner())
         return err;
+      if (e.params && e.params->empty())
+        return makeError("empty parameter list '<>' after '" + e.name + "'");
       auto pass = entry->create(e.params.value_or(""));
       if (!pass)
         return pass.takeError();
@@ -478,13 +484,13 @@ qopt::parsePassParams(llvm::StringRef passName, llvm::StringRef params,
       std::string allowed;
       for (llvm::StringRef k : keys)
         allowed += (allowed.empty() ? "" : ", ") + k.str();
-      return makeError("invalid parameter '" + key + "' for pass '" +
-                       passName + "'" +
+      return makeError("invalid parameter '" + key + "' for '" + passName +
+                       "'" +
                        (allowed.empty() ? "; it takes none"
                                         : "; expected one of: " + allowed));
     }
     if (!part.contains('='))
-      return makeError("parameter '" + key + "' of pass '" + passName +
+      return makeError("parameter '" + key + "' of '" + passName +
                        "' needs a value ('" + key + "=...')");
     out[key.str()] = value.trim().str();
   }

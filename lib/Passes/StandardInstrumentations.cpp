@@ -22,14 +22,14 @@ StandardInstrumentations::StandardInstrumentations(
     InstrumentationOptions options, llvm::raw_ostream &os)
     : options(std::move(options)), os(os) {
   if (this->options.timePasses)
-    timers = std::make_unique<llvm::TimerGroup>("pass",
-                                                "Pass execution timing report");
+    timers = std::make_unique<llvm::TimerGroup>(
+        "pass", "... Pass execution timing report ...");
 }
 
 StandardInstrumentations::~StandardInstrumentations() { printTimeReport(); }
 
 void StandardInstrumentations::printTimeReport() {
-  if (!timers || reported)
+  if (!timers || reported || suppressReport)
     return;
   reported = true;
   timers->print(os, /*ResetAfterPrint=*/true);
@@ -37,7 +37,7 @@ void StandardInstrumentations::printTimeReport() {
 
 void StandardInstrumentations::dump(llvm::StringRef banner,
                                     llvm::StringRef pass, const Graph &g) {
-  os << "; *** IR Dump " << banner << " " << pass << " on @" << g.getName()
+  os << "// *** IR Dump " << banner << " " << pass << " on @" << g.getName()
      << " ***\n"
      << printToString(g);
 }
@@ -57,8 +57,13 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
       os << "Running pass: " << pass << " on @" << g.getName() << "\n";
     if (options.printBeforeAll || listed(options.printBefore, pass))
       dump("Before", pass, g);
-    if (options.printChanged)
+    if (options.printChanged) {
       changedBefore.push_back(printToString(g));
+      if (!printedStart) { // LLVM prints the starting IR once
+        printedStart = true;
+        os << "// *** IR Dump At Start ***\n" << changedBefore.back();
+      }
+    }
     if (timers) {
       auto &t = passTimers[pass.str()];
       if (!t)
@@ -83,10 +88,10 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
       changedBefore.pop_back();
       std::string after = printToString(g);
       if (after == before)
-        os << "; *** IR Dump After " << pass << " on @" << g.getName()
+        os << "// *** IR Dump After " << pass << " on @" << g.getName()
            << " omitted because no change ***\n";
       else
-        os << "; *** IR Dump After " << pass << " on @" << g.getName()
+        os << "// *** IR Dump After " << pass << " on @" << g.getName()
            << " ***\n"
            << after;
     }

@@ -17,6 +17,8 @@ inputs = os.path.join(config.qopt_src_root, "test", "inputs")
 config.substitutions.append(("%inputs", inputs))
 config.substitutions.append(("%shared", config.shared_dir))
 config.substitutions.append(("%test_plugins", config.qopt_test_plugins))
+config.substitutions.append(("%qopt_obj_root", config.qopt_obj_root))
+config.substitutions.append(("%qopt_src_root", config.qopt_src_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
 # Tests on ../shared models need the shared folder next to the checkout.

@@ -20,6 +20,7 @@
 
 #include "llvm/IR/PrintPasses.h"
 #include "llvm/Pass.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -160,7 +161,15 @@ int main(int argc, char **argv) {
     if (llvm::sys::fs::is_directory(dir))
       if (auto err = loadPluginsFromDirectory(dir, registry))
         return reportError(std::move(err), "plugins");
-  for (const std::string &path : pluginPaths) {
+  llvm::StringSet<> loadedPlugins;
+  for (std::string path : pluginPaths) {
+    // A bare file name means the file here, not a library search.
+    if (path.find('/') == std::string::npos && llvm::sys::fs::exists(path))
+      path = "./" + path;
+    llvm::SmallString<256> real;
+    if (!llvm::sys::fs::real_path(path, real) &&
+        !loadedPlugins.insert(real).second)
+      continue; // the same library given twice
     auto plugin = PassPlugin::load(path);
     if (!plugin)
       return reportError(plugin.takeError(), "plugins");
@@ -180,12 +189,18 @@ int main(int argc, char **argv) {
     return 0;
   }
   const std::string stopAfter = stopAfterPass();
-  if (!stopAfter.empty() && !registry.lookupPass(stopAfter))
+  if (!stopAfter.empty() && pipeline->empty())
     return reportError(
         llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                "unknown pass '%s' for -stop-after",
-                                stopAfter.c_str()),
+                                "there is no -passes pipeline to stop in"),
         "-stop-after");
+  for (llvm::StringRef arg : llvm::makeArrayRef(argv + 1, argc - 1))
+    if (arg.startswith("-print-changed=") || arg.startswith("--print-changed="))
+      return reportError(
+          llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                  "qopt prints whole graphs only; use "
+                                  "-print-changed without a value"),
+          "-print-changed");
 
   Context ctx;
   auto model = loadModelFile(inputPath, ctx);
@@ -209,19 +224,28 @@ int main(int argc, char **argv) {
     AnalysisManager am(&pi);
     registry.nameAnalyses(am);
     Graph &graph = (*model)->getGraph();
-    if (auto err = pipeline->runAndCheck(graph, am))
+    if (auto err = pipeline->runAndCheck(graph, am)) {
+      si.discardTimeReport();
       return reportError(std::move(err), inputPath);
-    if (!stopAfter.empty() && !si.stopAfterReached())
+    }
+    if (!stopAfter.empty() && !si.stopAfterReached()) {
+      si.discardTimeReport();
       return reportError(
           llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "-stop-after=%s: that pass is not in the "
-                                  "pipeline",
+                                  "pass '%s' is not in the pipeline",
                                   stopAfter.c_str()),
           "-stop-after");
-    si.printTimeReport();
+    }
     // Without -verify-each, still never write invalid IR.
-    if (auto err = verifyModel(**model))
-      return reportError(std::move(err), inputPath);
+    if (auto err = verifyModel(**model)) {
+      si.discardTimeReport();
+      return reportError(
+          llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                  "the pipeline produced invalid IR: %s",
+                                  llvm::toString(std::move(err)).c_str()),
+          inputPath);
+    }
+    si.printTimeReport();
   }
 
   if (printStats) {

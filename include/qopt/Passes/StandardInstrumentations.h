@@ -53,6 +53,14 @@ private:
   std::map<std::string, std::unique_ptr<llvm::Timer>> passTimers;
   std::vector<llvm::Timer *> running;
   bool reported = false;
+  bool printedStart = false;
+
+public:
+  /// After a failed pipeline only the error is printed.
+  void discardTimeReport() { suppressReport = true; }
+
+private:
+  bool suppressReport = false;
 };
 
 } // namespace qopt

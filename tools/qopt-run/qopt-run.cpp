@@ -1,0 +1,265 @@
+//===- qopt-run.cpp - Run models on the reference interpreter -------------===//
+//
+//   qopt-run model.onnx|model.qir [--input name=x.npy]... [--seed=N]
+//            [--dim N=1]... [--dist=uniform|image|imagenet] [-o out.npz]
+//            [--compare=other.onnx | --compare-passes=<pipeline>]
+//            [--expect name=y.npy]... [--atol=X] [--max-lsb=N]
+//            [--min-cosine=C]
+//
+// Inputs come from .npy files or are seeded random data (shapes from the
+// model, symbolic dims from --dim). Outputs go to .npz (or .npy for one
+// output). With --compare / --compare-passes / --expect it prints, per
+// output, max and mean abs difference, cosine similarity and, for integer
+// outputs, how many elements differ and by how many LSB; the exit status is
+// 1 when a difference exceeds the tolerance (exact by default).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/IR/AsmParser.h"
+#include "qopt/IR/AsmPrinter.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/Verifier.h"
+#include "qopt/Onnx/ModelIO.h"
+#include "qopt/Passes/PassPlugin.h"
+#include "qopt/Passes/PassRegistry.h"
+#include "qopt/Passes/StandardInstrumentations.h"
+#include "qopt/Runtime/Compare.h"
+#include "qopt/Runtime/Interpreter.h"
+#include "qopt/Runtime/NpyIO.h"
+#include "qopt/Support/FileOutput.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+
+using namespace qopt;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory runCategory("qopt-run options");
+static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model>"),
+                                      cl::Required, cl::cat(runCategory));
+static cl::list<std::string>
+    inputFiles("input", cl::desc("Input from a .npy file"),
+               cl::value_desc("name=file.npy"), cl::cat(runCategory));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed for random inputs"),
+                              cl::init(1), cl::cat(runCategory));
+static cl::list<std::string>
+    dimValues("dim", cl::desc("Value of a symbolic dimension ('?' = unnamed)"),
+              cl::value_desc("name=N"), cl::cat(runCategory));
+static cl::opt<rt::InputDistribution> distribution(
+    "dist", cl::desc("Random input distribution"),
+    cl::values(clEnumValN(rt::InputDistribution::Uniform, "uniform",
+                          "floats in [-1, 1)"),
+               clEnumValN(rt::InputDistribution::Image, "image",
+                          "smooth image-like values in [0, 1)"),
+               clEnumValN(rt::InputDistribution::ImageNet, "imagenet",
+                          "image-like, ImageNet-normalised")),
+    cl::init(rt::InputDistribution::Uniform), cl::cat(runCategory));
+static cl::opt<std::string> outputPath("o", cl::desc("Write outputs (.npz or .npy)"),
+                                       cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<std::string> compareWith(
+    "compare", cl::desc("Run this model on the same inputs and compare"),
+    cl::value_desc("model"), cl::cat(runCategory));
+static cl::opt<std::string> comparePasses(
+    "compare-passes",
+    cl::desc("Compare the model before and after this pipeline"),
+    cl::value_desc("pipeline"), cl::cat(runCategory));
+static cl::list<std::string>
+    expectFiles("expect", cl::desc("Compare an output with a .npy file"),
+                cl::value_desc("name=file.npy"), cl::cat(runCategory));
+static cl::opt<double> absTolerance("atol", cl::desc("Max abs difference allowed"),
+                            cl::init(0.0), cl::cat(runCategory));
+static cl::opt<int64_t> maxLsb("max-lsb",
+                               cl::desc("Max LSB difference for integer outputs"),
+                               cl::init(0), cl::cat(runCategory));
+static cl::opt<double> minCosine("min-cosine",
+                                 cl::desc("Min cosine similarity required"),
+                                 cl::init(-2.0), cl::cat(runCategory));
+static cl::list<std::string>
+    pluginPaths("load-pass-plugin", cl::desc("Load passes from a plugin"),
+                cl::value_desc("file.so"), cl::cat(runCategory));
+static cl::opt<bool> printTime("time", cl::desc("Print the run time to stderr"),
+                               cl::cat(runCategory));
+
+static int fail(llvm::Error err) {
+  std::string msg = llvm::toString(std::move(err));
+  for (char &c : msg)
+    if (c == '\n')
+      c = ' ';
+  llvm::errs() << "qopt-run: error: " << msg << "\n";
+  return 1;
+}
+
+static int fail(const llvm::Twine &msg) {
+  return fail(llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str()));
+}
+
+/// Deep copy through the text form (bit-exact by design).
+static llvm::Expected<std::unique_ptr<Model>> cloneModel(const Model &m,
+                                                         Context &ctx) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  PrintOptions opts;
+  opts.inlineElementsLimit = 0;
+  printModel(m, os, opts);
+  return parseModel(os.str(), "<copy>", ctx);
+}
+
+static llvm::Error runPipeline(Model &m, const char *argv0) {
+  PassRegistry registry;
+  registerCoreAnalyses(registry);
+  for (const std::string &dir :
+       defaultPluginDirectories(argv0, reinterpret_cast<void *>(&cloneModel)))
+    if (llvm::sys::fs::is_directory(dir))
+      if (auto err = loadPluginsFromDirectory(dir, registry))
+        return err;
+  for (const std::string &path : pluginPaths) {
+    auto plugin = PassPlugin::load(path);
+    if (!plugin)
+      return plugin.takeError();
+    if (auto err = plugin->registerWith(registry))
+      return err;
+  }
+  auto pm = registry.parsePipeline(comparePasses);
+  if (!pm)
+    return pm.takeError();
+  PassInstrumentation pi;
+  StandardInstrumentations si(InstrumentationOptions{});
+  si.registerCallbacks(pi);
+  AnalysisManager am(&pi);
+  registry.nameAnalyses(am);
+  return pm->runAndCheck(m.getGraph(), am);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(runCategory);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "qopt-run: run a model on qopt's reference "
+                              "interpreter\n");
+  Context ctx;
+  auto model = loadModelFile(modelPath, ctx);
+  if (!model)
+    return fail(llvm::Twine(modelPath) + ": " + llvm::toString(model.takeError()));
+  auto interp = rt::Interpreter::create(**model);
+  if (!interp)
+    return fail(llvm::Twine(modelPath) + ": " + llvm::toString(interp.takeError()));
+  const Graph &graph = (*model)->getGraph();
+
+  std::map<std::string, int64_t> dims;
+  for (llvm::StringRef d : dimValues) {
+    auto [name, value] = d.split('=');
+    int64_t v;
+    if (value.getAsInteger(10, v) || v < 0)
+      return fail("--dim expects name=N, got '" + d + "'");
+    dims[name.str()] = v;
+  }
+  auto inputs = rt::makeRandomInputs(graph, seed, dims, distribution);
+  rt::TensorMap given;
+  for (llvm::StringRef spec : inputFiles) {
+    auto [name, file] = spec.split('=');
+    if (!graph.lookupValue(name) || !graph.lookupValue(name)->isGraphInput())
+      return fail("--input: the model has no input named '" + name + "'");
+    auto t = rt::readNpy(file);
+    if (!t)
+      return fail(t.takeError());
+    given[name.str()] = std::move(*t);
+  }
+  if (!inputs) {
+    if (given.size() != graph.getNumInputs())
+      return fail(inputs.takeError());
+    llvm::consumeError(inputs.takeError());
+    inputs = rt::TensorMap();
+  }
+  for (auto &[name, t] : given)
+    (*inputs)[name] = std::move(t);
+
+  auto start = std::chrono::steady_clock::now();
+  auto outputs = (*interp)->run(*inputs);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  if (!outputs)
+    return fail(llvm::Twine(modelPath) + ": " + llvm::toString(outputs.takeError()));
+  if (printTime)
+    llvm::errs() << "qopt-run: "
+                 << std::chrono::duration<double, std::milli>(elapsed).count()
+                 << " ms\n";
+
+  if (!outputPath.empty()) {
+    std::vector<std::pair<std::string, rt::Tensor>> named;
+    for (size_t i = 0; i < outputs->size(); ++i)
+      named.push_back({graph.getOutput(i)->getName().str(), (*outputs)[i]});
+    bool npy = llvm::sys::path::extension(outputPath) == ".npy";
+    if (npy && named.size() != 1)
+      return fail("-o " + outputPath + ": .npy holds one output; use .npz");
+    if (auto err = writeFileAtomically(outputPath, [&](llvm::raw_ostream &os) {
+          os << (npy ? rt::serializeNpy(named[0].second)
+                     : rt::serializeNpz(named));
+          return llvm::Error::success();
+        }))
+      return fail(std::move(err));
+  }
+
+  rt::ComparisonReport report;
+  bool comparing = false;
+  if (!compareWith.empty() || !comparePasses.empty()) {
+    std::unique_ptr<Model> other;
+    if (!compareWith.empty()) {
+      auto m = loadModelFile(compareWith, ctx);
+      if (!m)
+        return fail(llvm::Twine(compareWith) + ": " + llvm::toString(m.takeError()));
+      other = std::move(*m);
+    } else {
+      auto m = cloneModel(**model, ctx);
+      if (!m)
+        return fail(m.takeError());
+      if (auto err = runPipeline(**m, argv[0]))
+        return fail(std::move(err));
+      other = std::move(*m);
+    }
+    auto otherInterp = rt::Interpreter::create(*other);
+    if (!otherInterp)
+      return fail(otherInterp.takeError());
+    auto otherOutputs = (*otherInterp)->run(*inputs);
+    if (!otherOutputs)
+      return fail(otherOutputs.takeError());
+    if (otherOutputs->size() != outputs->size())
+      return fail("the models have " + llvm::Twine(outputs->size()) + " and " +
+                  llvm::Twine(otherOutputs->size()) + " outputs");
+    for (size_t i = 0; i < outputs->size(); ++i)
+      report.outputs.push_back(rt::compareTensors(
+          graph.getOutput(i)->getName(), (*otherOutputs)[i], (*outputs)[i]));
+    comparing = true;
+  }
+  for (llvm::StringRef spec : expectFiles) {
+    auto [name, file] = spec.split('=');
+    size_t index = graph.getNumOutputs();
+    for (size_t i = 0; i < graph.getNumOutputs(); ++i)
+      if (graph.getOutput(i)->getName() == name)
+        index = i;
+    if (index == graph.getNumOutputs())
+      return fail("--expect: the model has no output named '" + name + "'");
+    auto t = rt::readNpy(file);
+    if (!t)
+      return fail(t.takeError());
+    report.outputs.push_back(rt::compareTensors(name, (*outputs)[index], *t));
+    comparing = true;
+  }
+  if (!comparing) {
+    for (size_t i = 0; i < outputs->size(); ++i)
+      llvm::outs() << graph.getOutput(i)->getName() << ": "
+                   << getElementKindName((*outputs)[i].kind()) << " "
+                   << rt::shapeToString((*outputs)[i].shape()) << "\n";
+    return 0;
+  }
+  report.print(llvm::outs());
+  rt::CompareTolerance tol{absTolerance, maxLsb, minCosine};
+  if (!report.within(tol)) {
+    llvm::errs() << "qopt-run: outputs differ beyond the tolerance (atol="
+                 << absTolerance << ", max-lsb=" << maxLsb << ")\n";
+    return 1;
+  }
+  return 0;
+}
