@@ -288,8 +288,12 @@ llvm::Error Importer::importHeader() {
         {isDefaultDomain(o.domain()) ? std::string() : o.domain(),
          o.version()});
   }
-  if (!haveDefault && proto.ir_version() >= 3)
-    return makeError("model imports no opset of the default ONNX domain");
+  if (!haveDefault)
+    for (const auto &n : proto.graph().node())
+      if (isDefaultDomain(n.domain()))
+        return makeError(describeProto(n) +
+                         ": the model imports no opset of the default ONNX "
+                         "domain");
   model->producerName = proto.producer_name();
   model->producerVersion = proto.producer_version();
   model->domain = proto.domain();

@@ -425,8 +425,7 @@ Error softsignKernel(KernelContext &ctx) {
   return unaryFloat(ctx, [](double v) { return v / (1.0 + std::fabs(v)); });
 }
 Error mishKernel(KernelContext &ctx) {
-  return unaryFloat(ctx,
-                    [](double v) { return v * std::tanh(softplus(v)); });
+  return unaryFloat(ctx, [](double v) { return v * std::tanh(softplus(v)); });
 }
 
 Error leakyReluKernel(KernelContext &ctx) {
@@ -436,9 +435,8 @@ Error leakyReluKernel(KernelContext &ctx) {
 
 Error eluKernel(KernelContext &ctx) {
   double alpha = ctx.getFloat("alpha", 1.0f);
-  return unaryFloat(ctx, [=](double v) {
-    return v < 0 ? alpha * (std::exp(v) - 1.0) : v;
-  });
+  return unaryFloat(
+      ctx, [=](double v) { return v < 0 ? alpha * (std::exp(v) - 1.0) : v; });
 }
 
 Error seluKernel(KernelContext &ctx) {
@@ -454,16 +452,34 @@ Error thresholdedReluKernel(KernelContext &ctx) {
   return unaryFloat(ctx, [=](double v) { return v > alpha ? v : 0.0; });
 }
 
+Error celuKernel(KernelContext &ctx) {
+  double alpha = ctx.getFloat("alpha", 1.0f);
+  if (alpha == 0)
+    return ctx.error("alpha must be nonzero");
+  return unaryFloat(ctx, [=](double v) {
+    return std::max(0.0, v) + std::min(0.0, alpha * std::expm1(v / alpha));
+  });
+}
+
+Error shrinkKernel(KernelContext &ctx) {
+  double lambd = ctx.getFloat("lambd", 0.5f);
+  double bias = ctx.getFloat("bias", 0.0f);
+  return unaryFloat(
+      ctx,
+      [=](double v) {
+        return v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0);
+      },
+      /*allowInt=*/true);
+}
+
 Error hardSigmoidKernel(KernelContext &ctx) {
   double alpha = ctx.getFloat("alpha", 0.2f);
   double beta = ctx.getFloat("beta", 0.5f);
-  return unaryFloat(ctx,
-                    [=](double v) { return clamp01(alpha * v + beta); });
+  return unaryFloat(ctx, [=](double v) { return clamp01(alpha * v + beta); });
 }
 
 Error hardSwishKernel(KernelContext &ctx) {
-  return unaryFloat(
-      ctx, [](double v) { return v * clamp01(v / 6.0 + 0.5); });
+  return unaryFloat(ctx, [](double v) { return v * clamp01(v / 6.0 + 0.5); });
 }
 
 Error geluKernel(KernelContext &ctx) {
@@ -474,7 +490,7 @@ Error geluKernel(KernelContext &ctx) {
     });
   if (approx == "tanh")
     return unaryFloat(ctx, [](double v) {
-      const double k = std::sqrt(2.0 / M_PI);
+      const double k = 0.7978845608028654; // sqrt(2 / pi)
       return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
     });
   return ctx.error("unsupported approximate '" + approx + "'");
@@ -485,8 +501,8 @@ template <typename F> Error floatPredicate(KernelContext &ctx, F f) {
   const Tensor *x;
   if (Error e = requireInput(ctx, 0, x))
     return e;
-  if (Error e = requireKind(ctx, *x, isFloatKind(x->kind()),
-                            "a floating-point"))
+  if (Error e =
+          requireKind(ctx, *x, isFloatKind(x->kind()), "a floating-point"))
     return e;
   if (Error e = ctx.allocateOutput(0, ElementKind::Bool, x->shape()))
     return e;
@@ -503,9 +519,8 @@ Error isNaNKernel(KernelContext &ctx) {
 Error isInfKernel(KernelContext &ctx) {
   bool neg = ctx.getInt("detect_negative", 1) != 0;
   bool pos = ctx.getInt("detect_positive", 1) != 0;
-  return floatPredicate(ctx, [=](double v) {
-    return std::isinf(v) && (v > 0 ? pos : neg);
-  });
+  return floatPredicate(
+      ctx, [=](double v) { return std::isinf(v) && (v > 0 ? pos : neg); });
 }
 
 Error notKernel(KernelContext &ctx) {
@@ -820,12 +835,15 @@ Error clipKernel(KernelContext &ctx) {
   // Bounds as stored in a one-element tensor of the input's kind, so that
   // comparisons use compareAt (exact for every kind).
   std::optional<Tensor> lo, hi;
-  if (ctx.opset < 11) {
+  bool boundInputs = ctx.input(1) || ctx.input(2);
+  if (ctx.opset < 11 && !boundInputs) {
+    // Clip-6: float attributes, defaulting to the float range.
     if (Error e = requireKind(ctx, *x, isFloatKind(k), "a floating-point"))
       return e;
     lo = Tensor::scalar(ElementKind::F64, ctx.getFloat("min", -FLT_MAX));
     hi = Tensor::scalar(ElementKind::F64, ctx.getFloat("max", FLT_MAX));
   } else {
+    // Clip-11+: optional scalar inputs of the input's type.
     if (Error e = requireKind(ctx, *x, isNumericKind(k), "a numeric"))
       return e;
     for (size_t i : {1, 2}) {
@@ -934,9 +952,7 @@ Error variadicKernel(KernelContext &ctx, Fold op) {
 Error minKernel(KernelContext &ctx) { return variadicKernel(ctx, Fold::Min); }
 Error maxKernel(KernelContext &ctx) { return variadicKernel(ctx, Fold::Max); }
 Error sumKernel(KernelContext &ctx) { return variadicKernel(ctx, Fold::Sum); }
-Error meanKernel(KernelContext &ctx) {
-  return variadicKernel(ctx, Fold::Mean);
-}
+Error meanKernel(KernelContext &ctx) { return variadicKernel(ctx, Fold::Mean); }
 
 //===----------------------------------------------------------------------===//
 // Cast
@@ -983,8 +999,8 @@ bool readsBackAs(const char *text, double v, ElementKind k) {
   case ElementKind::F32:
     return std::strtof(text, nullptr) == static_cast<float>(v);
   case ElementKind::F16:
-    return halfToFloat(floatToHalf(
-               toFloatRoundToOdd(std::strtod(text, nullptr)))) == v;
+    return halfToFloat(
+               floatToHalf(toFloatRoundToOdd(std::strtod(text, nullptr)))) == v;
   case ElementKind::BF16:
     return bfloat16ToFloat(floatToBFloat16(
                toFloatRoundToOdd(std::strtod(text, nullptr)))) == v;
@@ -1193,10 +1209,9 @@ Error reduceKernel(KernelContext &ctx, Reduce op) {
     return e;
   ElementKind k = x->kind();
   bool boolOk = op == Reduce::Max || op == Reduce::Min;
-  if (Error e = requireKind(ctx, *x,
-                            isNumericKind(k) ||
-                                (boolOk && k == ElementKind::Bool),
-                            "a numeric"))
+  if (Error e = requireKind(
+          ctx, *x, isNumericKind(k) || (boolOk && k == ElementKind::Bool),
+          "a numeric"))
     return e;
   std::vector<int64_t> axes;
   if (const Tensor *a = ctx.input(1)) {
@@ -1225,15 +1240,13 @@ Error reduceKernel(KernelContext &ctx, Reduce op) {
     reduced[*ax] = true;
   }
   Shape keepShape, outShape;
-  int64_t groupSize = 1;
+  double groupSize = 1; // elements per output (double: cannot overflow)
   for (int64_t d = 0; d < rank; ++d) {
     keepShape.push_back(reduced[d] ? 1 : x->dim(d));
     if (reduced[d])
-      groupSize *= x->dim(d);
+      groupSize *= static_cast<double>(x->dim(d));
     else
       outShape.push_back(x->dim(d));
-    if (reduced[d] && keepdims)
-      outShape.push_back(1);
   }
   if (Error e = ctx.allocateOutput(0, k, keepdims ? keepShape : outShape))
     return e;
@@ -1243,10 +1256,10 @@ Error reduceKernel(KernelContext &ctx, Reduce op) {
 
   // Integer Sum/Prod/L1/SumSquare/Max/Min stay exact in wrapping int64 (and
   // bool for Max/Min); everything else accumulates in double.
-  bool intPath = !isFloatKind(k) &&
-                 (op == Reduce::Sum || op == Reduce::Prod || op == Reduce::L1 ||
-                  op == Reduce::SumSquare || op == Reduce::Max ||
-                  op == Reduce::Min);
+  bool intPath =
+      !isFloatKind(k) &&
+      (op == Reduce::Sum || op == Reduce::Prod || op == Reduce::L1 ||
+       op == Reduce::SumSquare || op == Reduce::Max || op == Reduce::Min);
   if (intPath) {
     auto range = intKindRange(k);
     int64_t init = op == Reduce::Prod  ? 1
@@ -1342,7 +1355,7 @@ Error reduceKernel(KernelContext &ctx, Reduce op) {
     double r = acc[o];
     switch (op) {
     case Reduce::Mean:
-      r = r / static_cast<double>(groupSize);
+      r = r / groupSize;
       break;
     case Reduce::L2:
       r = std::sqrt(r);
@@ -1415,20 +1428,20 @@ Error argKernel(KernelContext &ctx, bool isMax) {
     return axis.takeError();
   bool keepdims = ctx.getInt("keepdims", 1) != 0;
   bool last = ctx.getInt("select_last_index", 0) != 0;
-  int64_t outer = 1, inner = 1, len = x->dim(*axis);
   Shape outShape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis || keepdims)
+      outShape.push_back(d == *axis ? 1 : x->dim(d));
+  if (Error e = ctx.allocateOutput(0, ElementKind::I64, outShape))
+    return e;
+  // outer * inner is the output's element count, so nothing overflows.
+  int64_t outer = 1, inner = 1, len = x->dim(*axis);
   for (int64_t d = 0; d < rank; ++d) {
     if (d < *axis)
       outer *= x->dim(d);
     if (d > *axis)
       inner *= x->dim(d);
-    if (d != *axis)
-      outShape.push_back(x->dim(d));
-    else if (keepdims)
-      outShape.push_back(1);
   }
-  if (Error e = ctx.allocateOutput(0, ElementKind::I64, outShape))
-    return e;
   if (len == 0 && outer * inner != 0)
     return ctx.error("cannot take an arg-extreme over an empty axis");
   int64_t *y = ctx.outputs[0].data<int64_t>();
@@ -1509,6 +1522,8 @@ void rt::registerElementwiseKernels(KernelRegistry &r) {
   r.add("onnx.Elu", eluKernel);
   r.add("onnx.Selu", seluKernel);
   r.add("onnx.ThresholdedRelu", thresholdedReluKernel);
+  r.add("onnx.Celu", celuKernel);
+  r.add("onnx.Shrink", shrinkKernel);
   r.add("onnx.Mish", mishKernel);
   r.add("onnx.Gelu", geluKernel);
   r.add("onnx.PRelu", preluKernel);

@@ -44,7 +44,7 @@ Interpreter::create(const Model &model) {
 }
 
 llvm::Expected<std::vector<Tensor>>
-Interpreter::run(const TensorMap &inputs) const {
+Interpreter::run(const TensorMap &inputs, const Hooks *hooks) const {
   llvm::DenseMap<const Value *, Tensor> values;
   for (const Value *in : graph.getInputs()) {
     auto it = inputs.find(in->getName().str());
@@ -84,6 +84,11 @@ Interpreter::run(const TensorMap &inputs) const {
         operands.push_back(nullptr);
         continue;
       }
+      if (hooks && hooks->operandOverride)
+        if (const Tensor *t = hooks->operandOverride(*v)) {
+          operands.push_back(t);
+          continue;
+        }
       auto it = values.find(v);
       if (it == values.end())
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -95,6 +100,8 @@ Interpreter::run(const TensorMap &inputs) const {
     KernelContext ctx(n, std::move(operands), opset);
     if (auto err = kernels.lookup(n.getOp())(ctx))
       return std::move(err);
+    if (hooks && hooks->afterNode)
+      hooks->afterNode(n, ctx.outputs);
     for (unsigned i = 0; i < n.getNumResults(); ++i) {
       if (n.getResult(i)->isAbsent())
         continue;

@@ -94,7 +94,17 @@ std::vector<std::string> sortedFiles(llvm::StringRef dir, llvm::StringRef prefix
   return files;
 }
 
+/// Tests whose expected data disagrees with the ONNX spec qopt follows.
+const std::map<std::string, std::string> kKnownDataDeviations = {
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "the ONNX 1.12 test data truncates to bfloat16; qopt rounds to nearest "
+     "even, as the current spec and ONNX Runtime do"},
+};
+
 Outcome runTest(const std::string &dir) {
+  auto known = kKnownDataDeviations.find(llvm::sys::path::filename(dir).str());
+  if (known != kKnownDataDeviations.end())
+    return {Outcome::Skip, known->second};
   Context ctx;
   std::string modelPath = dir + "/model.onnx";
   auto model = loadModelFile(modelPath, ctx);
@@ -175,6 +185,22 @@ Outcome runTest(const std::string &dir) {
   if (sets.empty())
     return {Outcome::Skip, "no expected outputs"};
   for (auto &[inputs, expected] : sets) {
+    // Some test data does not have the shape its own model declares.
+    for (const Value *in : g.getInputs()) {
+      auto it = inputs.find(in->getName().str());
+      const TensorType *t = in->getType();
+      if (it == inputs.end() || !t->hasRank())
+        continue;
+      bool same = t->getRank() == it->second.rank();
+      for (int64_t d = 0; same && d < t->getRank(); ++d)
+        same = !t->getShape()[d].isStatic() ||
+               t->getShape()[d].size == it->second.dim(d);
+      if (!same)
+        return {Outcome::Skip, "test data for input '" + in->getName().str() +
+                                   "' has shape " +
+                                   rt::shapeToString(it->second.shape()) +
+                                   ", the model declares " + typeToString(t)};
+    }
     auto got = (*interp)->run(inputs);
     if (!got)
       return {Outcome::Fail, llvm::toString(got.takeError())};

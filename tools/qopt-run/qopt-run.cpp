@@ -27,13 +27,16 @@
 #include "qopt/Runtime/Interpreter.h"
 #include "qopt/Runtime/NpyIO.h"
 #include "qopt/Support/FileOutput.h"
+#include "qopt/Support/FloatFormat.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace qopt;
 namespace cl = llvm::cl;
@@ -83,6 +86,12 @@ static cl::list<std::string>
                 cl::value_desc("file.so"), cl::cat(runCategory));
 static cl::opt<bool> printTime("time", cl::desc("Print the run time to stderr"),
                                cl::cat(runCategory));
+static cl::opt<std::string> opByOp(
+    "op-by-op",
+    cl::desc("Run each node on the reference's values of its inputs and "
+             "compare its outputs with the reference's (an .npz of tensors "
+             "by name, e.g. every intermediate of another runtime)"),
+    cl::value_desc("reference.npz"), cl::cat(runCategory));
 
 static int fail(llvm::Error err) {
   std::string msg = llvm::toString(std::move(err));
@@ -134,6 +143,66 @@ static llvm::Error runPipeline(Model &m, const char *argv0) {
   return pm->runAndCheck(m.getGraph(), am);
 }
 
+/// Op-by-op comparison: every node computes from the reference's values of
+/// its operands, so each node's difference is its own (no propagation).
+/// Integer outputs may differ by --max-lsb, float ones by --atol relative to
+/// the largest magnitude of that output.
+static int runOpByOp(const rt::Interpreter &interp, const rt::TensorMap &inputs) {
+  auto members = rt::readNpz(opByOp);
+  if (!members)
+    return fail(members.takeError());
+  std::map<std::string, rt::Tensor> reference(members->begin(), members->end());
+  rt::Interpreter::Hooks hooks;
+  hooks.operandOverride = [&](const Value &v) -> const rt::Tensor * {
+    auto it = reference.find(v.getName().str());
+    return it == reference.end() ? nullptr : &it->second;
+  };
+  unsigned compared = 0, bad = 0;
+  int64_t worstLsb = 0, flipped = 0, quantElements = 0;
+  double worstRel = 0;
+  hooks.afterNode = [&](const Node &n, llvm::ArrayRef<rt::Tensor> outs) {
+    for (unsigned i = 0; i < n.getNumResults(); ++i) {
+      auto it = reference.find(n.getResult(i)->getName().str());
+      if (it == reference.end() || !outs[i].isValid())
+        continue;
+      rt::OutputComparison c =
+          rt::compareTensors(n.getResult(i)->getName(), outs[i], it->second);
+      ++compared;
+      double scale = 0;
+      for (int64_t e = 0; !c.integer && e < it->second.numElements(); ++e)
+        scale = std::max(scale, std::fabs(it->second.getDouble(e)));
+      double rel = scale > 0 ? c.maxAbsDiff / scale : c.maxAbsDiff;
+      bool ok = !c.shapeOrTypeDiffers &&
+                (c.integer ? c.maxLsbDiff <= maxLsb : rel <= absTolerance);
+      if (c.integer) {
+        worstLsb = std::max(worstLsb, c.maxLsbDiff);
+        flipped += c.differing;
+        quantElements += c.elements;
+      } else {
+        worstRel = std::max(worstRel, rel);
+      }
+      if (!ok) {
+        ++bad;
+        llvm::outs() << "DIFF " << n.describe() << " output '" << c.name
+                     << "': ";
+        rt::ComparisonReport one;
+        one.outputs.push_back(c);
+        one.print(llvm::outs());
+      }
+    }
+  };
+  auto outputs = interp.run(inputs, &hooks);
+  if (!outputs)
+    return fail(outputs.takeError());
+  llvm::outs() << "op-by-op: " << compared << " tensors compared, " << bad
+               << " beyond tolerance; integer tensors: " << flipped << " of "
+               << quantElements << " elements differ, max " << worstLsb
+               << " LSB; float tensors: max diff "
+               << formatDouble(worstRel) << " of the tensor's largest "
+               << "magnitude\n";
+  return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
@@ -177,6 +246,9 @@ int main(int argc, char **argv) {
   for (auto &[name, t] : given)
     (*inputs)[name] = std::move(t);
 
+  if (!opByOp.empty())
+    return runOpByOp(**interp, *inputs);
+
   auto start = std::chrono::steady_clock::now();
   auto outputs = (*interp)->run(*inputs);
   auto elapsed = std::chrono::steady_clock::now() - start;
@@ -184,7 +256,9 @@ int main(int argc, char **argv) {
     return fail(llvm::Twine(modelPath) + ": " + llvm::toString(outputs.takeError()));
   if (printTime)
     llvm::errs() << "qopt-run: "
-                 << std::chrono::duration<double, std::milli>(elapsed).count()
+                 << llvm::format(
+                        "%.1f",
+                        std::chrono::duration<double, std::milli>(elapsed).count())
                  << " ms\n";
 
   if (!outputPath.empty()) {
@@ -258,7 +332,8 @@ int main(int argc, char **argv) {
   rt::CompareTolerance tol{absTolerance, maxLsb, minCosine};
   if (!report.within(tol)) {
     llvm::errs() << "qopt-run: outputs differ beyond the tolerance (atol="
-                 << absTolerance << ", max-lsb=" << maxLsb << ")\n";
+                 << formatDouble(absTolerance) << ", max-lsb=" << maxLsb
+                 << ")\n";
     return 1;
   }
   return 0;

@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -24,6 +25,7 @@ namespace qopt {
 class Graph;
 class Model;
 class Node;
+class Value;
 
 namespace rt {
 
@@ -33,8 +35,18 @@ class Interpreter {
 public:
   static llvm::Expected<std::unique_ptr<Interpreter>> create(const Model &model);
 
+  /// Observation points, e.g. for op-by-op comparison with another runtime.
+  struct Hooks {
+    /// A value to use for an operand instead of the computed one (null:
+    /// use the computed value).
+    std::function<const Tensor *(const Value &)> operandOverride;
+    /// Called after each node with the node's outputs.
+    std::function<void(const Node &, llvm::ArrayRef<Tensor>)> afterNode;
+  };
+
   /// Runs with inputs by graph-input name; returns the outputs in order.
-  llvm::Expected<std::vector<Tensor>> run(const TensorMap &inputs) const;
+  llvm::Expected<std::vector<Tensor>> run(const TensorMap &inputs,
+                                          const Hooks *hooks = nullptr) const;
 
   const Graph &getGraph() const { return graph; }
 
