@@ -57,13 +57,12 @@ template <typename PassT> void runPipeline(benchmark::State &state) {
     AnalysisManager am(instrumented ? &pi : nullptr);
     pm.run(g, am);
   }
-  state.counters["us_per_pass"] = benchmark::Counter(
-      20, benchmark::Counter::kIsIterationInvariantRate |
-              benchmark::Counter::kInvert);
   state.counters["us_per_pass"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * 20,
-                         benchmark::Counter::kIsRate |
-                             benchmark::Counter::kInvert);
+      benchmark::Counter(20, benchmark::Counter::kIsIterationInvariantRate |
+                                 benchmark::Counter::kInvert);
+  state.counters["us_per_pass"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 20,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_NoOpPasses(benchmark::State &state) { runPipeline<NoOpPass>(state); }

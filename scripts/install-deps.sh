@@ -2,7 +2,7 @@
 # Installs what qopt needs on Debian 12 (run as root). Cheap when everything
 # is already there: apt is only called for missing packages.
 set -euo pipefail
-packages=(cmake ninja-build g++ llvm-14-dev llvm-14-tools libprotobuf-dev
+packages=(cmake ninja-build g++ clang-14 libclang-rt-14-dev llvm-14-dev llvm-14-tools libprotobuf-dev
   protobuf-compiler libonnx-dev libeigen3-dev libtbb-dev libgtest-dev
   libgmock-dev libbenchmark-dev python3-onnx python3-numpy libonnx-testdata)
 missing=()

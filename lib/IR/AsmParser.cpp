@@ -49,7 +49,8 @@ public:
   llvm::Expected<const Type *> parseStandaloneType();
 
 private:
-  //===--- Diagnostics -----------------------------------------------------===//
+  //===--- Diagnostics
+  //-----------------------------------------------------===//
   llvm::Error error(const char *loc, const llvm::Twine &msg) {
     if (loc < text.begin() || loc > text.end())
       loc = text.end();
@@ -66,15 +67,15 @@ private:
     unsigned col = static_cast<unsigned>(loc - lineStart) + 1;
     std::string diag;
     llvm::raw_string_ostream os(diag);
-    os << bufferName << ":" << line << ":" << col << ": error: " << msg
-       << "\n"
+    os << bufferName << ":" << line << ":" << col << ": error: " << msg << "\n"
        << llvm::StringRef(lineStart, lineEnd - lineStart) << "\n"
        << std::string(col - 1, ' ') << "^";
     return llvm::make_error<ParseError>(os.str());
   }
   llvm::Error error(const llvm::Twine &msg) { return error(cur, msg); }
 
-  //===--- Lexing helpers --------------------------------------------------===//
+  //===--- Lexing helpers
+  //--------------------------------------------------===//
   void skipSpace() {
     while (cur < end()) {
       if (isspace(static_cast<unsigned char>(*cur))) {
@@ -174,11 +175,12 @@ private:
   }
 
   /// A name after % or @: bare identifier or quoted string.
-  llvm::Expected<std::string> parseSymbolName() {
+  /// Value names may not be empty (""); graph names may.
+  llvm::Expected<std::string> parseSymbolName(bool allowEmpty = false) {
     if (cur < end() && *cur == '"') {
       const char *loc = cur;
       auto s = parseString();
-      if (s && s->empty())
+      if (s && s->empty() && !allowEmpty)
         return error(loc, "empty name");
       return s;
     }
@@ -194,12 +196,12 @@ private:
     const char *start = cur;
     if (cur < end() && (*cur == '-' || *cur == '+'))
       ++cur;
-    while (cur < end() && (isalnum(static_cast<unsigned char>(*cur)) ||
-                           *cur == '.' ||
-                           ((*cur == '-' || *cur == '+') &&
-                            (cur[-1] == 'e' || cur[-1] == 'E') &&
-                            !(start[0] == '0' && start + 1 < end() &&
-                              (start[1] == 'x' || start[1] == 'X')))))
+    while (
+        cur < end() &&
+        (isalnum(static_cast<unsigned char>(*cur)) || *cur == '.' ||
+         ((*cur == '-' || *cur == '+') && (cur[-1] == 'e' || cur[-1] == 'E') &&
+          !(start[0] == '0' && start + 1 < end() &&
+            (start[1] == 'x' || start[1] == 'X')))))
       ++cur;
     return llvm::StringRef(start, cur - start);
   }
@@ -214,7 +216,8 @@ private:
     return v;
   }
 
-  //===--- Types -----------------------------------------------------------===//
+  //===--- Types
+  //-----------------------------------------------------------===//
   llvm::Expected<ElementKind> parseElementKind() {
     skipSpace();
     const char *loc = cur;
@@ -224,8 +227,7 @@ private:
     if (auto k = parseElementKindName(id))
       return *k;
     if (id == "i4" || id == "u4")
-      return error(loc, "4-bit element type '" + id +
-                            "' is not supported yet");
+      return error(loc, "4-bit element type '" + id + "' is not supported yet");
     return error(loc, "unknown element type '" + id + "'");
   }
 
@@ -356,7 +358,8 @@ private:
     return ctx.getTensorType(*shape, *elem);
   }
 
-  //===--- Attributes ------------------------------------------------------===//
+  //===--- Attributes
+  //------------------------------------------------------===//
   llvm::Error parseAttrDict(std::vector<ParsedAttr> &out) {
     if (auto err = expect("{"))
       return err;
@@ -574,11 +577,10 @@ private:
     if (consumeIf("floats[]") || consumeIf("strings[]") ||
         consumeIf("tensors[]")) {
       llvm::StringRef spelled(loc, cur - loc);
-      attr.value = Attribute(EmptyList{spelled.startswith("strings")
-                                           ? EmptyList::Strings
-                                           : spelled.startswith("tensors")
-                                                 ? EmptyList::Tensors
-                                                 : EmptyList::Floats});
+      attr.value = Attribute(
+          EmptyList{spelled.startswith("strings")   ? EmptyList::Strings
+                    : spelled.startswith("tensors") ? EmptyList::Tensors
+                                                    : EmptyList::Floats});
       return llvm::Error::success();
     }
     if (consumeKeyword("opaque")) {
@@ -618,7 +620,7 @@ private:
         attr.value = Attribute(EmptyList{EmptyList::Ints});
         return llvm::Error::success();
       }
-      if (*cur == '"') {
+      if (cur < end() && *cur == '"') {
         std::vector<std::string> strs;
         do {
           auto s = parseString();
@@ -699,8 +701,10 @@ private:
   }
 
   llvm::Expected<std::string> decodeHex(llvm::StringRef hex, const char *loc) {
-    if (!hex.startswith("0x") || hex.size() % 2)
+    if (!hex.startswith("0x"))
       return error(loc, "expected 0x-prefixed hex data");
+    if (hex.size() % 2)
+      return error(loc, "hex data has an odd number of digits");
     hex = hex.drop_front(2);
     std::string out(hex.size() / 2, '\0');
     auto nibble = [](char c) -> int {
@@ -721,7 +725,8 @@ private:
     return out;
   }
 
-  //===--- Structure -------------------------------------------------------===//
+  //===--- Structure
+  //-------------------------------------------------------===//
   llvm::Error parseResourcesSection();
   llvm::Error parseModelHeader(Model &m);
   llvm::Error parseGraph(Model &m);
@@ -1029,7 +1034,7 @@ llvm::Error Parser::parseGraph(Model &m) {
   skipSpace();
   if (!consumeIf("@"))
     return error("expected graph name '@name'");
-  auto gname = parseSymbolName();
+  auto gname = parseSymbolName(/*allowEmpty=*/true);
   if (!gname)
     return gname.takeError();
   g.setName(*gname);

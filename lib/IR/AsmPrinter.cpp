@@ -77,9 +77,9 @@ public:
       const OpsetImport &o = m.opsetImports[i];
       if (i)
         opsets += ", ";
-      opsets += quoteString((o.domain.empty() ? std::string("ai.onnx")
-                                              : o.domain) +
-                            ":" + std::to_string(o.version));
+      opsets +=
+          quoteString((o.domain.empty() ? std::string("ai.onnx") : o.domain) +
+                      ":" + std::to_string(o.version));
     }
     fields.push_back(opsets + "]");
     auto addString = [&](const char *key, const std::string &v) {
@@ -124,8 +124,9 @@ public:
     if (!aliasOrder.empty())
       os << "\n";
 
-    os << "graph @" << (isBareIdentifier(g.getName()) ? g.getName().str()
-                                                       : quoteString(g.getName()))
+    os << "graph @"
+       << (isBareIdentifier(g.getName()) ? g.getName().str()
+                                         : quoteString(g.getName()))
        << "(";
     for (unsigned i = 0; i < g.getNumInputs(); ++i) {
       const Value *in = g.getInput(i);
@@ -237,7 +238,8 @@ private:
     std::string full = typeToString(t);
     std::string elem = typeToString(q);
     size_t pos = full.rfind(elem);
-    return full.substr(0, pos) + "!" + it->second + full.substr(pos + elem.size());
+    return full.substr(0, pos) + "!" + it->second +
+           full.substr(pos + elem.size());
   }
 
   std::string name(const Value *v) {
@@ -337,8 +339,7 @@ private:
       os << "opaque<" << quoteString(o->kind) << ", \"" << toHex(o->bytes)
          << "\">";
     } else if (auto *e = std::get_if<EmptyList>(&s)) {
-      static const char *spell[] = {"[]", "floats[]", "strings[]",
-                                    "tensors[]"};
+      static const char *spell[] = {"[]", "floats[]", "strings[]", "tensors[]"};
       os << spell[e->kind];
     }
   }
@@ -374,7 +375,7 @@ private:
       uint16_t bits;
       std::memcpy(&bits, p + 2 * i, 2);
       float f = d.getKind() == ElementKind::F16 ? halfToFloat(bits)
-                                                 : bfloat16ToFloat(bits);
+                                                : bfloat16ToFloat(bits);
       if (f != f) {
         char buf[16];
         snprintf(buf, sizeof(buf), "0x%04X", bits);

@@ -23,8 +23,7 @@ DenseElements::DenseElements(ElementKind kind, std::vector<int64_t> dims,
 }
 
 DenseElements::DenseElements(std::vector<int64_t> dims,
-                             std::vector<std::string> strings,
-                             std::string name)
+                             std::vector<std::string> strings, std::string name)
     : kind(ElementKind::String), dims(std::move(dims)),
       strings(std::move(strings)), name(std::move(name)) {
   numElements = productOrZero(this->dims);

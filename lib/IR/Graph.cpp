@@ -139,9 +139,9 @@ void Node::setAttr(llvm::StringRef attrName, Attribute value) {
 }
 
 bool Node::removeAttr(llvm::StringRef attrName) {
-  auto it = std::find_if(attrs.begin(), attrs.end(), [&](const NamedAttribute &a) {
-    return a.name == attrName;
-  });
+  auto it =
+      std::find_if(attrs.begin(), attrs.end(),
+                   [&](const NamedAttribute &a) { return a.name == attrName; });
   if (it == attrs.end())
     return false;
   attrs.erase(it);
@@ -159,7 +159,8 @@ void Node::dropAllOperands() {
 // Graph
 //===----------------------------------------------------------------------===//
 
-Graph::Graph(Context &ctx, std::string name) : ctx(ctx), name(std::move(name)) {}
+Graph::Graph(Context &ctx, std::string name)
+    : ctx(ctx), name(std::move(name)) {}
 
 Graph::~Graph() {
   // Drop every use first so that node destruction order does not matter.
@@ -188,8 +189,8 @@ Value *Graph::lookupValue(llvm::StringRef valueName) const {
 }
 
 Value *Graph::addInput(const TensorType *type, std::string inputName) {
-  inputs.emplace_back(new Value(this, nullptr, inputs.size(), type,
-                                std::move(inputName)));
+  inputs.emplace_back(
+      new Value(this, nullptr, inputs.size(), type, std::move(inputName)));
   registerName(inputs.back().get());
   return inputs.back().get();
 }
@@ -214,8 +215,8 @@ void Graph::setOutput(unsigned i, Value *v) {
 
 Node *Graph::createNode(llvm::StringRef op, llvm::ArrayRef<Value *> operands,
                         llvm::ArrayRef<ResultSpec> results,
-                        std::vector<NamedAttribute> attrs,
-                        std::string nodeName, Node *before) {
+                        std::vector<NamedAttribute> attrs, std::string nodeName,
+                        Node *before) {
   Node *n = new Node(this, op.str(), std::move(nodeName));
   for (Value *v : operands)
     n->addOperand(v);

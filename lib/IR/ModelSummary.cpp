@@ -48,8 +48,8 @@ void qopt::printModelSummary(const Model &model, llvm::raw_ostream &os) {
     }
     os << ")";
   }
-  unsigned opaqueQdq = opCounts["onnx.QuantizeLinear"] +
-                       opCounts["onnx.DequantizeLinear"];
+  unsigned opaqueQdq =
+      opCounts["onnx.QuantizeLinear"] + opCounts["onnx.DequantizeLinear"];
   os << "\n  Q/DQ kept as plain ONNX ops (non-constant or disagreeing "
         "parameters): "
      << opaqueQdq << "\n";

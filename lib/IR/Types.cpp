@@ -18,13 +18,13 @@ struct KindInfo {
   unsigned bytes;
 };
 constexpr KindInfo kKindInfos[] = {
-    {ElementKind::Unknown, "?", 0}, {ElementKind::F32, "f32", 4},
-    {ElementKind::F16, "f16", 2},   {ElementKind::BF16, "bf16", 2},
-    {ElementKind::F64, "f64", 8},   {ElementKind::I8, "i8", 1},
-    {ElementKind::U8, "u8", 1},     {ElementKind::I16, "i16", 2},
-    {ElementKind::U16, "u16", 2},   {ElementKind::I32, "i32", 4},
-    {ElementKind::U32, "u32", 4},   {ElementKind::I64, "i64", 8},
-    {ElementKind::U64, "u64", 8},   {ElementKind::Bool, "bool", 1},
+    {ElementKind::Unknown, "?", 0},     {ElementKind::F32, "f32", 4},
+    {ElementKind::F16, "f16", 2},       {ElementKind::BF16, "bf16", 2},
+    {ElementKind::F64, "f64", 8},       {ElementKind::I8, "i8", 1},
+    {ElementKind::U8, "u8", 1},         {ElementKind::I16, "i16", 2},
+    {ElementKind::U16, "u16", 2},       {ElementKind::I32, "i32", 4},
+    {ElementKind::U32, "u32", 4},       {ElementKind::I64, "i64", 8},
+    {ElementKind::U64, "u64", 8},       {ElementKind::Bool, "bool", 1},
     {ElementKind::String, "string", 0},
 };
 } // namespace
@@ -101,8 +101,7 @@ std::pair<int64_t, int64_t> qopt::getIntegerRange(ElementKind k) {
 
 bool QuantType::hasSameParams(const QuantType *o) const {
   return expressed == o->expressed && axis == o->axis &&
-         zeroPoints == o->zeroPoints &&
-         scales.size() == o->scales.size() &&
+         zeroPoints == o->zeroPoints && scales.size() == o->scales.size() &&
          std::memcmp(scales.data(), o->scales.data(),
                      scales.size() * sizeof(float)) == 0;
 }
@@ -170,10 +169,10 @@ const QuantType *Context::getQuantType(ElementKind storage,
              zeroPoints.size() * sizeof(int64_t));
   auto &slot = quantTypes[key];
   if (!slot)
-    slot.reset(new QuantType(this, storage, expressed, axis,
-                             std::vector<float>(scales.begin(), scales.end()),
-                             std::vector<int64_t>(zeroPoints.begin(),
-                                                  zeroPoints.end())));
+    slot.reset(new QuantType(
+        this, storage, expressed, axis,
+        std::vector<float>(scales.begin(), scales.end()),
+        std::vector<int64_t>(zeroPoints.begin(), zeroPoints.end())));
   return slot.get();
 }
 
@@ -199,7 +198,8 @@ static std::string tensorKey(const std::optional<std::vector<Dim>> &shape,
 
 const TensorType *Context::getTensorType(llvm::ArrayRef<Dim> shape,
                                          const Type *element) {
-  std::optional<std::vector<Dim>> s(std::vector<Dim>(shape.begin(), shape.end()));
+  std::optional<std::vector<Dim>> s(
+      std::vector<Dim>(shape.begin(), shape.end()));
   auto &slot = tensorTypes[tensorKey(s, element)];
   if (!slot)
     slot.reset(new TensorType(this, std::move(s), element));

@@ -172,26 +172,23 @@ private:
     }
     for (const Value *r : n.getResults())
       for (const Use &u : r->getUses())
-        if (!u.isGraphOutput() &&
-            (u.index >= u.user->getNumOperands() ||
-             u.user->getOperand(u.index) != r))
+        if (!u.isGraphOutput() && (u.index >= u.user->getNumOperands() ||
+                                   u.user->getOperand(u.index) != r))
           return fail(where, "use list of '" + r->getName().str() +
                                  "' names an operand that is not it");
     if (const OpInfo *info = lookupOpInfo(n.getOp())) {
       if (n.getNumOperands() < info->minOperands ||
           n.getNumOperands() > info->maxOperands)
-        return fail(where, "expects " + countText(info->minOperands,
-                                                  info->maxOperands,
-                                                  "operand") +
-                               ", got " +
-                               std::to_string(n.getNumOperands()));
+        return fail(where, "expects " +
+                               countText(info->minOperands, info->maxOperands,
+                                         "operand") +
+                               ", got " + std::to_string(n.getNumOperands()));
       if (n.getNumResults() < info->minResults ||
           n.getNumResults() > info->maxResults)
-        return fail(where, "expects " + countText(info->minResults,
-                                                  info->maxResults,
-                                                  "result") +
-                               ", got " +
-                               std::to_string(n.getNumResults()));
+        return fail(
+            where, "expects " +
+                       countText(info->minResults, info->maxResults, "result") +
+                       ", got " + std::to_string(n.getNumResults()));
     }
     if (n.isa(ops::Quantize) || n.isa(ops::Dequantize))
       return verifyQuantizeOrDequantize(n);
@@ -263,8 +260,7 @@ private:
         return fail(where, "scale operand has " +
                                std::to_string(sd->getNumElements()) +
                                " elements but the type has " +
-                               std::to_string(q->getNumChannels()) +
-                               " scales");
+                               std::to_string(q->getNumChannels()) + " scales");
       for (size_t i = 0; i < q->getNumChannels(); ++i)
         if (static_cast<float>(sd->getAsDouble(i)) != q->getScales()[i])
           return fail(where, "scale operand value " +
@@ -348,10 +344,9 @@ private:
       return fail(n.describe(), "constant result type " + typeToString(t) +
                                     " must be ranked");
     if (t->getStorageKind() != d.getKind())
-      return fail(n.describe(), "constant data is " +
-                                    getElementKindName(d.getKind()).str() +
-                                    " but the result type is " +
-                                    typeToString(t));
+      return fail(n.describe(),
+                  "constant data is " + getElementKindName(d.getKind()).str() +
+                      " but the result type is " + typeToString(t));
     if (t->hasRank()) {
       bool same = t->getRank() == static_cast<int64_t>(d.getDims().size());
       for (int64_t i = 0; same && i < t->getRank(); ++i)

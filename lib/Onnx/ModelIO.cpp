@@ -1,13 +1,13 @@
 //===- ModelIO.cpp - Reading and writing models in any format -------------===//
 
 #include "qopt/Onnx/ModelIO.h"
+#include "OnnxTypes.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Onnx/OnnxExporter.h"
 #include "qopt/Onnx/OnnxImporter.h"
 #include "qopt/Support/FileOutput.h"
-#include "OnnxTypes.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -26,8 +26,9 @@ llvm::Expected<std::unique_ptr<Model>> qopt::loadModelFile(llvm::StringRef path,
   llvm::StringRef ext = llvm::sys::path::extension(path);
   if (path != "-" && ext == ".onnx")
     return importOnnxFile(path, ctx);
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
-                                                   /*RequiresNullTerminator=*/false);
+  auto buffer =
+      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "cannot read: %s",
                                    buffer.getError().message().c_str());
@@ -64,7 +65,8 @@ llvm::Error qopt::saveModelFile(const Model &model, llvm::StringRef path,
   });
 }
 
-llvm::Expected<DenseElementsRef> qopt::readTensorProtoFile(llvm::StringRef path) {
+llvm::Expected<DenseElementsRef>
+qopt::readTensorProtoFile(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "%s: %s",

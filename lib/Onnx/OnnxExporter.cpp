@@ -78,6 +78,8 @@ public:
     for (const Node &n : g.getNodes())
       if (auto err = exportNode(n))
         return err;
+    if (!attributeError.empty())
+      return makeError(attributeError);
 
     for (const std::string &name : g.getInitializerInputs())
       if (const Value *v = g.lookupValue(name))
@@ -92,8 +94,7 @@ public:
       if (isInitializer(n))
         continue;
       for (const Value *r : n.getResults())
-        if (!r->isAbsent() && !outputs.count(r) &&
-            !r->getType()->isUnknown())
+        if (!r->isAbsent() && !outputs.count(r) && !r->getType()->isUnknown())
           addValueInfo(graph->add_value_info(), r->getName(), r->getType());
     }
     return llvm::Error::success();
@@ -182,8 +183,12 @@ private:
 
   void copyAttributes(const Node &n, onnx::NodeProto *node) {
     for (const NamedAttribute &a : n.getAttrs())
-      attributeToProto(a.name, a.value, *node->add_attribute());
+      if (!attributeToProto(a.name, a.value, *node->add_attribute()) &&
+          attributeError.empty())
+        attributeError = n.describe() + ": attribute '" + a.name +
+                         "' holds bytes that are not a valid ONNX attribute";
   }
+  std::string attributeError;
 
   /// QuantizeLinear/DequantizeLinear for q.quantize/q.dequantize.
   void exportQdq(const Node &n, bool isQ) {

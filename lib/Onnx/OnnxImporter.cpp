@@ -31,6 +31,11 @@ static llvm::Error makeError(const llvm::Twine &msg) {
 }
 
 static std::string describeProto(const onnx::NodeProto &n) {
+  if (n.op_type().empty()) // nothing to show in parentheses
+    return !n.name().empty() ? "node '" + n.name() + "'"
+           : n.output_size() && !n.output(0).empty()
+               ? "node producing '" + n.output(0) + "'"
+               : std::string("unnamed node");
   std::string op = n.domain().empty() || n.domain() == "ai.onnx"
                        ? n.op_type()
                        : n.domain() + "." + n.op_type();
@@ -72,6 +77,15 @@ static llvm::Expected<std::string> resolveExternalPath(llvm::StringRef base,
                        "' escapes the model directory");
   llvm::SmallString<256> full(base.empty() ? "." : base);
   llvm::sys::path::append(full, loc);
+  // Symbolic links may not lead out of the model's directory either.
+  llvm::SmallString<256> realBase, realFull;
+  if (!llvm::sys::fs::real_path(base.empty() ? "." : base, realBase) &&
+      !llvm::sys::fs::real_path(full, realFull)) {
+    llvm::StringRef f = realFull, b = realBase;
+    if (!f.startswith(b) || (f.size() > b.size() && f[b.size()] != '/'))
+      return makeError(what + ": external data path '" + loc +
+                       "' leads out of the model directory");
+  }
   return std::string(full.str());
 }
 
@@ -83,17 +97,21 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
     return kind.takeError();
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   int64_t count = 1;
-  for (int64_t d : dims)
-    if (d < 0 || __builtin_mul_overflow(count, d, &count))
-      return makeError(what + ": invalid or overflowing dimensions " +
-                       shapeText(dims));
+  for (int64_t d : dims) {
+    if (d < 0)
+      return makeError(what + ": negative dimension in " + shapeText(dims));
+    if (__builtin_mul_overflow(count, d, &count))
+      return makeError(what + ": element count of " + shapeText(dims) +
+                       " overflows");
+  }
   if (*kind == ElementKind::String) {
     if (t.string_data_size() != count)
       return makeError(what + ": has " + llvm::Twine(t.string_data_size()) +
                        " strings, expected " + llvm::Twine(count));
     return std::make_shared<const DenseElements>(
-        dims, std::vector<std::string>(t.string_data().begin(),
-                                       t.string_data().end()),
+        dims,
+        std::vector<std::string>(t.string_data().begin(),
+                                 t.string_data().end()),
         t.name());
   }
   auto bytes = DenseElements::byteSizeFor(*kind, count);
@@ -113,8 +131,8 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
         location = kv.value();
       } else if (kv.key() == "offset" || kv.key() == "length") {
         if (llvm::StringRef(kv.value()).getAsInteger(10, v))
-          return makeError(what + ": invalid external data " + kv.key() +
-                           " '" + kv.value() + "'");
+          return makeError(what + ": invalid external data " + kv.key() + " '" +
+                           kv.value() + "'");
         if (kv.key() == "offset")
           offset = v;
         else
@@ -125,9 +143,10 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
     if (!path)
       return path.takeError();
     uint64_t fileSize = 0;
-    if (llvm::sys::fs::file_size(*path, fileSize))
-      return makeError(what + ": cannot read external data file '" +
-                       location + "'");
+    if (!llvm::sys::fs::is_regular_file(*path) ||
+        llvm::sys::fs::file_size(*path, fileSize))
+      return makeError(what + ": external data file '" + location +
+                       "' is missing or not a regular file");
     uint64_t len = length ? *length : *bytes;
     if (len != *bytes)
       return makeError(what + ": external data length " + llvm::Twine(len) +
@@ -138,8 +157,8 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
                        "' is too short");
     int fd = ::open(path->c_str(), O_RDONLY);
     if (fd < 0)
-      return makeError(what + ": cannot open external data file '" +
-                       location + "'");
+      return makeError(what + ": cannot open external data file '" + location +
+                       "'");
     std::string data(len, '\0');
     ssize_t got = ::pread(fd, data.data(), len, static_cast<off_t>(offset));
     ::close(fd);
@@ -161,12 +180,33 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
                                                  t.name());
   }
 
-  std::string data(*bytes, '\0');
   auto countMismatch = [&](int have) {
     return makeError(what + ": has " + llvm::Twine(have) +
-                     " values, expected " + llvm::Twine(count) +
-                     " for shape " + shapeText(dims));
+                     " values, expected " + llvm::Twine(count) + " for shape " +
+                     shapeText(dims));
   };
+  // The typed field's length is checked before anything is allocated.
+  int have;
+  switch (*kind) {
+  case ElementKind::F32:
+    have = t.float_data_size();
+    break;
+  case ElementKind::F64:
+    have = t.double_data_size();
+    break;
+  case ElementKind::I64:
+    have = t.int64_data_size();
+    break;
+  case ElementKind::U32:
+  case ElementKind::U64:
+    have = t.uint64_data_size();
+    break;
+  default:
+    have = t.int32_data_size();
+  }
+  if (have != count)
+    return countMismatch(have);
+  std::string data(*bytes, '\0');
   switch (*kind) {
   case ElementKind::F32:
     if (t.float_data_size() != count)
@@ -282,7 +322,8 @@ llvm::Error Importer::importHeader() {
                          "supported (" +
                          llvm::Twine(kMaxSupportedOpset) + ")");
       if (opset < 1)
-        return makeError("invalid opset version " + llvm::Twine(opset));
+        return makeError("invalid version " + llvm::Twine(opset) +
+                         " for the opset of the default domain");
     }
     model->opsetImports.push_back(
         {isDefaultDomain(o.domain()) ? std::string() : o.domain(),
@@ -307,8 +348,9 @@ llvm::Error Importer::importHeader() {
   model->getGraph().setName(g.name());
   model->getGraph().setDocString(g.doc_string());
   if (g.node_size() == 0 && g.output_size() == 0)
-    return makeError("graph '" + g.name() + "' is empty: no nodes and no "
-                                             "outputs");
+    return makeError("graph '" + g.name() +
+                     "' is empty: no nodes and no "
+                     "outputs");
   if (g.output_size() == 0)
     return makeError("graph '" + g.name() + "' has no outputs");
   return llvm::Error::success();
@@ -336,7 +378,8 @@ llvm::Error Importer::collectConstants() {
   onnx::GraphProto &g = *proto.mutable_graph();
   for (auto &t : *g.mutable_initializer()) {
     if (t.name().empty())
-      return makeError("an initializer has no name");
+      return makeError("initializer #" +
+                       llvm::Twine(initializerOrder.size()) + " has no name");
     if (!initializers.emplace(t.name(), &t).second)
       return makeError("duplicate initializer '" + t.name() + "'");
     initializerOrder.push_back(t.name());
@@ -461,7 +504,8 @@ std::optional<std::vector<Dim>> Importer::knownShape(const std::string &name) {
   if (p != producers.end()) {
     const onnx::NodeProto &n = proto.graph().node(p->second);
     if (isDefaultDomain(n.domain()) &&
-        (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") &&
+        (n.op_type() == "QuantizeLinear" ||
+         n.op_type() == "DequantizeLinear") &&
         n.input_size() > 0 && !n.input(0).empty())
       return knownShape(n.input(0));
   }
@@ -475,8 +519,9 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   while (numInputs > 0 && n.input(numInputs - 1).empty())
     --numInputs;
   if (numInputs < 2 || numInputs > 3)
-    return makeError(where + ": expects 2 or 3 inputs (x, scale, "
-                             "zero_point), got " +
+    return makeError(where +
+                     ": expects 2 or 3 inputs (x, scale, "
+                     "zero_point), got " +
                      llvm::Twine(n.input_size()));
   if (n.input(0).empty() || n.input(1).empty())
     return makeError(where + ": input x and scale are required");
@@ -520,15 +565,14 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
     return makeError(where + ": scale '" + scaleName +
                      "' must be a float tensor, got " +
                      getElementKindName(scaleKind));
-  ElementKind zpKind = zpName.empty() ? ElementKind::Unknown
-                                      : knownKind(zpName);
+  ElementKind zpKind =
+      zpName.empty() ? ElementKind::Unknown : knownKind(zpName);
   if (zpKind != ElementKind::Unknown && !isQuantStorageKind(zpKind))
     return makeError(where + ": zero point '" + zpName +
                      "' must be int8, uint8, int16, uint16" +
                      (isQ ? "" : " or int32") + ", got " +
                      getElementKindName(zpKind));
-  if ((zpKind == ElementKind::I16 || zpKind == ElementKind::U16) &&
-      opset < 21)
+  if ((zpKind == ElementKind::I16 || zpKind == ElementKind::U16) && opset < 21)
     return makeError(where + ": 16-bit zero point '" + zpName +
                      "' needs opset 21, but the model imports opset " +
                      llvm::Twine(opset));
@@ -557,22 +601,23 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   ElementKind xKind = knownKind(x);
   if (isQ) {
     if (xKind != ElementKind::Unknown && !isFloatKind(xKind))
-      return makeError(where + ": input '" + x + "' must be a float tensor, "
-                                                  "got " +
+      return makeError(where + ": input '" + x +
+                       "' must be a float tensor, "
+                       "got " +
                        getElementKindName(xKind));
     if (storage == ElementKind::Unknown && zpName.empty())
       storage = ElementKind::U8;
   } else {
     if (xKind != ElementKind::Unknown) {
       if (!isQuantStorageKind(xKind))
-        return makeError(where + ": input '" + x + "' must be int8, uint8, "
-                                                    "int16, uint16 or int32, "
-                                                    "got " +
+        return makeError(where + ": input '" + x +
+                         "' must be int8, uint8, "
+                         "int16, uint16 or int32, "
+                         "got " +
                          getElementKindName(xKind));
       if (storage != ElementKind::Unknown && storage != xKind)
         return makeError(where + ": input '" + x + "' is " +
-                         getElementKindName(xKind) +
-                         " but the zero point is " +
+                         getElementKindName(xKind) + " but the zero point is " +
                          getElementKindName(storage));
       storage = xKind;
     }
@@ -590,8 +635,8 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
 
   // Shapes, from constants or declared types: per tensor (one element,
   // rank <= 1) or per axis (rank 1). Checked even for dynamic parameters.
-  auto staticDims = [&](const std::string &name)
-      -> std::optional<std::vector<int64_t>> {
+  auto staticDims =
+      [&](const std::string &name) -> std::optional<std::vector<int64_t>> {
     auto shape = knownShape(name);
     if (!shape)
       return std::nullopt;
@@ -771,7 +816,7 @@ llvm::Error Importer::emitNodes() {
     else
       op = n.domain() + "." + n.op_type();
     if (n.op_type().empty())
-      return makeError(where + ": node has no op_type");
+      return makeError(where + ": op_type is empty");
 
     std::vector<Value *> operands;
     int numInputs = n.input_size();
@@ -824,8 +869,8 @@ llvm::Error Importer::emitNodes() {
       }
       results.push_back({withQuant(out, type), out});
     }
-    Node *node = graph.createNode(op, operands, results, std::move(attrs),
-                                  n.name());
+    Node *node =
+        graph.createNode(op, operands, results, std::move(attrs), n.name());
     // Constant nodes share the tensor already decoded for parameter lookup.
     if (op == "onnx.Constant" && constantNodes.count(n.output(0)))
       node->setAttr("value", Attribute(constantCache[n.output(0)]));
@@ -905,10 +950,11 @@ static llvm::Error parseProto(google::protobuf::io::ZeroCopyInputStream &in,
                               onnx::ModelProto &proto) {
   google::protobuf::io::CodedInputStream coded(&in);
   coded.SetTotalBytesLimit(std::numeric_limits<int>::max());
-  coded.SetRecursionLimit(256);
+  coded.SetRecursionLimit(onnxbridge::kProtoRecursionLimit);
   if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-    return makeError("not a valid ONNX model (protobuf parsing failed; "
-                     "the file is truncated or not ONNX)");
+    return makeError("not a valid ONNX model (protobuf parsing failed: the "
+                     "file is truncated, not ONNX, or nested more than 256 "
+                     "levels deep)");
   if (!proto.has_graph() && proto.opset_import_size() == 0)
     return makeError("not a valid ONNX model (no graph and no opset "
                      "imports)");

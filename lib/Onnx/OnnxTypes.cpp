@@ -2,6 +2,9 @@
 
 #include "OnnxTypes.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 using namespace qopt;
 using namespace qopt::onnxbridge;
 
@@ -169,6 +172,13 @@ onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
   };
   if (!a.ref_attr_name().empty())
     return opaque("ref_attr");
+  // proto2 keeps an enum value it does not know as an unknown field.
+  for (int i = 0; i < a.unknown_fields().field_count(); ++i)
+    if (a.unknown_fields().field(i).number() ==
+        onnx::AttributeProto::kTypeFieldNumber)
+      return makeError(where + ": attribute '" + a.name() +
+                       "' has unknown type " +
+                       llvm::Twine(a.unknown_fields().field(i).varint()));
   AP::AttributeType type = a.type();
   if (type == AP::UNDEFINED) { // pre-IR-3 models: infer from the fields set
     if (a.has_f())
@@ -241,13 +251,19 @@ onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
   }
 }
 
-void onnxbridge::attributeToProto(llvm::StringRef name, const Attribute &attr,
+bool onnxbridge::attributeToProto(llvm::StringRef name, const Attribute &attr,
                                   onnx::AttributeProto &out) {
   using AP = onnx::AttributeProto;
   if (auto *o = attr.getIf<OpaqueAttr>()) {
-    out.ParseFromString(o->bytes);
+    // The nesting limit of import, so whatever imported exports whole.
+    google::protobuf::io::ArrayInputStream raw(
+        o->bytes.data(), static_cast<int>(o->bytes.size()));
+    google::protobuf::io::CodedInputStream in(&raw);
+    in.SetRecursionLimit(kProtoRecursionLimit);
+    if (!out.ParseFromCodedStream(&in))
+      return false;
     out.set_name(name.str());
-    return;
+    return true;
   }
   out.set_name(name.str());
   if (auto *i = attr.getIf<int64_t>()) {
@@ -279,8 +295,9 @@ void onnxbridge::attributeToProto(llvm::StringRef name, const Attribute &attr,
     for (const DenseElementsRef &t : *ts)
       tensorToProto(*t, t->getName(), *out.add_tensors());
   } else if (auto *e = attr.getIf<EmptyList>()) {
-    static const AP::AttributeType kinds[] = {AP::INTS, AP::FLOATS,
-                                              AP::STRINGS, AP::TENSORS};
+    static const AP::AttributeType kinds[] = {AP::INTS, AP::FLOATS, AP::STRINGS,
+                                              AP::TENSORS};
     out.set_type(kinds[e->kind]);
   }
+  return true;
 }

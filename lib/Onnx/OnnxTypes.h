@@ -31,17 +31,21 @@ void tensorTypeToProto(const TensorType *type, onnx::TypeProto &out);
 
 /// Decodes a tensor (raw, typed fields or external data). Raw bytes are
 /// moved out of `t`.
-llvm::Expected<DenseElementsRef>
-tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
-                llvm::StringRef what);
+llvm::Expected<DenseElementsRef> tensorFromProto(onnx::TensorProto &t,
+                                                 llvm::StringRef baseDir,
+                                                 llvm::StringRef what);
 void tensorToProto(const DenseElements &d, llvm::StringRef name,
                    onnx::TensorProto &out);
 
 llvm::Expected<Attribute> attributeFromProto(const onnx::AttributeProto &a,
                                              llvm::StringRef baseDir,
                                              llvm::StringRef where);
-void attributeToProto(llvm::StringRef name, const Attribute &attr,
-                      onnx::AttributeProto &out);
+/// False if an opaque attribute's bytes no longer parse.
+[[nodiscard]] bool attributeToProto(llvm::StringRef name, const Attribute &attr,
+                                    onnx::AttributeProto &out);
+
+/// Nesting depth accepted for protobuf messages (subgraphs in subgraphs).
+constexpr int kProtoRecursionLimit = 256;
 
 } // namespace onnxbridge
 } // namespace qopt

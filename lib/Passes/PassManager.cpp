@@ -58,10 +58,9 @@ void PassInstrumentation::reportError(llvm::Error err) {
     llvm::consumeError(std::move(err));
     return;
   }
-  llvm::handleAllErrors(std::move(err),
-                        [&](std::unique_ptr<llvm::ErrorInfoBase> e) {
-                          failure = std::move(e);
-                        });
+  llvm::handleAllErrors(
+      std::move(err),
+      [&](std::unique_ptr<llvm::ErrorInfoBase> e) { failure = std::move(e); });
 }
 
 llvm::Error PassInstrumentation::takeError() {
@@ -147,8 +146,7 @@ PreservedAnalyses FixpointPass::run(Graph &g, AnalysisManager &am) {
     if (pa.areAllPreserved() || (pi && pi->hasFailed()))
       return result;
   }
-  llvm::WithColor::warning(llvm::errs(), "qopt")
-      << "fixpoint(";
+  llvm::WithColor::warning(llvm::errs(), "qopt") << "fixpoint(";
   inner.printPipeline(llvm::errs());
   llvm::errs() << ") still changed the graph after " << maxIterations
                << (maxIterations == 1 ? " iteration" : " iterations")

@@ -101,8 +101,8 @@ public:
   void printPipeline(llvm::raw_ostream &os) const override { os << "print"; }
 };
 
-constexpr const char *kBuiltinNames[] = {"fixpoint", "repeat", "require",
-                                         "invalidate", "print", "verify",
+constexpr const char *kBuiltinNames[] = {"fixpoint",   "repeat", "require",
+                                         "invalidate", "print",  "verify",
                                          "default"};
 
 } // namespace
@@ -119,14 +119,14 @@ PassRegistry::PassRegistry() {
 bool PassRegistry::checkUnique(llvm::StringRef kind, llvm::StringRef name) {
   auto it = owners.find(name.str());
   if (it == owners.end()) {
-    owners[name.str()] = (kind + " '" + name + "' from plugin '" +
-                          currentPlugin + "'")
-                             .str();
+    owners[name.str()] =
+        (kind + " '" + name + "' from plugin '" + currentPlugin + "'").str();
     return true;
   }
   llvm::Error err = makeError("plugin '" + currentPlugin + "' registers " +
-                              kind + " '" + name + "', but that name is "
-                                                   "already taken by " +
+                              kind + " '" + name +
+                              "', but that name is "
+                              "already taken by " +
                               it->second);
   if (!registrationError)
     llvm::handleAllErrors(std::move(err),
@@ -139,8 +139,7 @@ bool PassRegistry::checkUnique(llvm::StringRef kind, llvm::StringRef name) {
 }
 
 void PassRegistry::registerPass(llvm::StringRef name,
-                                llvm::StringRef description,
-                                PassFactory create,
+                                llvm::StringRef description, PassFactory create,
                                 llvm::StringRef paramsHelp) {
   if (!checkUnique("pass", name))
     return;
@@ -259,8 +258,9 @@ PassRegistry::parseElements(llvm::StringRef text, size_t &pos,
     e.name = text.slice(start, pos).str();
     if (e.name.empty()) {
       if (pos >= text.size())
-        return makeError("pipeline '" + text + "' ends where a pass name "
-                                               "was expected");
+        return makeError("pipeline '" + text +
+                         "' ends where a pass name "
+                         "was expected");
       return makeError("unexpected '" + text.substr(pos, 1) +
                        "' in pipeline at offset " + llvm::Twine(pos) +
                        "; expected a pass name");
@@ -339,16 +339,17 @@ llvm::Error PassRegistry::buildInto(PassManager &pm,
         return std::move(err);
       return std::move(sub);
     };
-    auto analysisNamed = [&](llvm::StringRef n) -> llvm::Expected<const AnalysisEntry *> {
+    auto analysisNamed =
+        [&](llvm::StringRef n) -> llvm::Expected<const AnalysisEntry *> {
       if (const AnalysisEntry *a = lookupAnalysis(n))
         return a;
       std::vector<std::string> names;
       for (const auto &[k, _] : analyses)
         names.push_back(k);
       std::string hint = closestName(n, names);
-      return makeError("unknown analysis '" + n + "' in '" + e.name + "<" +
-                       n + ">'" + (hint.empty() ? "" : "; did you mean '" +
-                                                             hint + "'?"));
+      return makeError("unknown analysis '" + n + "' in '" + e.name + "<" + n +
+                       ">'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
     };
 
     if (e.name == "fixpoint") {
@@ -360,8 +361,8 @@ llvm::Error PassRegistry::buildInto(PassManager &pm,
         if (p->count("max-iterations") &&
             (llvm::StringRef((*p)["max-iterations"]).getAsInteger(10, maxIt) ||
              maxIt == 0))
-          return makeError("invalid max-iterations '" +
-                           (*p)["max-iterations"] + "' for 'fixpoint'");
+          return makeError("invalid max-iterations '" + (*p)["max-iterations"] +
+                           "' for 'fixpoint'");
       }
       auto sub = inner();
       if (!sub)
@@ -418,10 +419,9 @@ llvm::Error PassRegistry::buildInto(PassManager &pm,
         for (const auto &[k, _] : pipelines)
           names.push_back(k);
         std::string hint = closestName(*e.params, names);
-        return makeError("unknown pipeline 'default<" + *e.params + ">'" +
-                         (hint.empty() ? ""
-                                       : "; did you mean 'default<" + hint +
-                                             ">'?"));
+        return makeError(
+            "unknown pipeline 'default<" + *e.params + ">'" +
+            (hint.empty() ? "" : "; did you mean 'default<" + hint + ">'?"));
       }
       if (depth > kMaxPipelineDepth)
         return makeError("pipeline 'default<" + *e.params +
@@ -444,8 +444,9 @@ llvm::Error PassRegistry::buildInto(PassManager &pm,
     } else {
       std::string hint = closestName(e.name, allPassNames());
       if (lookupAnalysis(e.name))
-        return makeError("'" + e.name + "' is an analysis, not a pass; use "
-                                        "require<" +
+        return makeError("'" + e.name +
+                         "' is an analysis, not a pass; use "
+                         "require<" +
                          e.name + "> or print<" + e.name + ">");
       return makeError("unknown pass '" + e.name + "' in pipeline" +
                        (hint.empty() ? "" : "; did you mean '" + hint + "'?"));

@@ -124,9 +124,9 @@ private:
 
 } // namespace
 
-GreedyRewriteResult qopt::applyPatternsGreedily(Graph &graph,
-                                                const PatternList &patterns,
-                                                const GreedyRewriteConfig &config) {
+GreedyRewriteResult
+qopt::applyPatternsGreedily(Graph &graph, const PatternList &patterns,
+                            const GreedyRewriteConfig &config) {
   // Patterns by root op, highest benefit first; "" roots apply to every op.
   llvm::StringMap<std::vector<const RewritePattern *>> byOp;
   std::vector<const RewritePattern *> anyOp;
@@ -153,7 +153,8 @@ GreedyRewriteResult qopt::applyPatternsGreedily(Graph &graph,
     bool changedThisSweep = false;
     // A pattern set that keeps undoing itself would never drain the
     // worklist; bound the rewrites of one sweep as well.
-    uint64_t sweepBudget = 64 * static_cast<uint64_t>(graph.getNumNodes()) + 1024;
+    uint64_t sweepBudget =
+        64 * static_cast<uint64_t>(graph.getNumNodes()) + 1024;
     uint64_t sweepRewrites = 0;
     while (Node *n = rewriter.pop()) {
       if (sweepRewrites > sweepBudget)

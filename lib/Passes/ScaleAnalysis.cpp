@@ -12,21 +12,22 @@ AnalysisKey ScaleAnalysis::Key;
 /// Ops whose outputs hold a subset/rearrangement of input 0's elements.
 static bool movesDataOnly(const Node &n) {
   static const char *const kOps[] = {
-      "onnx.Reshape", "onnx.Flatten",  "onnx.Transpose", "onnx.Squeeze",
-      "onnx.Unsqueeze", "onnx.Slice",  "onnx.Split",     "onnx.Gather",
-      "onnx.Identity", "onnx.MaxPool", "onnx.DepthToSpace",
-      "onnx.SpaceToDepth"};
+      "onnx.Reshape", "onnx.Flatten",      "onnx.Transpose",
+      "onnx.Squeeze", "onnx.Unsqueeze",    "onnx.Slice",
+      "onnx.Split",   "onnx.Gather",       "onnx.Identity",
+      "onnx.MaxPool", "onnx.DepthToSpace", "onnx.SpaceToDepth"};
   for (const char *op : kOps)
     if (n.getOp() == op)
       return true;
   if (n.isa("onnx.Resize")) {
     const Attribute *mode = n.getAttr("mode");
-    return !mode || (mode->isString() && *mode->getIf<std::string>() == "nearest");
+    return !mode ||
+           (mode->isString() && *mode->getIf<std::string>() == "nearest");
   }
   if (n.isa("onnx.Pad")) {
     const Attribute *mode = n.getAttr("mode");
-    bool constantMode =
-        !mode || (mode->isString() && *mode->getIf<std::string>() == "constant");
+    bool constantMode = !mode || (mode->isString() &&
+                                  *mode->getIf<std::string>() == "constant");
     // Only the default pad value 0, which every zero point represents.
     return constantMode && (n.getNumOperands() < 3 || !n.getOperand(2));
   }

@@ -74,8 +74,7 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
     return true;
   });
 
-  pi.registerAfterPass([this, listed, &pi](llvm::StringRef pass,
-                                           const Graph &g,
+  pi.registerAfterPass([this, listed, &pi](llvm::StringRef pass, const Graph &g,
                                            const PreservedAnalyses &) {
     if (timers && !running.empty()) {
       running.back()->stopTimer();
@@ -98,9 +97,8 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
     if (options.verifyEach) {
       if (llvm::Error err = verifyGraph(g))
         pi.reportError(llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "pass '%s' produced invalid IR: %s", pass.str().c_str(),
-            llvm::toString(std::move(err)).c_str()));
+            llvm::inconvertibleErrorCode(), "pass '%s' produced invalid IR: %s",
+            pass.str().c_str(), llvm::toString(std::move(err)).c_str()));
     }
     if (!options.stopAfter.empty() && pass == options.stopAfter)
       stopped = true;

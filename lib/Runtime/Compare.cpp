@@ -36,7 +36,8 @@ OutputComparison rt::compareTensors(llvm::StringRef name, const Tensor &a,
     sumAbs += d;
     if (c.integer && a.getInt(i) != b.getInt(i)) {
       ++c.differing;
-      c.maxLsbDiff = std::max<int64_t>(c.maxLsbDiff, std::llabs(a.getInt(i) - b.getInt(i)));
+      c.maxLsbDiff = std::max<int64_t>(c.maxLsbDiff,
+                                       std::llabs(a.getInt(i) - b.getInt(i)));
     } else if (!c.integer && d != 0) {
       ++c.differing;
     }

@@ -43,8 +43,8 @@ Interpreter::create(const Model &model) {
   return std::unique_ptr<Interpreter>(new Interpreter(g, opset ? opset : 13));
 }
 
-llvm::Expected<std::vector<Tensor>>
-Interpreter::run(const TensorMap &inputs, const Hooks *hooks) const {
+llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
+                                                     const Hooks *hooks) const {
   llvm::DenseMap<const Value *, Tensor> values;
   for (const Value *in : graph.getInputs()) {
     auto it = inputs.find(in->getName().str());
@@ -57,8 +57,8 @@ Interpreter::run(const TensorMap &inputs, const Hooks *hooks) const {
     if (t->getStorageKind() != ElementKind::Unknown &&
         t->getStorageKind() != given.kind())
       return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "graph input '%s' expects %s, got %s", in->getName().str().c_str(),
+          llvm::inconvertibleErrorCode(), "graph input '%s' expects %s, got %s",
+          in->getName().str().c_str(),
           getElementKindName(t->getStorageKind()).str().c_str(),
           getElementKindName(given.kind()).str().c_str());
     if (t->hasRank()) {
@@ -91,10 +91,9 @@ Interpreter::run(const TensorMap &inputs, const Hooks *hooks) const {
         }
       auto it = values.find(v);
       if (it == values.end())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "%s: operand '%s' has no value",
-                                       n.describe().c_str(),
-                                       v->getName().str().c_str());
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(), "%s: operand '%s' has no value",
+            n.describe().c_str(), v->getName().str().c_str());
       operands.push_back(&it->second);
     }
     KernelContext ctx(n, std::move(operands), opset);
@@ -157,7 +156,10 @@ rt::makeRandomInputs(const Graph &graph, uint64_t seed,
                                      in->getName().str().c_str());
     auto tensor = Tensor::allocate(kind, shape);
     if (!tensor)
-      return tensor.takeError();
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(), "graph input '%s': %s",
+          in->getName().str().c_str(),
+          llvm::toString(tensor.takeError()).c_str());
     std::mt19937_64 rng(seed * 7919 + index++);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     int64_t n = tensor->numElements();

@@ -96,11 +96,12 @@ llvm::Error convTransposeKernel(KernelContext &ctx) {
   if (outputShape.size() == k + 2)
     outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
   for (size_t i = 0; i < k; ++i) {
-    int64_t full =
-        strides[i] * (in[i] - 1) + outPad[i] + (kernel[i] - 1) * dilations[i] + 1;
+    int64_t full = strides[i] * (in[i] - 1) + outPad[i] +
+                   (kernel[i] - 1) * dilations[i] + 1;
     if (!outputShape.empty() || autoPad == "SAME_UPPER" ||
         autoPad == "SAME_LOWER") {
-      int64_t target = !outputShape.empty() ? outputShape[i] : in[i] * strides[i];
+      int64_t target =
+          !outputShape.empty() ? outputShape[i] : in[i] * strides[i];
       int64_t total = full - target;
       // Floor division: a negative total (output_shape larger than the
       // natural size) extends the end, as in the ONNX reference.
@@ -148,8 +149,8 @@ llvm::Error convTransposeKernel(KernelContext &ctx) {
             int64_t offset = 0;
             bool inside = true;
             for (size_t d = 0; d < k && inside; ++d) {
-              int64_t pos = iIdx[d] * strides[d] + kIdx[d] * dilations[d] -
-                            padBegin[d];
+              int64_t pos =
+                  iIdx[d] * strides[d] + kIdx[d] * dilations[d] - padBegin[d];
               inside = pos >= 0 && pos < out[d];
               offset += pos * outStrides[d];
             }
@@ -355,8 +356,8 @@ llvm::Error globalPoolKernel(KernelContext &ctx, PoolKind kind) {
   outShape[1] = x->dim(1);
   std::vector<double> y(planes);
   for (int64_t p = 0; p < planes; ++p) {
-    double acc = kind == PoolKind::Max ? -std::numeric_limits<double>::infinity()
-                                       : 0.0;
+    double acc =
+        kind == PoolKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
     for (int64_t i = 0; i < size; ++i) {
       double v = x->getDouble(p * size + i);
       acc = kind == PoolKind::Max ? std::max(acc, v) : acc + v;
@@ -417,8 +418,10 @@ llvm::Error batchNormKernel(KernelContext &ctx) {
     double momentum = ctx.getFloat("momentum", 0.9f);
     std::vector<double> runMean(c), runVar(c);
     for (int64_t ch = 0; ch < c; ++ch) {
-      runMean[ch] = mean->getDouble(ch) * momentum + batchMean[ch] * (1 - momentum);
-      runVar[ch] = var->getDouble(ch) * momentum + batchVar[ch] * (1 - momentum);
+      runMean[ch] =
+          mean->getDouble(ch) * momentum + batchMean[ch] * (1 - momentum);
+      runVar[ch] =
+          var->getDouble(ch) * momentum + batchVar[ch] * (1 - momentum);
     }
     if (ctx.wantsOutput(1))
       if (auto err = emit(ctx, 1, mean->kind(), mean->shape(), runMean))
@@ -474,9 +477,8 @@ llvm::Error layerNormKernel(KernelContext &ctx) {
   Shape statShape = x->shape();
   for (size_t d = *axis; d < statShape.size(); ++d)
     statShape[d] = 1;
-  ElementKind statKind =
-      elementKindFromOnnxType(ctx.getInt("stash_type", 1)).value_or(
-          ElementKind::F32);
+  ElementKind statKind = elementKindFromOnnxType(ctx.getInt("stash_type", 1))
+                             .value_or(ElementKind::F32);
   if (ctx.wantsOutput(1))
     if (auto err = emit(ctx, 1, statKind, statShape, means))
       return err;
@@ -491,8 +493,8 @@ llvm::Error softmaxImpl(KernelContext &ctx, bool logSoftmax) {
   if (!x)
     return ctx.error("missing input");
   bool legacy = ctx.opset < 13;
-  auto axis = normalizeAxis(ctx, ctx.getInt("axis", legacy ? 1 : -1),
-                            x->rank());
+  auto axis =
+      normalizeAxis(ctx, ctx.getInt("axis", legacy ? 1 : -1), x->rank());
   if (!axis)
     return axis.takeError();
   int64_t n = x->numElements();
@@ -522,14 +524,19 @@ llvm::Error softmaxImpl(KernelContext &ctx, bool logSoftmax) {
         sum += std::exp(xv[base + a * inner] - mx);
       for (int64_t a = 0; a < axisSize; ++a) {
         double e = xv[base + a * inner] - mx;
-        y[base + a * inner] = logSoftmax ? e - std::log(sum) : std::exp(e) / sum;
+        y[base + a * inner] =
+            logSoftmax ? e - std::log(sum) : std::exp(e) / sum;
       }
     }
   return emit(ctx, 0, x->kind(), x->shape(), y);
 }
 
-llvm::Error softmaxKernel(KernelContext &ctx) { return softmaxImpl(ctx, false); }
-llvm::Error logSoftmaxKernel(KernelContext &ctx) { return softmaxImpl(ctx, true); }
+llvm::Error softmaxKernel(KernelContext &ctx) {
+  return softmaxImpl(ctx, false);
+}
+llvm::Error logSoftmaxKernel(KernelContext &ctx) {
+  return softmaxImpl(ctx, true);
+}
 
 } // namespace
 

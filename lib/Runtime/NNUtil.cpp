@@ -22,7 +22,8 @@ llvm::Error rt::windowGeometry(const KernelContext &ctx, const Shape &in,
                                Shape &padBegin, Shape &padEnd, Shape &out) {
   size_t k = in.size();
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
-  std::vector<int64_t> pads = ctx.getInts("pads", std::vector<int64_t>(2 * k, 0));
+  std::vector<int64_t> pads =
+      ctx.getInts("pads", std::vector<int64_t>(2 * k, 0));
   if (pads.size() != 2 * k)
     return ctx.error("pads has " + llvm::Twine(pads.size()) +
                      " values, expected " + llvm::Twine(2 * k));
@@ -77,9 +78,9 @@ llvm::Expected<ConvGeometry> rt::convGeometry(const KernelContext &ctx,
   g.group = ctx.getInt("group", 1);
   if (g.group <= 0 || g.inChannels % g.group || g.outChannels % g.group ||
       w[1] * g.group != g.inChannels)
-    return ctx.error("channels " + llvm::Twine(g.inChannels) +
-                     " and weight " + shapeToString(w) +
-                     " do not match group " + llvm::Twine(g.group));
+    return ctx.error("channels " + llvm::Twine(g.inChannels) + " and weight " +
+                     shapeToString(w) + " do not match group " +
+                     llvm::Twine(g.group));
   g.inSpatial.assign(x.begin() + 2, x.end());
   g.kernel = ctx.getInts("kernel_shape", Shape(w.begin() + 2, w.end()));
   if (g.kernel != Shape(w.begin() + 2, w.end()))
@@ -88,9 +89,9 @@ llvm::Expected<ConvGeometry> rt::convGeometry(const KernelContext &ctx,
   g.dilations = ctx.getInts("dilations", Shape(k, 1));
   if (g.strides.size() != k || g.dilations.size() != k)
     return ctx.error("strides/dilations have the wrong length");
-  if (auto err = windowGeometry(ctx, g.inSpatial, g.kernel, g.strides,
-                                g.dilations, false, g.padBegin, g.padEnd,
-                                g.outSpatial))
+  if (auto err =
+          windowGeometry(ctx, g.inSpatial, g.kernel, g.strides, g.dilations,
+                         false, g.padBegin, g.padEnd, g.outSpatial))
     return std::move(err);
   return g;
 }
@@ -117,8 +118,8 @@ void rt::convolve(const ConvGeometry &g, const double *x, const double *w,
       int64_t offset = 0;
       bool inside = true;
       for (size_t d = 0; d < k && inside; ++d) {
-        int64_t pos = oIdx[d] * g.strides[d] - g.padBegin[d] +
-                      kIdx[d] * g.dilations[d];
+        int64_t pos =
+            oIdx[d] * g.strides[d] - g.padBegin[d] + kIdx[d] * g.dilations[d];
         inside = pos >= 0 && pos < g.inSpatial[d];
         offset += pos * inStrides[d];
       }
@@ -149,9 +150,9 @@ void rt::convolve(const ConvGeometry &g, const double *x, const double *w,
         }
       Eigen::Map<const RowMatrix> wm(w + grp * mPerGroup * rows, mPerGroup,
                                      rows);
-      Eigen::Map<RowMatrix> ym(
-          y + (n * g.outChannels + grp * mPerGroup) * outSize, mPerGroup,
-          outSize);
+      Eigen::Map<RowMatrix> ym(y + (n * g.outChannels + grp * mPerGroup) *
+                                       outSize,
+                               mPerGroup, outSize);
       ym.noalias() = wm * cols;
       if (bias)
         for (int64_t m = 0; m < mPerGroup; ++m)
@@ -176,15 +177,13 @@ llvm::Error rt::matmul(const KernelContext &ctx, const Shape &aShapeIn,
   int64_t k2 = bShape[bShape.size() - 2], n = bShape.back();
   if (k != k2)
     return ctx.error("MatMul inner dimensions differ: " +
-                     shapeToString(aShapeIn) + " x " +
-                     shapeToString(bShapeIn));
+                     shapeToString(aShapeIn) + " x " + shapeToString(bShapeIn));
   Shape aBatch(aShape.begin(), aShape.end() - 2);
   Shape bBatch(bShape.begin(), bShape.end() - 2);
   auto batch = broadcastShapes(aBatch, bBatch);
   if (!batch)
     return ctx.error("MatMul batch dimensions do not broadcast: " +
-                     shapeToString(aShapeIn) + " x " +
-                     shapeToString(bShapeIn));
+                     shapeToString(aShapeIn) + " x " + shapeToString(bShapeIn));
   int64_t batches = shapeNumElements(*batch).value_or(0);
   BroadcastIndexer ai(aBatch, *batch), bi(bBatch, *batch);
   out.assign(batches * m * n, 0.0);

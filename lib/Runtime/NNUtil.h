@@ -1,4 +1,5 @@
-//===- NNUtil.h - Convolution and matrix helpers for the kernels -*- C++ -*-===//
+//===- NNUtil.h - Convolution and matrix helpers for the kernels -*- C++
+//-*-===//
 //
 // Private to lib/Runtime. The float kernels (Conv, Gemm, MatMul) and the
 // integer ones (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger)

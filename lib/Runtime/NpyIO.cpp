@@ -27,7 +27,8 @@ static const struct {
 };
 
 /// Value of `key` in the header dict, e.g. 'descr': '<f4'.
-static llvm::StringRef headerField(llvm::StringRef header, llvm::StringRef key) {
+static llvm::StringRef headerField(llvm::StringRef header,
+                                   llvm::StringRef key) {
   size_t pos = header.find(("'" + key + "'").str());
   if (pos == llvm::StringRef::npos)
     return {};
@@ -40,14 +41,15 @@ static llvm::StringRef headerField(llvm::StringRef header, llvm::StringRef key) 
   return rest.take_until([](char c) { return c == ',' || c == '}'; }).trim();
 }
 
-llvm::Expected<Tensor> rt::parseNpy(llvm::StringRef bytes, llvm::StringRef what) {
+llvm::Expected<Tensor> rt::parseNpy(llvm::StringRef bytes,
+                                    llvm::StringRef what) {
   if (bytes.size() < 10 || !bytes.startswith("\x93NUMPY"))
     return makeError(what + ": not a .npy file");
   uint8_t major = bytes[6];
   size_t headerLen, offset;
   if (major == 1) {
-    headerLen = static_cast<uint8_t>(bytes[8]) |
-                static_cast<uint8_t>(bytes[9]) << 8;
+    headerLen = static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9])
+                                                     << 8;
     offset = 10;
   } else {
     if (bytes.size() < 12)
@@ -65,8 +67,10 @@ llvm::Expected<Tensor> rt::parseNpy(llvm::StringRef bytes, llvm::StringRef what)
     return makeError(what + ": Fortran-ordered arrays are not supported");
   std::optional<ElementKind> kind;
   for (const auto &d : kDescrs)
-    if (descr == d.descr || (descr.size() == 3 && descr.substr(1) == llvm::StringRef(d.descr).substr(1) &&
-                             (descr[0] == '=' || descr[0] == '|' || descr[0] == '<')))
+    if (descr == d.descr ||
+        (descr.size() == 3 &&
+         descr.substr(1) == llvm::StringRef(d.descr).substr(1) &&
+         (descr[0] == '=' || descr[0] == '|' || descr[0] == '<')))
       kind = d.kind;
   if (!kind)
     return makeError(what + ": unsupported dtype '" + descr + "'");
@@ -138,17 +142,20 @@ rt::readNpz(llvm::StringRef path) {
   llvm::StringRef bytes = (*buf)->getBuffer();
   std::vector<std::pair<std::string, Tensor>> out;
   size_t pos = 0;
-  while (pos + 30 <= bytes.size() && readLE<uint32_t>(bytes.data() + pos) == 0x04034b50) {
+  while (pos + 30 <= bytes.size() &&
+         readLE<uint32_t>(bytes.data() + pos) == 0x04034b50) {
     const char *h = bytes.data() + pos;
     uint16_t method = readLE<uint16_t>(h + 8);
     uint32_t compSize = readLE<uint32_t>(h + 18);
-    uint16_t nameLen = readLE<uint16_t>(h + 26), extraLen = readLE<uint16_t>(h + 28);
+    uint16_t nameLen = readLE<uint16_t>(h + 26),
+             extraLen = readLE<uint16_t>(h + 28);
     if (pos + 30 + nameLen + extraLen + compSize > bytes.size())
       return makeError(path + ": truncated .npz archive");
     std::string name(h + 30, nameLen);
     if (method != 0)
       return makeError(path + ": compressed .npz members are not supported");
-    llvm::StringRef data = bytes.substr(pos + 30 + nameLen + extraLen, compSize);
+    llvm::StringRef data =
+        bytes.substr(pos + 30 + nameLen + extraLen, compSize);
     std::string what = (path + ":" + name).str();
     auto t = parseNpy(data, what);
     if (!t)
@@ -163,8 +170,8 @@ rt::readNpz(llvm::StringRef path) {
   return out;
 }
 
-std::string rt::serializeNpz(
-    const std::vector<std::pair<std::string, Tensor>> &members) {
+std::string
+rt::serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members) {
   std::string out, central;
   uint16_t count = 0;
   for (const auto &[name, tensor] : members) {

@@ -74,7 +74,8 @@ llvm::Error checkAxis(const KernelContext &ctx, const QuantParams &p,
   return llvm::Error::success();
 }
 
-llvm::Error quantize(KernelContext &ctx, const Tensor &x, const QuantParams &p) {
+llvm::Error quantize(KernelContext &ctx, const Tensor &x,
+                     const QuantParams &p) {
   if (!isFloatKind(x.kind()))
     return ctx.error("quantize input must be float, got " +
                      getElementKindName(x.kind()));
@@ -92,8 +93,8 @@ llvm::Error quantize(KernelContext &ctx, const Tensor &x, const QuantParams &p) 
   return llvm::Error::success();
 }
 
-llvm::Error dequantize(KernelContext &ctx, const Tensor &x, const QuantParams &p,
-                       ElementKind outKind) {
+llvm::Error dequantize(KernelContext &ctx, const Tensor &x,
+                       const QuantParams &p, ElementKind outKind) {
   if (!isIntegerKind(x.kind()))
     return ctx.error("dequantize input must be an integer tensor, got " +
                      getElementKindName(x.kind()));
@@ -130,8 +131,8 @@ llvm::Error qRequantizeKernel(KernelContext &ctx) {
   const QuantType *out = ctx.node.getResult()->getType()->getQuantType();
   if (!in || !out || !ctx.input(0))
     return ctx.error("q.requantize needs quantized input and result types");
-  if (auto err = dequantize(ctx, *ctx.input(0), fromType(in),
-                            in->getExpressedKind()))
+  if (auto err =
+          dequantize(ctx, *ctx.input(0), fromType(in), in->getExpressedKind()))
     return err;
   Tensor mid = std::move(ctx.outputs[0]);
   return quantize(ctx, mid, fromType(out));
@@ -254,7 +255,8 @@ llvm::Error requantizeOutput(KernelContext &ctx, const std::vector<double> &acc,
   ChannelIndexer ch(shape, sb.numElements() > 1 ? axis : -1);
   Tensor &out = ctx.outputs[0];
   for (size_t i = 0; i < acc.size(); ++i) {
-    float b = static_cast<float>(sb.getDouble(sb.numElements() > 1 ? ch(i) : 0));
+    float b =
+        static_cast<float>(sb.getDouble(sb.numElements() > 1 ? ch(i) : 0));
     float multiplier = a * b / y;
     float v = static_cast<float>(acc[i]) * multiplier;
     out.setInt(i, saturate(static_cast<double>(std::nearbyintf(v)) + z, kind));
@@ -334,8 +336,9 @@ llvm::Error qlinearMatMulKernel(KernelContext &ctx) {
     return acc.takeError();
   if (as->numElements() != 1)
     return ctx.error("per-row a_scale is not supported");
-  return requantizeOutput(ctx, *acc, shape, static_cast<int64_t>(shape.size()) - 1,
-                          *as, *bs, *ys, yz);
+  return requantizeOutput(ctx, *acc, shape,
+                          static_cast<int64_t>(shape.size()) - 1, *as, *bs, *ys,
+                          yz);
 }
 
 llvm::Error matMulIntegerKernel(KernelContext &ctx) {
@@ -365,14 +368,14 @@ llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
     hi = std::max(hi, v);
   }
   float scale = (hi - lo) / 255.0f;
-  int64_t zp = scale > 0 ? saturate(std::nearbyintf(0.0f - lo / scale),
-                                    ElementKind::U8)
-                         : 0;
+  int64_t zp =
+      scale > 0 ? saturate(std::nearbyintf(0.0f - lo / scale), ElementKind::U8)
+                : 0;
   if (auto err = ctx.allocateOutput(0, ElementKind::U8, x->shape()))
     return err;
   for (int64_t i = 0; i < x->numElements(); ++i)
-    ctx.outputs[0].setInt(i, scale > 0 ? quantizeOne(x->data<float>()[i],
-                                                     scale, zp, ElementKind::U8)
+    ctx.outputs[0].setInt(i, scale > 0 ? quantizeOne(x->data<float>()[i], scale,
+                                                     zp, ElementKind::U8)
                                        : 0);
   if (ctx.wantsOutput(1)) {
     if (auto err = ctx.allocateOutput(1, ElementKind::F32, {}))

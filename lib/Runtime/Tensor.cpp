@@ -42,12 +42,17 @@ Tensor::Tensor(ElementKind kind, Shape shape)
 
 llvm::Expected<Tensor> Tensor::allocate(ElementKind kind, Shape shape) {
   auto n = shapeNumElements(shape);
-  constexpr int64_t kMaxBytes = int64_t(1) << 34; // 16 GiB
+  // One tensor of the reference interpreter stays below 4 GiB: larger ones
+  // are refused with an error instead of exhausting memory.
+  constexpr int64_t kMaxBytes = int64_t(1) << 32;
   int64_t bytes;
-  if (!n || __builtin_mul_overflow(*n, std::max<int64_t>(1, getElementByteSize(kind)), &bytes) ||
+  if (!n ||
+      __builtin_mul_overflow(*n, std::max<int64_t>(1, getElementByteSize(kind)),
+                             &bytes) ||
       bytes > kMaxBytes)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor of shape %s is too large",
+                                   "tensor of shape %s is too large (over "
+                                   "4 GiB)",
                                    shapeToString(shape).c_str());
   return Tensor(kind, std::move(shape));
 }

@@ -19,10 +19,10 @@ llvm::Error qopt::writeFileAtomically(
   llvm::SmallString<256> tmpPath;
   int fd;
   std::string model = (path + ".tmp-%%%%%%%%").str();
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(model, fd, tmpPath))
-    return llvm::createStringError(ec, "cannot create a temporary file next "
-                                       "to '%s': %s",
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmpPath))
+    return llvm::createStringError(ec,
+                                   "cannot create a temporary file next "
+                                   "to '%s': %s",
                                    path.str().c_str(), ec.message().c_str());
   llvm::Error result = llvm::Error::success();
   {

@@ -25,8 +25,7 @@ std::string formatImpl(T value, bool forceDecimalPoint) {
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof(buf), value);
   std::string text(buf, res.ptr);
-  if (forceDecimalPoint &&
-      text.find_first_of(".e") == std::string::npos)
+  if (forceDecimalPoint && text.find_first_of(".e") == std::string::npos)
     text += ".0";
   return text;
 }
@@ -108,8 +107,9 @@ uint16_t qopt::floatToHalf(float value) {
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t absx = x & 0x7FFFFFFFu;
   if (absx >= 0x7F800000u) // inf or nan
-    return static_cast<uint16_t>(sign | 0x7C00u |
-                                 (absx > 0x7F800000u ? 0x200u | ((absx >> 13) & 0x3FF) : 0));
+    return static_cast<uint16_t>(
+        sign | 0x7C00u |
+        (absx > 0x7F800000u ? 0x200u | ((absx >> 13) & 0x3FF) : 0));
   if (absx >= 0x477FF000u) // rounds to >= 65520: overflow to inf
     return static_cast<uint16_t>(sign | 0x7C00u);
   if (absx < 0x38800000u) { // subnormal half or zero

@@ -1,4 +1,5 @@
-//===- qopt-onnx-conformance.cpp - ONNX backend node tests on the interpreter -===//
+//===- qopt-onnx-conformance.cpp - ONNX backend node tests on the interpreter
+//-===//
 //
 //   qopt-onnx-conformance [--dir=/usr/share/libonnx-testdata/data/node]
 //                         [--filter=REGEX] [--verbose]
@@ -39,8 +40,10 @@ static cl::list<std::string>
 static cl::opt<std::string> filter("filter", cl::desc("Only tests matching"),
                                    cl::init(""));
 static cl::opt<bool> verbose("verbose", cl::desc("Print every test"));
-static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance for floats"), cl::init(1e-3));
-static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance for floats"), cl::init(1e-7));
+static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance for floats"),
+                              cl::init(1e-3));
+static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance for floats"),
+                              cl::init(1e-7));
 
 namespace {
 
@@ -78,7 +81,8 @@ std::string compareOutput(const rt::Tensor &got, const rt::Tensor &want) {
   return "";
 }
 
-std::vector<std::string> sortedFiles(llvm::StringRef dir, llvm::StringRef prefix) {
+std::vector<std::string> sortedFiles(llvm::StringRef dir,
+                                     llvm::StringRef prefix) {
   std::vector<std::string> files;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
@@ -88,9 +92,10 @@ std::vector<std::string> sortedFiles(llvm::StringRef dir, llvm::StringRef prefix
       files.push_back(it->path());
   }
   // input_10 after input_9.
-  std::sort(files.begin(), files.end(), [](const std::string &a, const std::string &b) {
-    return a.size() != b.size() ? a.size() < b.size() : a < b;
-  });
+  std::sort(files.begin(), files.end(),
+            [](const std::string &a, const std::string &b) {
+              return a.size() != b.size() ? a.size() < b.size() : a < b;
+            });
   return files;
 }
 
@@ -224,7 +229,8 @@ Outcome runTest(const std::string &dir) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "ONNX node tests on qopt's reference interpreter\n");
+  cl::ParseCommandLineOptions(
+      argc, argv, "ONNX node tests on qopt's reference interpreter\n");
   if (testDirs.empty() && singleTests.empty())
     testDirs.push_back("/usr/share/libonnx-testdata/data/node");
   std::vector<std::string> tests(singleTests.begin(), singleTests.end());
@@ -251,7 +257,9 @@ int main(int argc, char **argv) {
       std::string reason = o.detail;
       size_t pos = reason.find("cannot run op '");
       if (pos != std::string::npos)
-        reason = "no kernel for " + reason.substr(pos + 15, reason.find('\'', pos + 15) - pos - 15);
+        reason =
+            "no kernel for " +
+            reason.substr(pos + 15, reason.find('\'', pos + 15) - pos - 15);
       else if (reason.size() > 60)
         reason = reason.substr(0, 60) + "...";
       ++skipReasons[reason];

@@ -30,8 +30,8 @@
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 
@@ -44,9 +44,10 @@ namespace cl = llvm::cl;
 static cl::OptionCategory runCategory("qopt-run options");
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model>"),
                                       cl::Required, cl::cat(runCategory));
-static cl::list<std::string>
-    inputFiles("input", cl::desc("Input from a .npy file"),
-               cl::value_desc("name=file.npy"), cl::cat(runCategory));
+static cl::list<std::string> inputFiles("input",
+                                        cl::desc("Input from a .npy file"),
+                                        cl::value_desc("name=file.npy"),
+                                        cl::cat(runCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed for random inputs"),
                               cl::init(1), cl::cat(runCategory));
 static cl::list<std::string>
@@ -61,29 +62,34 @@ static cl::opt<rt::InputDistribution> distribution(
                clEnumValN(rt::InputDistribution::ImageNet, "imagenet",
                           "image-like, ImageNet-normalised")),
     cl::init(rt::InputDistribution::Uniform), cl::cat(runCategory));
-static cl::opt<std::string> outputPath("o", cl::desc("Write outputs (.npz or .npy)"),
-                                       cl::value_desc("file"), cl::cat(runCategory));
-static cl::opt<std::string> compareWith(
-    "compare", cl::desc("Run this model on the same inputs and compare"),
-    cl::value_desc("model"), cl::cat(runCategory));
-static cl::opt<std::string> comparePasses(
-    "compare-passes",
-    cl::desc("Compare the model before and after this pipeline"),
-    cl::value_desc("pipeline"), cl::cat(runCategory));
+static cl::opt<std::string> outputPath("o",
+                                       cl::desc("Write outputs (.npz or .npy)"),
+                                       cl::value_desc("file"),
+                                       cl::cat(runCategory));
+static cl::opt<std::string>
+    compareWith("compare",
+                cl::desc("Run this model on the same inputs and compare"),
+                cl::value_desc("model"), cl::cat(runCategory));
+static cl::opt<std::string>
+    comparePasses("compare-passes",
+                  cl::desc("Compare the model before and after this pipeline"),
+                  cl::value_desc("pipeline"), cl::cat(runCategory));
 static cl::list<std::string>
     expectFiles("expect", cl::desc("Compare an output with a .npy file"),
                 cl::value_desc("name=file.npy"), cl::cat(runCategory));
-static cl::opt<double> absTolerance("atol", cl::desc("Max abs difference allowed"),
-                            cl::init(0.0), cl::cat(runCategory));
-static cl::opt<int64_t> maxLsb("max-lsb",
-                               cl::desc("Max LSB difference for integer outputs"),
-                               cl::init(0), cl::cat(runCategory));
+static cl::opt<double> absTolerance("atol",
+                                    cl::desc("Max abs difference allowed"),
+                                    cl::init(0.0), cl::cat(runCategory));
+static cl::opt<int64_t>
+    maxLsb("max-lsb", cl::desc("Max LSB difference for integer outputs"),
+           cl::init(0), cl::cat(runCategory));
 static cl::opt<double> minCosine("min-cosine",
                                  cl::desc("Min cosine similarity required"),
                                  cl::init(-2.0), cl::cat(runCategory));
-static cl::list<std::string>
-    pluginPaths("load-pass-plugin", cl::desc("Load passes from a plugin"),
-                cl::value_desc("file.so"), cl::cat(runCategory));
+static cl::list<std::string> pluginPaths("load-pass-plugin",
+                                         cl::desc("Load passes from a plugin"),
+                                         cl::value_desc("file.so"),
+                                         cl::cat(runCategory));
 static cl::opt<bool> printTime("time", cl::desc("Print the run time to stderr"),
                                cl::cat(runCategory));
 static cl::opt<std::string> opByOp(
@@ -103,7 +109,8 @@ static int fail(llvm::Error err) {
 }
 
 static int fail(const llvm::Twine &msg) {
-  return fail(llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str()));
+  return fail(
+      llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str()));
 }
 
 /// Deep copy through the text form (bit-exact by design).
@@ -147,7 +154,8 @@ static llvm::Error runPipeline(Model &m, const char *argv0) {
 /// its operands, so each node's difference is its own (no propagation).
 /// Integer outputs may differ by --max-lsb, float ones by --atol relative to
 /// the largest magnitude of that output.
-static int runOpByOp(const rt::Interpreter &interp, const rt::TensorMap &inputs) {
+static int runOpByOp(const rt::Interpreter &interp,
+                     const rt::TensorMap &inputs) {
   auto members = rt::readNpz(opByOp);
   if (!members)
     return fail(members.takeError());
@@ -197,8 +205,8 @@ static int runOpByOp(const rt::Interpreter &interp, const rt::TensorMap &inputs)
   llvm::outs() << "op-by-op: " << compared << " tensors compared, " << bad
                << " beyond tolerance; integer tensors: " << flipped << " of "
                << quantElements << " elements differ, max " << worstLsb
-               << " LSB; float tensors: max diff "
-               << formatDouble(worstRel) << " of the tensor's largest "
+               << " LSB; float tensors: max diff " << formatDouble(worstRel)
+               << " of the tensor's largest "
                << "magnitude\n";
   return bad ? 1 : 0;
 }
@@ -212,10 +220,12 @@ int main(int argc, char **argv) {
   Context ctx;
   auto model = loadModelFile(modelPath, ctx);
   if (!model)
-    return fail(llvm::Twine(modelPath) + ": " + llvm::toString(model.takeError()));
+    return fail(llvm::Twine(modelPath) + ": " +
+                llvm::toString(model.takeError()));
   auto interp = rt::Interpreter::create(**model);
   if (!interp)
-    return fail(llvm::Twine(modelPath) + ": " + llvm::toString(interp.takeError()));
+    return fail(llvm::Twine(modelPath) + ": " +
+                llvm::toString(interp.takeError()));
   const Graph &graph = (*model)->getGraph();
 
   std::map<std::string, int64_t> dims;
@@ -253,13 +263,15 @@ int main(int argc, char **argv) {
   auto outputs = (*interp)->run(*inputs);
   auto elapsed = std::chrono::steady_clock::now() - start;
   if (!outputs)
-    return fail(llvm::Twine(modelPath) + ": " + llvm::toString(outputs.takeError()));
+    return fail(llvm::Twine(modelPath) + ": " +
+                llvm::toString(outputs.takeError()));
   if (printTime)
-    llvm::errs() << "qopt-run: "
-                 << llvm::format(
-                        "%.1f",
-                        std::chrono::duration<double, std::milli>(elapsed).count())
-                 << " ms\n";
+    llvm::errs()
+        << "qopt-run: "
+        << llvm::format(
+               "%.1f",
+               std::chrono::duration<double, std::milli>(elapsed).count())
+        << " ms\n";
 
   if (!outputPath.empty()) {
     std::vector<std::pair<std::string, rt::Tensor>> named;
@@ -283,7 +295,8 @@ int main(int argc, char **argv) {
     if (!compareWith.empty()) {
       auto m = loadModelFile(compareWith, ctx);
       if (!m)
-        return fail(llvm::Twine(compareWith) + ": " + llvm::toString(m.takeError()));
+        return fail(llvm::Twine(compareWith) + ": " +
+                    llvm::toString(m.takeError()));
       other = std::move(*m);
     } else {
       auto m = cloneModel(**model, ctx);

@@ -18,9 +18,9 @@
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/PrintPasses.h"
 #include "llvm/Pass.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -34,12 +34,14 @@ static cl::OptionCategory qoptCategory("qopt options");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<input>"),
                                       cl::init("-"), cl::cat(qoptCategory));
-static cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' = stdout)"),
+static cl::opt<std::string> outputPath("o",
+                                       cl::desc("Output file ('-' = stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(qoptCategory));
 enum class EmitKind { Default, Qir, Onnx };
 static cl::opt<EmitKind> emitKind(
-    "emit", cl::desc("Output format (default: from the -o extension, else qir)"),
+    "emit",
+    cl::desc("Output format (default: from the -o extension, else qir)"),
     cl::values(clEnumValN(EmitKind::Qir, "qir", ".qir text"),
                clEnumValN(EmitKind::Onnx, "onnx", "ONNX protobuf (QDQ form)")),
     cl::init(EmitKind::Default), cl::cat(qoptCategory));
@@ -53,9 +55,9 @@ static cl::opt<bool> elideResourceData(
     cl::desc("Print dense_resource references without their bytes "
              "(readable, but does not parse back)"),
     cl::init(false), cl::cat(qoptCategory));
-static cl::opt<bool> printStats("summary",
-                                cl::desc("Print a summary of the model to stderr"),
-                                cl::init(false), cl::cat(qoptCategory));
+static cl::opt<bool>
+    printStats("summary", cl::desc("Print a summary of the model to stderr"),
+               cl::init(false), cl::cat(qoptCategory));
 
 static cl::OptionCategory passCategory("Pipeline options");
 static cl::opt<std::string>
@@ -71,9 +73,10 @@ static cl::opt<bool> printPasses(
     "print-passes",
     cl::desc("Print every registered pass, analysis and pipeline, then exit"),
     cl::cat(passCategory));
-static cl::opt<bool> verifyEach(
-    "verify-each", cl::desc("Verify the IR after each pass (default on)"),
-    cl::init(true), cl::cat(passCategory));
+static cl::opt<bool>
+    verifyEach("verify-each",
+               cl::desc("Verify the IR after each pass (default on)"),
+               cl::init(true), cl::cat(passCategory));
 static cl::opt<bool> debugPassManager(
     "debug-pass-manager",
     cl::desc("Log each pass and analysis run and invalidation"),
@@ -253,7 +256,7 @@ int main(int argc, char **argv) {
     printModelSummary(**model, llvm::errs());
   }
 
-  ModelFormat format = emitKind == EmitKind::Onnx   ? ModelFormat::Onnx
+  ModelFormat format = emitKind == EmitKind::Onnx  ? ModelFormat::Onnx
                        : emitKind == EmitKind::Qir ? ModelFormat::Qir
                        : outputPath == "-"         ? ModelFormat::Qir
                                                    : formatForPath(outputPath);

@@ -14,8 +14,8 @@ TEST(GraphTest, ReplaceAllUsesUpdatesOperandsAndOutputs) {
                               ctx.getElementType(ElementKind::F32));
   Value *x = g.addInput(t, "x");
   Node *a = g.createNode("onnx.Relu", {x}, {{t, "a"}});
-  Node *b = g.createNode("onnx.Add", {a->getResult(), a->getResult()},
-                         {{t, "b"}});
+  Node *b =
+      g.createNode("onnx.Add", {a->getResult(), a->getResult()}, {{t, "b"}});
   g.addOutput(a->getResult());
   g.addOutput(b->getResult());
   EXPECT_EQ(a->getResult()->getUses().size(), 3u);

@@ -124,11 +124,10 @@ TEST(ParserTest, ErrorsAreLocatedWithCaret) {
 
 TEST(ParserTest, RejectsRedefinitionAndBadDense) {
   Context ctx;
-  std::string err = parseError(
-      ctx, "graph @g(%x: tensor<2xf32>) -> (tensor<2xf32>) {\n"
-           "  %x = onnx.Relu(%x) : tensor<2xf32>\n  return %x\n}\n");
-  EXPECT_NE(err.find("2:3: error: redefinition of value %x"),
-            std::string::npos)
+  std::string err =
+      parseError(ctx, "graph @g(%x: tensor<2xf32>) -> (tensor<2xf32>) {\n"
+                      "  %x = onnx.Relu(%x) : tensor<2xf32>\n  return %x\n}\n");
+  EXPECT_NE(err.find("2:3: error: redefinition of value %x"), std::string::npos)
       << err;
   err = parseError(ctx, "graph @g() -> (tensor<3xi8>) {\n"
                         "  %c = onnx.Constant() {value = dense<[1, 2]>} : "
@@ -155,6 +154,7 @@ TEST(ParserTest, FloatAttributesKeepTheirKind) {
   EXPECT_TRUE(n.getAttr("e")->getIf<EmptyList>());
   EXPECT_EQ(n.getAttr("e")->getIf<EmptyList>()->kind, EmptyList::Floats);
   ASSERT_TRUE(n.getAttr("f")->getIf<std::vector<float>>());
-  EXPECT_NE(print(*m).find("{alpha = 1.0, n = 1, e = floats[], f = [0.5, 2.0]}"),
-            std::string::npos);
+  EXPECT_NE(
+      print(*m).find("{alpha = 1.0, n = 1, e = floats[], f = [0.5, 2.0]}"),
+      std::string::npos);
 }

@@ -1,7 +1,7 @@
 //===- TypesTest.cpp - Type uniquing and printing -------------------------===//
 
-#include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Types.h"
+#include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -19,14 +19,14 @@ TEST(TypesTest, ElementTypesAreUniqued) {
 
 TEST(TypesTest, QuantTypesAreUniquedByParameters) {
   Context ctx;
-  auto *a = ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32,
-                                      0.05f, 128);
-  auto *b = ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32,
-                                      0.05f, 128);
-  auto *c = ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32,
-                                      0.05f, 127);
-  auto *d = ctx.getPerTensorQuantType(ElementKind::I8, ElementKind::F32,
-                                      0.05f, 128);
+  auto *a =
+      ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32, 0.05f, 128);
+  auto *b =
+      ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32, 0.05f, 128);
+  auto *c =
+      ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32, 0.05f, 127);
+  auto *d =
+      ctx.getPerTensorQuantType(ElementKind::I8, ElementKind::F32, 0.05f, 128);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   EXPECT_NE(a, d);
@@ -57,18 +57,18 @@ TEST(TypesTest, TensorTypesAreUniquedByShapeAndElement) {
 
 TEST(TypesTest, PrintsMlirQuantSyntax) {
   Context ctx;
-  EXPECT_EQ(typeToString(ctx.getPerTensorQuantType(
-                ElementKind::I8, ElementKind::F32, 0.02f, 0)),
+  EXPECT_EQ(typeToString(ctx.getPerTensorQuantType(ElementKind::I8,
+                                                   ElementKind::F32, 0.02f, 0)),
             "!quant.uniform<i8:f32, 0.02>");
   EXPECT_EQ(typeToString(ctx.getPerTensorQuantType(
                 ElementKind::U8, ElementKind::F32, 0.0078125f, 128)),
             "!quant.uniform<u8:f32, 0.0078125:128>");
-  EXPECT_EQ(typeToString(ctx.getQuantType(ElementKind::I8, ElementKind::F32,
-                                          0, {0.021f, 0.017f}, {0, 3})),
+  EXPECT_EQ(typeToString(ctx.getQuantType(ElementKind::I8, ElementKind::F32, 0,
+                                          {0.021f, 0.017f}, {0, 3})),
             "!quant.uniform<i8:f32:0, {0.021,0.017:3}>");
-  auto *t = ctx.getTensorType(
-      {Dim::symbolic("N"), Dim::fixed(3), Dim::dynamic()},
-      ctx.getElementType(ElementKind::BF16));
+  auto *t =
+      ctx.getTensorType({Dim::symbolic("N"), Dim::fixed(3), Dim::dynamic()},
+                        ctx.getElementType(ElementKind::BF16));
   EXPECT_EQ(typeToString(t), "tensor<\"N\"x3x?xbf16>");
   EXPECT_EQ(typeToString(ctx.getUnknownTensorType()), "tensor<*x?>");
 }
@@ -124,17 +124,17 @@ TEST(TypesTest, CheckQuantTypeFindsBadParameters) {
   auto reason = [&](const QuantType *q, const TensorType *t = nullptr) {
     return checkQuantType(q, t);
   };
-  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8,
-                                             ElementKind::F32, 0.5f, 3)),
+  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32,
+                                             0.5f, 3)),
             "");
-  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8,
-                                             ElementKind::F32, 0.0f, 3)),
+  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32,
+                                             0.0f, 3)),
             "scale must be finite and > 0, got 0");
-  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8,
-                                             ElementKind::F32, -1.0f, 3)),
+  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32,
+                                             -1.0f, 3)),
             "scale must be finite and > 0, got -1");
-  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8,
-                                             ElementKind::F32, 0.5f, 300)),
+  EXPECT_EQ(reason(ctx.getPerTensorQuantType(ElementKind::U8, ElementKind::F32,
+                                             0.5f, 300)),
             "zero point 300 is outside the range of u8 [0, 255]");
   auto *perAxis = ctx.getQuantType(ElementKind::I8, ElementKind::F32, 1,
                                    {0.5f, 0.25f, 0.125f}, {0, 0, 0});

@@ -1,8 +1,8 @@
 //===- VerifierTest.cpp - Verifier diagnostics ----------------------------===//
 
+#include "qopt/IR/Verifier.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpInfo.h"
-#include "qopt/IR/Verifier.h"
 
 #include "gtest/gtest.h"
 
@@ -36,18 +36,18 @@ protected:
 
 TEST_F(VerifierTest, AcceptsQuantizeDequantizePair) {
   Value *x = g.addInput(f32x4(), "x");
-  Node *q = g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 128), "xq"}},
-                         {}, "q1");
-  Node *dq = g.createNode(ops::Dequantize, {q->getResult()},
-                          {{f32x4(), "y"}}, {}, "dq1");
+  Node *q = g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 128), "xq"}}, {},
+                         "q1");
+  Node *dq = g.createNode(ops::Dequantize, {q->getResult()}, {{f32x4(), "y"}},
+                          {}, "dq1");
   g.addOutput(dq->getResult());
   EXPECT_EQ(verify(), "");
 }
 
 TEST_F(VerifierTest, NamesTheNodeWithABadScale) {
   Value *x = g.addInput(f32x4(), "x");
-  Node *q = g.createNode(ops::Quantize, {x}, {{quantized(-0.5f, 0), "xq"}},
-                         {}, "q1");
+  Node *q =
+      g.createNode(ops::Quantize, {x}, {{quantized(-0.5f, 0), "xq"}}, {}, "q1");
   g.addOutput(q->getResult());
   EXPECT_EQ(verify(),
             "node 'q1' (q.quantize): scale must be finite and > 0, got -0.5");
@@ -62,9 +62,9 @@ TEST_F(VerifierTest, RejectsNaNScaleAndOutOfRangeZeroPoint) {
 
   Graph g2(ctx);
   Value *y = g2.addInput(f32x4(), "y");
-  Node *q2 = g2.createNode(ops::Quantize, {y},
-                           {{quantized(0.5f, -129, ElementKind::I8), "yq"}},
-                           {}, "q2");
+  Node *q2 =
+      g2.createNode(ops::Quantize, {y},
+                    {{quantized(0.5f, -129, ElementKind::I8), "yq"}}, {}, "q2");
   g2.addOutput(q2->getResult());
   llvm::Error err = verifyGraph(g2);
   EXPECT_EQ(llvm::toString(std::move(err)),
@@ -76,8 +76,8 @@ TEST_F(VerifierTest, RejectsQuantizeOfIntegerInput) {
   Value *x = g.addInput(ctx.getTensorType(llvm::ArrayRef<int64_t>{1, 4},
                                           ctx.getElementType(ElementKind::I32)),
                         "x");
-  Node *q = g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 0), "xq"}}, {},
-                         "q1");
+  Node *q =
+      g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 0), "xq"}}, {}, "q1");
   g.addOutput(q->getResult());
   EXPECT_EQ(verify(), "node 'q1' (q.quantize): input must be a float tensor, "
                       "got tensor<1x4xi32>");
@@ -85,8 +85,8 @@ TEST_F(VerifierTest, RejectsQuantizeOfIntegerInput) {
 
 TEST_F(VerifierTest, RejectsWrongOperandCount) {
   Value *x = g.addInput(quantized(0.5f, 0), "x");
-  Node *r = g.createNode(ops::Requantize, {x, x},
-                         {{quantized(0.25f, 0), "r"}}, {}, "rq");
+  Node *r = g.createNode(ops::Requantize, {x, x}, {{quantized(0.25f, 0), "r"}},
+                         {}, "rq");
   g.addOutput(r->getResult());
   EXPECT_EQ(verify(), "node 'rq' (q.requantize): expects 1 operand, got 2");
 }
@@ -118,12 +118,12 @@ TEST_F(VerifierTest, ChecksParameterOperandsAgainstTheType) {
   auto data = std::make_shared<const DenseElements>(
       ElementKind::F32, std::vector<int64_t>{},
       std::string(reinterpret_cast<char *>(&scale), 4));
-  Node *s = g.createNode(
-      ops::Constant, {},
-      {{ctx.getTensorType(llvm::ArrayRef<int64_t>{},
-                          ctx.getElementType(ElementKind::F32)),
-        "s"}},
-      {{"value", Attribute(data)}});
+  Node *s =
+      g.createNode(ops::Constant, {},
+                   {{ctx.getTensorType(llvm::ArrayRef<int64_t>{},
+                                       ctx.getElementType(ElementKind::F32)),
+                     "s"}},
+                   {{"value", Attribute(data)}});
   Node *q = g.createNode(ops::Quantize, {x, s->getResult()},
                          {{quantized(0.5f, 0), "xq"}}, {}, "q1");
   g.addOutput(q->getResult());
@@ -134,12 +134,12 @@ TEST_F(VerifierTest, ChecksParameterOperandsAgainstTheType) {
 TEST_F(VerifierTest, ChecksConstantPayloadSize) {
   auto data = std::make_shared<const DenseElements>(
       ElementKind::F32, std::vector<int64_t>{4}, std::string(8, '\0'));
-  Node *c = g.createNode(
-      ops::Constant, {},
-      {{ctx.getTensorType(llvm::ArrayRef<int64_t>{4},
-                          ctx.getElementType(ElementKind::F32)),
-        "c"}},
-      {{"value", Attribute(data)}}, "const");
+  Node *c =
+      g.createNode(ops::Constant, {},
+                   {{ctx.getTensorType(llvm::ArrayRef<int64_t>{4},
+                                       ctx.getElementType(ElementKind::F32)),
+                     "c"}},
+                   {{"value", Attribute(data)}}, "const");
   g.addOutput(c->getResult());
   EXPECT_EQ(verify(), "node 'const' (onnx.Constant): constant data has 8 "
                       "bytes, expected 16");

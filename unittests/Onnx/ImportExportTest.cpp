@@ -59,8 +59,8 @@ TEST(ImportExportTest, ExportThenImportPrintsTheSameText) {
 
 TEST(ImportExportTest, DequantizeOfWeightBecomesTypedConstant) {
   Context ctx;
-  auto m = loadModelFile(QOPT_TEST_INPUTS "/onnx/good/dq_weight_per_axis.onnx",
-                         ctx);
+  auto m =
+      loadModelFile(QOPT_TEST_INPUTS "/onnx/good/dq_weight_per_axis.onnx", ctx);
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   const Value *w = (*m)->getGraph().lookupValue("w");
   ASSERT_TRUE(w);

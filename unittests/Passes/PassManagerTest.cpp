@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qopt/IR/Graph.h"
 #include "qopt/Passes/PassManager.h"
+#include "qopt/IR/Graph.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/PatternRewrite.h"
 
@@ -149,10 +149,9 @@ TEST_F(PassManagerTest, InstrumentationCallbacksRunInOrder) {
   pm.addPass(ReadOnlyPass(&b), "read");
   pm.run(g, am);
   std::vector<std::string> expected = {
-      "before read",        "analysis node-count", "after read (unchanged)",
-      "before add",         "invalidated node-count",
-      "after add (changed)", "before read",        "analysis node-count",
-      "after read (unchanged)"};
+      "before read", "analysis node-count",    "after read (unchanged)",
+      "before add",  "invalidated node-count", "after add (changed)",
+      "before read", "analysis node-count",    "after read (unchanged)"};
   EXPECT_EQ(log, expected);
 }
 
@@ -170,12 +169,12 @@ TEST_F(PassManagerTest, SkippedPassDoesNotRun) {
 TEST_F(PassManagerTest, ReportedErrorStopsThePipeline) {
   PassInstrumentation pi;
   int afterCount = 0;
-  pi.registerAfterPass([&](llvm::StringRef, const Graph &,
-                           const PreservedAnalyses &) {
-    if (++afterCount == 1)
-      pi.reportError(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                             "first pass failed"));
-  });
+  pi.registerAfterPass(
+      [&](llvm::StringRef, const Graph &, const PreservedAnalyses &) {
+        if (++afterCount == 1)
+          pi.reportError(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                                 "first pass failed"));
+      });
   AnalysisManager am(&pi);
   PassManager pm;
   pm.addPass(AddNodePass{}, "add");
@@ -284,7 +283,8 @@ TEST(PatternDriverTest, FoldsChainsAndErasesDeadNodes) {
   Value *x = g.addInput(ctx.getUnknownTensorType(), "x");
   Value *v = x;
   for (int i = 0; i < 5; ++i)
-    v = g.createNode("onnx.Relu", {v}, {{v->getType(), "r" + std::to_string(i)}})
+    v = g.createNode("onnx.Relu", {v},
+                     {{v->getType(), "r" + std::to_string(i)}})
             ->getResult();
   g.addOutput(v);
   PatternList patterns;

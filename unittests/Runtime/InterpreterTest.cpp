@@ -1,9 +1,9 @@
 //===- InterpreterTest.cpp - Reference interpreter ------------------------===//
 
+#include "qopt/Runtime/Interpreter.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/Runtime/Compare.h"
-#include "qopt/Runtime/Interpreter.h"
 
 #include "gtest/gtest.h"
 
@@ -29,7 +29,9 @@ Tensor floats(Shape shape, std::vector<float> values) {
 
 TEST(InterpreterTest, QuantizeRoundsHalfToEvenAndSaturates) {
   Context ctx;
-  auto m = parse(ctx, R"(graph @g(%x: tensor<6xf32>) -> (tensor<6x!quant.uniform<u8:f32, 2.0:128>>) {
+  auto m = parse(
+      ctx,
+      R"(graph @g(%x: tensor<6xf32>) -> (tensor<6x!quant.uniform<u8:f32, 2.0:128>>) {
   %q = q.quantize(%x) : tensor<6x!quant.uniform<u8:f32, 2.0:128>>
   return %q
 })");
@@ -46,7 +48,9 @@ TEST(InterpreterTest, QuantizeRoundsHalfToEvenAndSaturates) {
 
 TEST(InterpreterTest, PerAxisDequantize) {
   Context ctx;
-  auto m = parse(ctx, R"(graph @g(%x: tensor<2x3x!quant.uniform<i8:f32:1, {0.5,1.0,2.0:1}>>) -> (tensor<2x3xf32>) {
+  auto m = parse(
+      ctx,
+      R"(graph @g(%x: tensor<2x3x!quant.uniform<i8:f32:1, {0.5,1.0,2.0:1}>>) -> (tensor<2x3xf32>) {
   %y = q.dequantize(%x) : tensor<2x3xf32>
   return %y
 })");

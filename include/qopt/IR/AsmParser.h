@@ -22,7 +22,8 @@ class Type;
 class ParseError : public llvm::ErrorInfo<ParseError> {
 public:
   static char ID;
-  explicit ParseError(std::string diagnostic) : diagnostic(std::move(diagnostic)) {}
+  explicit ParseError(std::string diagnostic)
+      : diagnostic(std::move(diagnostic)) {}
   void log(llvm::raw_ostream &os) const override { os << diagnostic; }
   std::error_code convertToErrorCode() const override {
     return llvm::inconvertibleErrorCode();

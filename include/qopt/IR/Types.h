@@ -93,7 +93,8 @@ public:
 
 private:
   friend class Context;
-  ElementType(Context *c, ElementKind k) : Type(TypeKind::Element, c), kind(k) {}
+  ElementType(Context *c, ElementKind k)
+      : Type(TypeKind::Element, c), kind(k) {}
   ElementKind kind;
 };
 
@@ -205,8 +206,7 @@ public:
   const QuantType *getPerTensorQuantType(ElementKind storage,
                                          ElementKind expressed, float scale,
                                          int64_t zeroPoint) {
-    return getQuantType(storage, expressed, std::nullopt, {scale},
-                        {zeroPoint});
+    return getQuantType(storage, expressed, std::nullopt, {scale}, {zeroPoint});
   }
   const TensorType *getTensorType(llvm::ArrayRef<Dim> shape,
                                   const Type *element);

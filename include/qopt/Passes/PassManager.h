@@ -94,7 +94,9 @@ public:
                                          const PreservedAnalyses &)>;
   using AnalysisFn = std::function<void(llvm::StringRef, const Graph &)>;
 
-  void registerBeforePass(BeforePassFn fn) { beforePass.push_back(std::move(fn)); }
+  void registerBeforePass(BeforePassFn fn) {
+    beforePass.push_back(std::move(fn));
+  }
   void registerAfterPass(AfterPassFn fn) { afterPass.push_back(std::move(fn)); }
   void registerBeforeAnalysis(AnalysisFn fn) {
     beforeAnalysis.push_back(std::move(fn));
@@ -139,8 +141,7 @@ struct HasPrint<T, std::void_t<decltype(std::declval<const T &>().print(
                        std::declval<llvm::raw_ostream &>()))>>
     : std::true_type {};
 
-template <typename ResultT>
-struct AnalysisResultModel : AnalysisResultConcept {
+template <typename ResultT> struct AnalysisResultModel : AnalysisResultConcept {
   explicit AnalysisResultModel(ResultT r) : result(std::move(r)) {}
   void print(llvm::raw_ostream &os) const override {
     if constexpr (HasPrint<ResultT>::value)
@@ -168,15 +169,16 @@ public:
       if (instrumentation)
         instrumentation->runBeforeAnalysis(name, g);
       AnalysisT analysis;
-      auto model =
-          std::make_unique<detail::AnalysisResultModel<typename AnalysisT::Result>>(
-              analysis.run(g, *this));
+      auto model = std::make_unique<
+          detail::AnalysisResultModel<typename AnalysisT::Result>>(
+          analysis.run(g, *this));
       if (instrumentation)
         instrumentation->runAfterAnalysis(name, g);
       it = cache.try_emplace({&g, key}, std::move(model)).first;
       ++runCounts[key];
     }
-    return static_cast<detail::AnalysisResultModel<typename AnalysisT::Result> &>(
+    return static_cast<
+               detail::AnalysisResultModel<typename AnalysisT::Result> &>(
                *it->second)
         .result;
   }
@@ -186,7 +188,8 @@ public:
     auto it = cache.find({&g, &AnalysisT::Key});
     if (it == cache.end())
       return nullptr;
-    return &static_cast<detail::AnalysisResultModel<typename AnalysisT::Result> &>(
+    return &static_cast<
+                detail::AnalysisResultModel<typename AnalysisT::Result> &>(
                 *it->second)
                 .result;
   }
@@ -244,9 +247,9 @@ namespace detail {
 template <typename T, typename = void>
 struct HasPrintPipeline : std::false_type {};
 template <typename T>
-struct HasPrintPipeline<T, std::void_t<decltype(std::declval<const T &>().printPipeline(
-                               std::declval<llvm::raw_ostream &>()))>>
-    : std::true_type {};
+struct HasPrintPipeline<
+    T, std::void_t<decltype(std::declval<const T &>().printPipeline(
+           std::declval<llvm::raw_ostream &>()))>> : std::true_type {};
 } // namespace detail
 
 /// Wraps a pass value. `pipelineName` is the registered name.
@@ -274,14 +277,13 @@ private:
 /// Runs passes in order; itself a pass, so pipelines nest.
 class PassManager : public PassConcept {
 public:
-  template <typename PassT,
-            typename = std::enable_if_t<!std::is_convertible_v<
-                PassT, std::unique_ptr<PassConcept>>>>
+  template <typename PassT, typename = std::enable_if_t<!std::is_convertible_v<
+                                PassT, std::unique_ptr<PassConcept>>>>
   void addPass(PassT pass, std::string pipelineName = {}) {
     if (pipelineName.empty())
       pipelineName = PassT::name().str();
-    passes.push_back(std::make_unique<PassModel<PassT>>(std::move(pass),
-                                                        std::move(pipelineName)));
+    passes.push_back(std::make_unique<PassModel<PassT>>(
+        std::move(pass), std::move(pipelineName)));
   }
   void addPass(std::unique_ptr<PassConcept> pass) {
     passes.push_back(std::move(pass));

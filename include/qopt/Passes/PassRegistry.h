@@ -26,8 +26,8 @@
 namespace qopt {
 
 /// Creates a pass from its parameter text ("" when none was given).
-using PassFactory =
-    std::function<llvm::Expected<std::unique_ptr<PassConcept>>(llvm::StringRef)>;
+using PassFactory = std::function<llvm::Expected<std::unique_ptr<PassConcept>>(
+    llvm::StringRef)>;
 
 struct PassEntry {
   std::string name;
@@ -58,7 +58,9 @@ public:
   PassRegistry();
 
   /// The plugin whose callbacks are registering now (for diagnostics).
-  void setCurrentPlugin(llvm::StringRef plugin) { currentPlugin = plugin.str(); }
+  void setCurrentPlugin(llvm::StringRef plugin) {
+    currentPlugin = plugin.str();
+  }
 
   void registerPass(llvm::StringRef name, llvm::StringRef description,
                     PassFactory create, llvm::StringRef paramsHelp = {});
@@ -66,26 +68,23 @@ public:
   template <typename PassT>
   void registerPass(llvm::StringRef name, llvm::StringRef description) {
     std::string n = name.str();
-    registerPass(
-        name, description,
-        [n](llvm::StringRef params)
-            -> llvm::Expected<std::unique_ptr<PassConcept>> {
-          if (!params.empty())
-            return llvm::createStringError(
-                llvm::inconvertibleErrorCode(),
-                "pass '%s' takes no parameters, got '<%s>'", n.c_str(),
-                params.str().c_str());
-          return std::make_unique<PassModel<PassT>>(PassT(), n);
-        });
+    registerPass(name, description,
+                 [n](llvm::StringRef params)
+                     -> llvm::Expected<std::unique_ptr<PassConcept>> {
+                   if (!params.empty())
+                     return llvm::createStringError(
+                         llvm::inconvertibleErrorCode(),
+                         "pass '%s' takes no parameters, got '<%s>'", n.c_str(),
+                         params.str().c_str());
+                   return std::make_unique<PassModel<PassT>>(PassT(), n);
+                 });
   }
 
   template <typename AnalysisT>
   void registerAnalysis(llvm::StringRef name, llvm::StringRef description) {
-    registerAnalysisEntry({name.str(), description.str(), currentPlugin,
-                           &AnalysisT::Key,
-                           [](Graph &g, AnalysisManager &am) {
-                             am.getResult<AnalysisT>(g);
-                           }});
+    registerAnalysisEntry(
+        {name.str(), description.str(), currentPlugin, &AnalysisT::Key,
+         [](Graph &g, AnalysisManager &am) { am.getResult<AnalysisT>(g); }});
   }
   void registerAnalysisEntry(AnalysisEntry entry);
 
@@ -114,9 +113,8 @@ public:
 
 private:
   struct Element;
-  llvm::Expected<std::vector<Element>> parseElements(llvm::StringRef text,
-                                                     size_t &pos,
-                                                     unsigned depth) const;
+  llvm::Expected<std::vector<Element>>
+  parseElements(llvm::StringRef text, size_t &pos, unsigned depth) const;
   llvm::Error buildInto(PassManager &pm, const std::vector<Element> &elems,
                         unsigned depth) const;
   bool checkUnique(llvm::StringRef kind, llvm::StringRef name);

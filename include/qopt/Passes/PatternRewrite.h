@@ -1,4 +1,5 @@
-//===- PatternRewrite.h - Rewrite patterns and the greedy driver -*- C++ -*-===//
+//===- PatternRewrite.h - Rewrite patterns and the greedy driver -*- C++
+//-*-===//
 //
 // Local rewrites, MLIR style: a pattern matches one root node and rewrites
 // through a PatternRewriter, which keeps the driver's worklist informed.
@@ -103,9 +104,9 @@ struct GreedyRewriteResult {
   uint64_t rewrites = 0;
 };
 
-GreedyRewriteResult applyPatternsGreedily(Graph &graph,
-                                          const PatternList &patterns,
-                                          const GreedyRewriteConfig &config = {});
+GreedyRewriteResult
+applyPatternsGreedily(Graph &graph, const PatternList &patterns,
+                      const GreedyRewriteConfig &config = {});
 
 } // namespace qopt
 

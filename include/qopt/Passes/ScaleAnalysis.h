@@ -1,4 +1,5 @@
-//===- ScaleAnalysis.h - Quantization parameters of every tensor -*- C++ -*-===//
+//===- ScaleAnalysis.h - Quantization parameters of every tensor -*- C++
+//-*-===//
 //
 // For every value: the quantized type it is stored in or lies on. A float
 // value produced by q.dequantize lies on its operand's grid; data-movement
@@ -6,8 +7,8 @@
 // Transpose, Squeeze, Unsqueeze, Slice, Split, Gather, Identity, MaxPool,
 // nearest Resize, constant Pad, Concat of equal parameters) pass it on.
 //
-//   %d = q.dequantize(%x)            %d: !quant.uniform<u8:f32, 0.05:128> (from %x)
-//   %t = onnx.Transpose(%d)          %t: same (from %x)
+//   %d = q.dequantize(%x)            %d: !quant.uniform<u8:f32, 0.05:128> (from
+//   %x) %t = onnx.Transpose(%d)          %t: same (from %x)
 //
 // Per-axis parameters stop at ops that move axes (not remapped yet).
 //

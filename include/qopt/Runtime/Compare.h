@@ -25,14 +25,14 @@ struct OutputComparison {
   bool identical = false; // bit for bit
   int64_t elements = 0;
   double maxAbsDiff = 0, meanAbsDiff = 0, cosine = 1;
-  bool integer = false;    // quantized/integer output
-  int64_t differing = 0;   // elements that differ
-  int64_t maxLsbDiff = 0;  // integer outputs: largest |a - b|
+  bool integer = false;   // quantized/integer output
+  int64_t differing = 0;  // elements that differ
+  int64_t maxLsbDiff = 0; // integer outputs: largest |a - b|
 };
 
 struct CompareTolerance {
-  double atol = 0;      // max abs diff allowed
-  int64_t maxLsb = 0;   // integer outputs: largest LSB diff allowed
+  double atol = 0;    // max abs diff allowed
+  int64_t maxLsb = 0; // integer outputs: largest LSB diff allowed
   double minCosine = -2;
 };
 
@@ -54,8 +54,9 @@ struct CompareOptions {
 
 /// Runs both models on the same seeded inputs (drawn from a's inputs; both
 /// must have the same input names) and compares outputs position by position.
-llvm::Expected<ComparisonReport> compareModels(const Model &a, const Model &b,
-                                               const CompareOptions &options = {});
+llvm::Expected<ComparisonReport>
+compareModels(const Model &a, const Model &b,
+              const CompareOptions &options = {});
 
 } // namespace rt
 } // namespace qopt

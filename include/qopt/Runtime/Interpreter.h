@@ -33,7 +33,8 @@ using TensorMap = std::map<std::string, Tensor>;
 
 class Interpreter {
 public:
-  static llvm::Expected<std::unique_ptr<Interpreter>> create(const Model &model);
+  static llvm::Expected<std::unique_ptr<Interpreter>>
+  create(const Model &model);
 
   /// Observation points, e.g. for op-by-op comparison with another runtime.
   struct Hooks {

@@ -23,7 +23,8 @@ std::string serializeNpy(const Tensor &t);
 /// Members by name without the ".npy" suffix, in archive order.
 llvm::Expected<std::vector<std::pair<std::string, Tensor>>>
 readNpz(llvm::StringRef path);
-std::string serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members);
+std::string
+serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members);
 
 } // namespace rt
 } // namespace qopt

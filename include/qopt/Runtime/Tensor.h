@@ -46,7 +46,9 @@ public:
   int64_t numElements() const { return count; }
   bool isValid() const { return valid; }
 
-  template <typename T> T *data() { return reinterpret_cast<T *>(storage.data()); }
+  template <typename T> T *data() {
+    return reinterpret_cast<T *>(storage.data());
+  }
   template <typename T> const T *data() const {
     return reinterpret_cast<const T *>(storage.data());
   }

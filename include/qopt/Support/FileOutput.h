@@ -16,9 +16,9 @@
 
 namespace qopt {
 
-llvm::Error
-writeFileAtomically(llvm::StringRef path,
-                    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> writer);
+llvm::Error writeFileAtomically(
+    llvm::StringRef path,
+    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> writer);
 
 } // namespace qopt
 

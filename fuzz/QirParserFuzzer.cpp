@@ -1,0 +1,51 @@
+//===- QirParserFuzzer.cpp - libFuzzer target: the .qir parser ------------===//
+//
+// Any text: parsing fails with a located error or yields a model; a model
+// that verifies must print to text that parses back to the same printing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/IR/AsmParser.h"
+#include "qopt/IR/AsmPrinter.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/Verifier.h"
+
+#include <cstdlib>
+
+using namespace qopt;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  Context ctx;
+  auto model =
+      parseModel(llvm::StringRef(reinterpret_cast<const char *>(data), size),
+                 "<fuzz>", ctx);
+  if (!model) {
+    llvm::consumeError(model.takeError());
+    return 0;
+  }
+  if (llvm::Error err = verifyModel(**model)) {
+    llvm::consumeError(std::move(err));
+    return 0;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printModel(**model, os);
+  os.flush();
+  auto again = parseModel(text, "<printed>", ctx);
+  if (!again) {
+    llvm::errs() << "printed IR does not parse: "
+                 << llvm::toString(again.takeError()) << "\n"
+                 << text;
+    std::abort();
+  }
+  std::string text2;
+  llvm::raw_string_ostream os2(text2);
+  printModel(**again, os2);
+  if (os2.str() != text) {
+    llvm::errs() << "print-parse-print is not a fixpoint:\n"
+                 << text << "\n---\n"
+                 << text2;
+    std::abort();
+  }
+  return 0;
+}

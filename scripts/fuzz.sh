@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target for $QOPT_FUZZ_SECONDS (default 60) from its seed
+# corpus: the repo's test inputs, examples, fuzz/corpus and the ../shared
+# peer cases. Crashes are written to build-asan/fuzz-artifacts/.
+# usage: scripts/fuzz.sh [build-dir]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build-asan}
+shared=${QOPT_SHARED_DIR:-$root/../shared}
+seconds=${QOPT_FUZZ_SECONDS:-60}
+work=$build/fuzz-work
+artifacts=$build/fuzz-artifacts
+rm -rf "$work" && mkdir -p "$work"/{onnx,qir,pipeline} "$artifacts"
+find "$root/test/inputs" "$root/examples" -name '*.onnx' -size -200k -exec cp {} "$work/onnx/" \; 2>/dev/null || true
+[ -d "$shared/peer-cases" ] && find "$shared/peer-cases" -name '*.onnx' -size -200k | while read -r f; do cp "$f" "$work/onnx/$(echo "$f" | md5sum | cut -c1-12).onnx"; done
+find "$root/test/lit" -name '*.qir' -exec cp {} "$work/qir/" \;
+cp "$root/fuzz/corpus/pipeline/"* "$work/pipeline/"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+status=0
+run() {
+  local target=$1 corpus=$2; shift 2
+  echo "== fuzzing $target for ${seconds}s ($(ls "$corpus" | wc -l) seeds)"
+  if ! "$build/bin/qopt-fuzz-$target" "$corpus" -max_total_time="$seconds" \
+        -artifact_prefix="$artifacts/$target-" -print_final_stats=1 -timeout=10 \
+        -rss_limit_mb=4096 "$@" > "$build/fuzz-$target.log" 2>&1; then
+    echo "fuzz: $target FAILED; see $build/fuzz-$target.log and $artifacts"
+    tail -30 "$build/fuzz-$target.log"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$build/fuzz-$target.log" | tr '\n' ' '
+    echo
+  fi
+}
+run OnnxImport "$work/onnx" -max_len=262144
+run QirParser "$work/qir" -max_len=65536
+run PipelineParser "$work/pipeline" -max_len=512
+exit $status

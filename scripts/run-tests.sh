@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every test once against one build directory: unit tests, lit tests,
+# ONNX conformance on the reference interpreter, and (with ../shared) the
+# peer cases, the ONNX round trip and the comparison with ONNX Runtime.
+# usage: scripts/run-tests.sh <build-dir>
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:?build directory}
+shared=${QOPT_SHARED_DIR:-$root/../shared}
+status=0
+step() { echo; echo "== $* ($(basename "$build"))"; }
+step "unit tests"
+"$build/bin/QoptUnitTests" --gtest_brief=1 || status=1
+step "lit tests"
+/usr/bin/python3 /usr/lib/llvm-14/build/utils/lit/lit.py -s "$build/test/lit" || status=1
+step "ONNX backend node tests on the reference interpreter"
+"$build/bin/qopt-onnx-conformance" || status=1
+if [ -d "$shared/models" ]; then
+  step "peer cases with expected outputs ([REF]) on the reference interpreter"
+  "$build/bin/qopt-onnx-conformance" \
+    --dir "$shared/peer-cases/onnx/onnx/backend/test/data/node" \
+    --dir "$shared/peer-cases/onnx-acaa175e/onnx/backend/test/data/node" \
+    --dir "$shared/peer-cases/tract/onnx/test_cases" || status=1
+  step "ONNX round trip through ONNX Runtime 1.30 ($shared)"
+  /usr/bin/python3 "$root/test/roundtrip/run_roundtrip.py" \
+    --qopt "$build/bin/qopt" --shared "$shared" --work "$build/roundtrip" | tail -25 || status=1
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  step "reference interpreter vs ONNX Runtime 1.30 on $shared/models"
+  /usr/bin/python3 "$root/test/ort/compare_with_ort.py" \
+    --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1
+else
+  step "shared models: SKIPPED, nothing at $shared (set QOPT_SHARED_DIR)"
+fi
+exit $status
