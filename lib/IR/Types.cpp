@@ -16,16 +16,17 @@ struct KindInfo {
   ElementKind kind;
   const char *name;
   unsigned bytes;
+  int32_t onnxDataType; // TensorProto.DataType
 };
 constexpr KindInfo kKindInfos[] = {
-    {ElementKind::Unknown, "?", 0},     {ElementKind::F32, "f32", 4},
-    {ElementKind::F16, "f16", 2},       {ElementKind::BF16, "bf16", 2},
-    {ElementKind::F64, "f64", 8},       {ElementKind::I8, "i8", 1},
-    {ElementKind::U8, "u8", 1},         {ElementKind::I16, "i16", 2},
-    {ElementKind::U16, "u16", 2},       {ElementKind::I32, "i32", 4},
-    {ElementKind::U32, "u32", 4},       {ElementKind::I64, "i64", 8},
-    {ElementKind::U64, "u64", 8},       {ElementKind::Bool, "bool", 1},
-    {ElementKind::String, "string", 0},
+    {ElementKind::Unknown, "?", 0, 0},     {ElementKind::F32, "f32", 4, 1},
+    {ElementKind::F16, "f16", 2, 10},      {ElementKind::BF16, "bf16", 2, 16},
+    {ElementKind::F64, "f64", 8, 11},      {ElementKind::I8, "i8", 1, 3},
+    {ElementKind::U8, "u8", 1, 2},         {ElementKind::I16, "i16", 2, 5},
+    {ElementKind::U16, "u16", 2, 4},       {ElementKind::I32, "i32", 4, 6},
+    {ElementKind::U32, "u32", 4, 12},      {ElementKind::I64, "i64", 8, 7},
+    {ElementKind::U64, "u64", 8, 13},      {ElementKind::Bool, "bool", 1, 9},
+    {ElementKind::String, "string", 0, 8},
 };
 } // namespace
 
@@ -38,6 +39,17 @@ std::optional<ElementKind> qopt::parseElementKindName(llvm::StringRef name) {
     if (name == info.name)
       return info.kind;
   return std::nullopt;
+}
+
+std::optional<ElementKind> qopt::elementKindFromOnnxDataType(int64_t dataType) {
+  for (const KindInfo &info : kKindInfos)
+    if (dataType != 0 && info.onnxDataType == dataType)
+      return info.kind;
+  return std::nullopt;
+}
+
+int32_t qopt::onnxDataTypeOf(ElementKind kind) {
+  return kKindInfos[static_cast<unsigned>(kind)].onnxDataType;
 }
 
 unsigned qopt::getElementByteSize(ElementKind kind) {

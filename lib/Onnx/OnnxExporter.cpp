@@ -137,10 +137,10 @@ private:
     std::string zpName = uniqueName(stem + "_zero_point");
     auto *s = graph->add_initializer();
     s->set_name(scaleName);
-    s->set_data_type(onnxFromElementKind(q->getExpressedKind()));
+    s->set_data_type(onnxDataTypeOf(q->getExpressedKind()));
     auto *z = graph->add_initializer();
     z->set_name(zpName);
-    z->set_data_type(onnxFromElementKind(q->getStorageKind()));
+    z->set_data_type(onnxDataTypeOf(q->getStorageKind()));
     if (q->isPerAxis()) {
       s->add_dims(q->getNumChannels());
       z->add_dims(q->getNumChannels());
@@ -251,7 +251,7 @@ private:
         t->set_name(n.getResult()->getName().str());
         for (int64_t x : d.getDims())
           t->add_dims(x);
-        t->set_data_type(onnxFromElementKind(d.getKind()));
+        t->set_data_type(onnxDataTypeOf(d.getKind()));
         deferredRawData[t] = &d;
       }
       return llvm::Error::success();

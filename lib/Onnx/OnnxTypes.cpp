@@ -14,40 +14,14 @@ static llvm::Error makeError(const llvm::Twine &msg) {
 
 llvm::Expected<ElementKind>
 onnxbridge::elementKindFromOnnx(int64_t dataType, llvm::StringRef what) {
-  switch (dataType) {
-  case 0:
+  if (dataType == 0)
     return ElementKind::Unknown;
-  case 1:
-    return ElementKind::F32;
-  case 2:
-    return ElementKind::U8;
-  case 3:
-    return ElementKind::I8;
-  case 4:
-    return ElementKind::U16;
-  case 5:
-    return ElementKind::I16;
-  case 6:
-    return ElementKind::I32;
-  case 7:
-    return ElementKind::I64;
-  case 8:
-    return ElementKind::String;
-  case 9:
-    return ElementKind::Bool;
-  case 10:
-    return ElementKind::F16;
-  case 11:
-    return ElementKind::F64;
-  case 12:
-    return ElementKind::U32;
-  case 13:
-    return ElementKind::U64;
+  if (auto kind = elementKindFromOnnxDataType(dataType))
+    return *kind;
+  switch (dataType) {
   case 14:
   case 15:
     return makeError(what + ": complex tensors are not supported");
-  case 16:
-    return ElementKind::BF16;
   case 17:
   case 18:
   case 19:
@@ -67,42 +41,6 @@ onnxbridge::elementKindFromOnnx(int64_t dataType, llvm::StringRef what) {
     return makeError(what + ": unknown tensor element type " +
                      llvm::Twine(dataType));
   }
-}
-
-int32_t onnxbridge::onnxFromElementKind(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::Unknown:
-    return 0;
-  case ElementKind::F32:
-    return 1;
-  case ElementKind::U8:
-    return 2;
-  case ElementKind::I8:
-    return 3;
-  case ElementKind::U16:
-    return 4;
-  case ElementKind::I16:
-    return 5;
-  case ElementKind::I32:
-    return 6;
-  case ElementKind::I64:
-    return 7;
-  case ElementKind::String:
-    return 8;
-  case ElementKind::Bool:
-    return 9;
-  case ElementKind::F16:
-    return 10;
-  case ElementKind::F64:
-    return 11;
-  case ElementKind::U32:
-    return 12;
-  case ElementKind::U64:
-    return 13;
-  case ElementKind::BF16:
-    return 16;
-  }
-  return 0;
 }
 
 llvm::Expected<const TensorType *>
@@ -136,7 +74,7 @@ onnxbridge::tensorTypeFromProto(const onnx::TypeProto &type, Context &ctx,
 void onnxbridge::tensorTypeToProto(const TensorType *type,
                                    onnx::TypeProto &out) {
   auto *tt = out.mutable_tensor_type();
-  tt->set_elem_type(onnxFromElementKind(type->getStorageKind()));
+  tt->set_elem_type(onnxDataTypeOf(type->getStorageKind()));
   if (!type->hasRank())
     return;
   auto *shape = tt->mutable_shape();
@@ -154,7 +92,7 @@ void onnxbridge::tensorToProto(const DenseElements &d, llvm::StringRef name,
   out.set_name(name.str());
   for (int64_t x : d.getDims())
     out.add_dims(x);
-  out.set_data_type(onnxFromElementKind(d.getKind()));
+  out.set_data_type(onnxDataTypeOf(d.getKind()));
   if (d.getKind() == ElementKind::String) {
     for (const std::string &s : d.getStrings())
       out.add_string_data(s);

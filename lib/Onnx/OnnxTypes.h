@@ -21,7 +21,6 @@ namespace onnxbridge {
 /// that say which type it was ("4-bit type INT4 is not supported yet").
 llvm::Expected<ElementKind> elementKindFromOnnx(int64_t dataType,
                                                 llvm::StringRef what);
-int32_t onnxFromElementKind(ElementKind kind);
 
 llvm::Expected<const TensorType *>
 tensorTypeFromProto(const onnx::TypeProto &type, Context &ctx,

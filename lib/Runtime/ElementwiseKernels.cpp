@@ -6,7 +6,7 @@
 // is the ground truth where the spec leaves a detail open.
 //
 // Floats are computed in double and stored with one rounding to the output
-// kind (storeDouble); integers use int64 arithmetic that wraps like the
+// kind (Tensor::setDouble); integers use int64 arithmetic that wraps like the
 // narrower ONNX type (uint64 arithmetic where C++ signed overflow would be
 // undefined). Nothing here asserts on user input: bad types, shapes and
 // attributes are reported through ctx.error().
@@ -44,36 +44,6 @@ bool isUnsignedKind(ElementKind k) {
 }
 
 std::string kindName(ElementKind k) { return getElementKindName(k).str(); }
-
-/// Rounds to float with round-to-odd, so that a second rounding to a
-/// narrower format (half, bfloat16) equals one direct rounding from double.
-float toFloatRoundToOdd(double v) {
-  float f = static_cast<float>(v);
-  if (std::isnan(v) || std::isinf(v) || static_cast<double>(f) == v)
-    return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(v))
-    f = std::nextafter(f, 0.0f);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits |= 1;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-/// Stores v into element i: floats round once to nearest even, integers
-/// truncate toward zero (saturating), bool is v != 0.
-void storeDouble(Tensor &t, int64_t i, double v) {
-  switch (t.kind()) {
-  case ElementKind::F16:
-    t.data<uint16_t>()[i] = floatToHalf(toFloatRoundToOdd(v));
-    return;
-  case ElementKind::BF16:
-    t.data<uint16_t>()[i] = floatToBFloat16(toFloatRoundToOdd(v));
-    return;
-  default:
-    t.setDouble(i, v);
-  }
-}
 
 bool isNaNAt(const Tensor &t, int64_t i) {
   return isFloatKind(t.kind()) && std::isnan(t.getDouble(i));
@@ -268,7 +238,7 @@ Error unaryFloat(KernelContext &ctx, F f, bool allowInt = false) {
     return e;
   Tensor &y = ctx.outputs[0];
   for (int64_t i = 0, n = x->numElements(); i < n; ++i)
-    storeDouble(y, i, f(x->getDouble(i)));
+    y.setDouble(i, f(x->getDouble(i)));
   return Error::success();
 }
 
@@ -290,7 +260,7 @@ Error unaryNumeric(KernelContext &ctx, FF ff, FI fi, bool allowUnsigned) {
   bool u64 = k == ElementKind::U64;
   for (int64_t i = 0, n = x->numElements(); i < n; ++i) {
     if (isFloatKind(k))
-      storeDouble(y, i, ff(x->getDouble(i)));
+      y.setDouble(i, ff(x->getDouble(i)));
     else
       y.setInt(i, fi(x->getInt(i), u64));
   }
@@ -573,7 +543,7 @@ Error binaryArith(KernelContext &ctx, FF ff, FI fi) {
   for (int64_t i = 0; i < bc.count; ++i) {
     int64_t ia = bc.at(0, i), ib = bc.at(1, i);
     if (isFloatKind(k))
-      storeDouble(y, i, ff(a->getDouble(ia), b->getDouble(ib)));
+      y.setDouble(i, ff(a->getDouble(ia), b->getDouble(ib)));
     else
       y.setInt(i, fi(a->getInt(ia), b->getInt(ib), u64));
   }
@@ -645,7 +615,7 @@ Error powKernel(KernelContext &ctx) {
     if (intPath)
       y.setInt(i, intPow(a->getInt(ia), b->getInt(ib), expU64));
     else
-      storeDouble(y, i, std::pow(a->getDouble(ia), b->getDouble(ib)));
+      y.setDouble(i, std::pow(a->getDouble(ia), b->getDouble(ib)));
   }
   return Error::success();
 }
@@ -701,7 +671,7 @@ Error preluKernel(KernelContext &ctx) {
     int64_t is = off.empty() ? i : off[i];
     if (isFloatKind(k)) {
       double v = x->getDouble(i);
-      storeDouble(y, i, v < 0 ? slope->getDouble(is) * v : v);
+      y.setDouble(i, v < 0 ? slope->getDouble(is) * v : v);
     } else {
       int64_t v = x->getInt(i);
       y.setInt(i, !unsig && v < 0 ? wrapMul(slope->getInt(is), v) : v);
@@ -872,7 +842,7 @@ Error clipKernel(KernelContext &ctx) {
         v = kNaN;
       else
         v = std::min(std::max(v, l), h);
-      storeDouble(y, i, v);
+      y.setDouble(i, v);
     }
     return Error::success();
   }
@@ -935,7 +905,7 @@ Error variadicKernel(KernelContext &ctx, Fold op) {
       }
       if (op == Fold::Mean)
         acc /= static_cast<double>(ins.size());
-      storeDouble(y, i, acc);
+      y.setDouble(i, acc);
       continue;
     }
     size_t best = 0;
@@ -958,41 +928,6 @@ Error meanKernel(KernelContext &ctx) { return variadicKernel(ctx, Fold::Mean); }
 // Cast
 //===----------------------------------------------------------------------===//
 
-std::optional<ElementKind> kindFromOnnxType(int64_t t) {
-  switch (t) {
-  case 1:
-    return ElementKind::F32;
-  case 2:
-    return ElementKind::U8;
-  case 3:
-    return ElementKind::I8;
-  case 4:
-    return ElementKind::U16;
-  case 5:
-    return ElementKind::I16;
-  case 6:
-    return ElementKind::I32;
-  case 7:
-    return ElementKind::I64;
-  case 8:
-    return ElementKind::String;
-  case 9:
-    return ElementKind::Bool;
-  case 10:
-    return ElementKind::F16;
-  case 11:
-    return ElementKind::F64;
-  case 12:
-    return ElementKind::U32;
-  case 13:
-    return ElementKind::U64;
-  case 16:
-    return ElementKind::BF16;
-  default:
-    return std::nullopt;
-  }
-}
-
 /// Whether the decimal `text` reads back as v in the float kind k.
 bool readsBackAs(const char *text, double v, ElementKind k) {
   switch (k) {
@@ -1000,10 +935,10 @@ bool readsBackAs(const char *text, double v, ElementKind k) {
     return std::strtof(text, nullptr) == static_cast<float>(v);
   case ElementKind::F16:
     return halfToFloat(
-               floatToHalf(toFloatRoundToOdd(std::strtod(text, nullptr)))) == v;
+               floatToHalf(roundToFloatOdd(std::strtod(text, nullptr)))) == v;
   case ElementKind::BF16:
     return bfloat16ToFloat(floatToBFloat16(
-               toFloatRoundToOdd(std::strtod(text, nullptr)))) == v;
+               roundToFloatOdd(std::strtod(text, nullptr)))) == v;
   default:
     return std::strtod(text, nullptr) == v;
   }
@@ -1114,7 +1049,7 @@ bool parseStringElement(const std::string &s, Tensor &out, int64_t i) {
   double d = std::strtod(begin, &stop);
   if (stop != end)
     return false;
-  storeDouble(out, i, d);
+  out.setDouble(i, d);
   return true;
 }
 
@@ -1156,7 +1091,7 @@ Error castTo(KernelContext &ctx, const Tensor &x, ElementKind to) {
                                : static_cast<float>(v);
     } else {
       // Float to integer truncates toward zero; floats round once.
-      storeDouble(y, i, x.getDouble(i));
+      y.setDouble(i, x.getDouble(i));
     }
   }
   return Error::success();
@@ -1169,7 +1104,7 @@ Error castKernel(KernelContext &ctx) {
   if (!ctx.hasAttr("to"))
     return ctx.error("missing attribute 'to'");
   int64_t t = ctx.getInt("to", 0);
-  auto to = kindFromOnnxType(t);
+  auto to = elementKindFromOnnxDataType(t);
   if (!to)
     return ctx.error("unsupported Cast target type " + llvm::Twine(t));
   return castTo(ctx, *x, *to);
@@ -1372,7 +1307,7 @@ Error reduceKernel(KernelContext &ctx, Reduce op) {
     default:
       break;
     }
-    storeDouble(y, o, r);
+    y.setDouble(o, r);
   }
   return Error::success();
 }

@@ -76,41 +76,6 @@ llvm::Expected<int64_t> rt::normalizeAxis(const KernelContext &ctx,
   return axis < 0 ? axis + rank : axis;
 }
 
-std::optional<ElementKind> rt::elementKindFromOnnxType(int64_t dataType) {
-  switch (dataType) {
-  case 1:
-    return ElementKind::F32;
-  case 2:
-    return ElementKind::U8;
-  case 3:
-    return ElementKind::I8;
-  case 4:
-    return ElementKind::U16;
-  case 5:
-    return ElementKind::I16;
-  case 6:
-    return ElementKind::I32;
-  case 7:
-    return ElementKind::I64;
-  case 8:
-    return ElementKind::String;
-  case 9:
-    return ElementKind::Bool;
-  case 10:
-    return ElementKind::F16;
-  case 11:
-    return ElementKind::F64;
-  case 12:
-    return ElementKind::U32;
-  case 13:
-    return ElementKind::U64;
-  case 16:
-    return ElementKind::BF16;
-  default:
-    return std::nullopt;
-  }
-}
-
 std::vector<std::string> KernelRegistry::ops() const {
   std::vector<std::string> out;
   for (const auto &e : kernels)

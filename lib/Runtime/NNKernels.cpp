@@ -477,8 +477,9 @@ llvm::Error layerNormKernel(KernelContext &ctx) {
   Shape statShape = x->shape();
   for (size_t d = *axis; d < statShape.size(); ++d)
     statShape[d] = 1;
-  ElementKind statKind = elementKindFromOnnxType(ctx.getInt("stash_type", 1))
-                             .value_or(ElementKind::F32);
+  ElementKind statKind =
+      elementKindFromOnnxDataType(ctx.getInt("stash_type", 1))
+          .value_or(ElementKind::F32);
   if (ctx.wantsOutput(1))
     if (auto err = emit(ctx, 1, statKind, statShape, means))
       return err;

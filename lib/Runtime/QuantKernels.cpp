@@ -176,7 +176,7 @@ llvm::Error quantizeLinearKernel(KernelContext &ctx) {
     return ctx.error("missing input");
   ElementKind storage = ElementKind::U8;
   if (int64_t dt = ctx.getInt("output_dtype", 0)) {
-    auto k = elementKindFromOnnxType(dt);
+    auto k = elementKindFromOnnxDataType(dt);
     if (!k || !isQuantStorageKind(*k))
       return ctx.error("unsupported output_dtype " + llvm::Twine(dt));
     storage = *k;

@@ -198,42 +198,6 @@ llvm::Error emitReshaped(KernelContext &ctx, const Tensor &src, Shape shape) {
   return llvm::Error::success();
 }
 
-/// ONNX TensorProto.DataType -> ElementKind.
-std::optional<ElementKind> kindFromOnnxDataType(int64_t t) {
-  switch (t) {
-  case 1:
-    return ElementKind::F32;
-  case 2:
-    return ElementKind::U8;
-  case 3:
-    return ElementKind::I8;
-  case 4:
-    return ElementKind::U16;
-  case 5:
-    return ElementKind::I16;
-  case 6:
-    return ElementKind::I32;
-  case 7:
-    return ElementKind::I64;
-  case 8:
-    return ElementKind::String;
-  case 9:
-    return ElementKind::Bool;
-  case 10:
-    return ElementKind::F16;
-  case 11:
-    return ElementKind::F64;
-  case 12:
-    return ElementKind::U32;
-  case 13:
-    return ElementKind::U64;
-  case 16:
-    return ElementKind::BF16;
-  default:
-    return std::nullopt;
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Identity, Shape, Size, Constant, ConstantOfShape
 //===----------------------------------------------------------------------===//
@@ -2044,7 +2008,7 @@ llvm::Error eyeLikeKernel(KernelContext &ctx) {
     return ctx.error("EyeLike needs a 2-D input");
   ElementKind kind = x.kind();
   if (ctx.hasAttr("dtype")) {
-    auto k = kindFromOnnxDataType(ctx.getInt("dtype", 1));
+    auto k = elementKindFromOnnxDataType(ctx.getInt("dtype", 1));
     if (!k)
       return ctx.error("unsupported dtype " + Twine(ctx.getInt("dtype", 1)));
     kind = *k;

@@ -148,11 +148,11 @@ void Tensor::setDouble(int64_t i, double v) {
   case ElementKind::F64:
     store<double>(p, i, v);
     break;
-  case ElementKind::F16:
-    store<uint16_t>(p, i, floatToHalf(static_cast<float>(v)));
+  case ElementKind::F16: // one rounding from double, not two
+    store<uint16_t>(p, i, floatToHalf(roundToFloatOdd(v)));
     break;
   case ElementKind::BF16:
-    store<uint16_t>(p, i, floatToBFloat16(static_cast<float>(v)));
+    store<uint16_t>(p, i, floatToBFloat16(roundToFloatOdd(v)));
     break;
   case ElementKind::Bool:
     store<uint8_t>(p, i, v != 0);

@@ -74,6 +74,19 @@ std::optional<double> qopt::parseDouble(llvm::StringRef text) {
   return parseImpl<double, uint64_t>(text);
 }
 
+float qopt::roundToFloatOdd(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(v) || std::isinf(v) || static_cast<double>(f) == v)
+    return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v))
+    f = std::nextafter(f, 0.0f); // truncate toward zero
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= 1; // inexact: make the last bit sticky
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 float qopt::halfToFloat(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1F;

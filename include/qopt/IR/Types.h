@@ -64,6 +64,12 @@ bool isIntegerKind(ElementKind kind);
 bool isSignedIntegerKind(ElementKind kind);
 /// Storage kinds a quantized type may use.
 bool isQuantStorageKind(ElementKind kind);
+/// ONNX TensorProto.DataType numbers (1 = FLOAT, 2 = UINT8, ...). nullopt
+/// for the ONNX types qopt has no element kind for (float8, 4-bit, complex).
+std::optional<ElementKind> elementKindFromOnnxDataType(int64_t dataType);
+/// The ONNX number of a kind; 0 (UNDEFINED) for Unknown.
+int32_t onnxDataTypeOf(ElementKind kind);
+
 /// Inclusive value range of an integer kind (for zero-point checks).
 std::pair<int64_t, int64_t> getIntegerRange(ElementKind kind);
 

@@ -80,10 +80,6 @@ void registerNNKernels(KernelRegistry &r);
 void registerElementwiseKernels(KernelRegistry &r);
 void registerShapeKernels(KernelRegistry &r);
 
-/// ONNX TensorProto data type number (Cast's `to`, ...) -> element kind;
-/// nullopt for types the interpreter does not support.
-std::optional<ElementKind> elementKindFromOnnxType(int64_t dataType);
-
 /// Normalises a possibly negative axis for `rank`; error if out of range.
 llvm::Expected<int64_t> normalizeAxis(const KernelContext &ctx, int64_t axis,
                                       int64_t rank);

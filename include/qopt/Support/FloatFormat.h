@@ -27,6 +27,10 @@ std::string formatDouble(double value, bool forceDecimalPoint = false);
 std::optional<float> parseFloat(llvm::StringRef text);
 std::optional<double> parseDouble(llvm::StringRef text);
 
+/// Rounds a double to float with round-to-odd, so that a second rounding to
+/// a narrower format (half, bfloat16) equals one direct rounding.
+float roundToFloatOdd(double value);
+
 /// IEEE half and bfloat16 conversions (round to nearest even).
 float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
