@@ -211,17 +211,20 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
   case ElementKind::F32:
     if (t.float_data_size() != count)
       return countMismatch(t.float_data_size());
-    std::memcpy(data.data(), t.float_data().data(), *bytes);
+    if (*bytes)
+      std::memcpy(data.data(), t.float_data().data(), *bytes);
     break;
   case ElementKind::F64:
     if (t.double_data_size() != count)
       return countMismatch(t.double_data_size());
-    std::memcpy(data.data(), t.double_data().data(), *bytes);
+    if (*bytes)
+      std::memcpy(data.data(), t.double_data().data(), *bytes);
     break;
   case ElementKind::I64:
     if (t.int64_data_size() != count)
       return countMismatch(t.int64_data_size());
-    std::memcpy(data.data(), t.int64_data().data(), *bytes);
+    if (*bytes)
+      std::memcpy(data.data(), t.int64_data().data(), *bytes);
     break;
   case ElementKind::U32:
   case ElementKind::U64:

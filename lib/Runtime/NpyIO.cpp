@@ -89,7 +89,8 @@ llvm::Expected<Tensor> rt::parseNpy(llvm::StringRef bytes,
   llvm::StringRef data = bytes.drop_front(offset + headerLen);
   if (data.size() < t->byteSize())
     return makeError(what + ": .npy data is shorter than its shape needs");
-  std::memcpy(t->bytes(), data.data(), t->byteSize());
+  if (t->byteSize())
+    std::memcpy(t->bytes(), data.data(), t->byteSize());
   return t;
 }
 

@@ -61,7 +61,7 @@ Tensor Tensor::fromDense(const DenseElements &d) {
   Tensor t(d.getKind(), Shape(d.getDims().begin(), d.getDims().end()));
   if (d.getKind() == ElementKind::String)
     t.strs.assign(d.getStrings().begin(), d.getStrings().end());
-  else
+  else if (!t.storage.empty()) // memcpy may not see null, even for 0 bytes
     std::memcpy(t.storage.data(), d.getRawBytes().data(),
                 std::min(t.storage.size(), d.getRawBytes().size()));
   return t;
