@@ -381,8 +381,8 @@ llvm::Error Importer::collectConstants() {
   onnx::GraphProto &g = *proto.mutable_graph();
   for (auto &t : *g.mutable_initializer()) {
     if (t.name().empty())
-      return makeError("initializer #" +
-                       llvm::Twine(initializerOrder.size()) + " has no name");
+      return makeError("initializer #" + llvm::Twine(initializerOrder.size()) +
+                       " has no name");
     if (!initializers.emplace(t.name(), &t).second)
       return makeError("duplicate initializer '" + t.name() + "'");
     initializerOrder.push_back(t.name());

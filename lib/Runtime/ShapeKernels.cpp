@@ -90,6 +90,21 @@ readInts(const KernelContext &ctx, const Tensor &t, const Twine &what) {
   return t.toInts();
 }
 
+/// A list that was an attribute before opset `sinceOpset` and is input
+/// `index` from then on (Reshape's shape, Unsqueeze's axes); required.
+llvm::Expected<std::vector<int64_t>>
+requiredIntsFromAttrOrInput(const KernelContext &ctx, const char *name,
+                            size_t index, int64_t sinceOpset) {
+  if (ctx.opset < sinceOpset) {
+    if (!ctx.hasAttr(name))
+      return ctx.error(Twine("missing attribute '") + name + "'");
+    return ctx.getInts(name);
+  }
+  if (auto err = requireInputs(ctx, index + 1))
+    return std::move(err);
+  return readInts(ctx, *ctx.input(index), name);
+}
+
 /// Reads a one-element integer tensor (scalar or shape [1]).
 llvm::Expected<int64_t> readScalarInt(const KernelContext &ctx, const Tensor &t,
                                       const Twine &what) {
@@ -562,19 +577,10 @@ llvm::Error reshapeKernel(KernelContext &ctx) {
   if (auto err = requireInputs(ctx, 1))
     return err;
   const Tensor &x = *ctx.input(0);
-  std::vector<int64_t> shape;
-  if (ctx.opset < 5) {
-    if (!ctx.hasAttr("shape"))
-      return ctx.error("missing attribute 'shape'");
-    shape = ctx.getInts("shape");
-  } else {
-    if (auto err = requireInputs(ctx, 2))
-      return err;
-    auto v = readInts(ctx, *ctx.input(1), "shape");
-    if (!v)
-      return v.takeError();
-    shape = std::move(*v);
-  }
+  auto shapeOr = requiredIntsFromAttrOrInput(ctx, "shape", 1, 5);
+  if (!shapeOr)
+    return shapeOr.takeError();
+  std::vector<int64_t> shape = std::move(*shapeOr);
   bool allowZero = ctx.opset >= 14 && ctx.getInt("allowzero", 0) != 0;
   int64_t inferred = -1, known = 1;
   bool hasZero = false;
@@ -675,19 +681,10 @@ llvm::Error unsqueezeKernel(KernelContext &ctx) {
   if (auto err = requireInputs(ctx, 1))
     return err;
   const Tensor &x = *ctx.input(0);
-  std::vector<int64_t> axes;
-  if (ctx.opset < 13) {
-    if (!ctx.hasAttr("axes"))
-      return ctx.error("missing attribute 'axes'");
-    axes = ctx.getInts("axes");
-  } else {
-    if (auto err = requireInputs(ctx, 2))
-      return err;
-    auto v = readInts(ctx, *ctx.input(1), "axes");
-    if (!v)
-      return v.takeError();
-    axes = std::move(*v);
-  }
+  auto axesOr = requiredIntsFromAttrOrInput(ctx, "axes", 1, 13);
+  if (!axesOr)
+    return axesOr.takeError();
+  std::vector<int64_t> axes = std::move(*axesOr);
   // Axes index the output, whose rank is the input's plus the new axes.
   int64_t outRank = x.rank() + static_cast<int64_t>(axes.size());
   auto norm = normalizeAxes(ctx, axes, outRank);
