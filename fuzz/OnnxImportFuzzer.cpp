@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CheckPrintFixpoint.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
@@ -31,24 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  << llvm::toString(std::move(err)) << "\n";
     std::abort();
   }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  printModel(**model, os);
-  os.flush();
-  auto again = parseModel(text, "<fuzz>", ctx);
-  if (!again) {
-    llvm::errs() << "printed IR does not parse: "
-                 << llvm::toString(again.takeError()) << "\n"
-                 << text;
-    std::abort();
-  }
-  std::string text2;
-  llvm::raw_string_ostream os2(text2);
-  printModel(**again, os2);
-  if (os2.str() != text) {
-    llvm::errs() << "print-parse-print is not a fixpoint\n";
-    std::abort();
-  }
+  checkPrintFixpoint(**model, ctx);
   std::string bytes;
   llvm::raw_string_ostream bs(bytes);
   if (llvm::Error err = exportOnnx(**model, bs))

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CheckPrintFixpoint.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
@@ -27,25 +28,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(std::move(err));
     return 0;
   }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  printModel(**model, os);
-  os.flush();
-  auto again = parseModel(text, "<printed>", ctx);
-  if (!again) {
-    llvm::errs() << "printed IR does not parse: "
-                 << llvm::toString(again.takeError()) << "\n"
-                 << text;
-    std::abort();
-  }
-  std::string text2;
-  llvm::raw_string_ostream os2(text2);
-  printModel(**again, os2);
-  if (os2.str() != text) {
-    llvm::errs() << "print-parse-print is not a fixpoint:\n"
-                 << text << "\n---\n"
-                 << text2;
-    std::abort();
-  }
+  checkPrintFixpoint(**model, ctx);
   return 0;
 }
