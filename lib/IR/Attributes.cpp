@@ -57,7 +57,9 @@ double DenseElements::getAsDouble(int64_t i) const {
   case ElementKind::U64:
     return static_cast<double>(loadAt<uint64_t>(bytes, i));
   default:
-    return static_cast<double>(getAsInt(i));
+    return isIntegerKind(kind) || kind == ElementKind::Bool
+               ? static_cast<double>(getAsInt(i))
+               : 0.0; // strings and Unknown have no numeric value
   }
 }
 
@@ -81,7 +83,7 @@ int64_t DenseElements::getAsInt(int64_t i) const {
   case ElementKind::U64:
     return static_cast<int64_t>(loadAt<uint64_t>(bytes, i));
   default:
-    return static_cast<int64_t>(getAsDouble(i));
+    return isFloatKind(kind) ? static_cast<int64_t>(getAsDouble(i)) : 0;
   }
 }
 

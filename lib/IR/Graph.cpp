@@ -2,6 +2,9 @@
 
 #include "qopt/IR/Graph.h"
 
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+
 #include <algorithm>
 
 using namespace qopt;
@@ -11,6 +14,10 @@ using namespace qopt;
 //===----------------------------------------------------------------------===//
 
 void Value::setName(std::string n) {
+  if (!n.empty() && n != name)
+    if (graph->lookupValue(n))
+      llvm::report_fatal_error("Value::setName: name '" + llvm::Twine(n) +
+                               "' is already taken by another value");
   graph->unregisterName(this);
   name = std::move(n);
   graph->registerName(this);
@@ -235,13 +242,16 @@ Node *Graph::createNode(llvm::StringRef op, llvm::ArrayRef<Value *> operands,
 }
 
 void Graph::eraseNode(Node *n) {
-  assert(std::none_of(n->results.begin(), n->results.end(),
-                      [](auto &r) { return r->hasUses(); }) &&
-         "erasing a node whose results are still used");
+  if (std::any_of(n->results.begin(), n->results.end(),
+                  [](auto &r) { return r->hasUses(); }))
+    llvm::report_fatal_error("Graph::eraseNode: " + llvm::Twine(n->describe()) +
+                             " still has uses");
   nodes.erase(n->getIterator());
 }
 
 void Graph::moveBefore(Node *n, Node *before) {
+  if (n == before)
+    return;
   nodes.remove(n);
   if (before)
     nodes.insert(before->getIterator(), n);

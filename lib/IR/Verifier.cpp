@@ -20,9 +20,11 @@ std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
        << " is not supported (i8, u8, i16, u16, i32)";
     return os.str();
   }
-  if (!isFloatKind(q->getExpressedKind())) {
-    os << "quantized expressed type "
-       << getElementKindName(q->getExpressedKind()) << " is not a float type";
+  ElementKind expressed = q->getExpressedKind();
+  if (expressed != ElementKind::F32 && expressed != ElementKind::F16 &&
+      expressed != ElementKind::BF16) {
+    os << "quantized expressed type " << getElementKindName(expressed)
+       << " is not f32, f16 or bf16 (the ONNX scale types)";
     return os.str();
   }
   if (q->getScales().empty() ||
@@ -104,6 +106,13 @@ public:
           return err;
         defined.insert(r);
       }
+    }
+    for (const std::string &name : graph.getInitializerInputs()) {
+      const Value *v = graph.lookupValue(name);
+      const Node *def = v ? v->getDefiningNode() : nullptr;
+      if (!def || !def->isa(ops::Constant) || !def->getName().empty())
+        return fail("initializer_inputs",
+                    "'" + name + "' is not an initializer of the graph");
     }
     for (unsigned i = 0; i < graph.getNumOutputs(); ++i) {
       const Value *v = graph.getOutput(i);
@@ -304,6 +313,8 @@ private:
   }
 
   llvm::Error verifyRequantize(const Node &n) {
+    if (!n.getOperand(0))
+      return fail(n.describe(), "missing input");
     const TensorType *in = n.getOperand(0)->getType();
     const TensorType *out = n.getResult()->getType();
     if (!in->isQuantized() || !out->isQuantized())
@@ -323,6 +334,8 @@ private:
       return fail(n.describe(), "'value' must be a tensor");
     const DenseElements &d = **a->getIf<DenseElementsRef>();
     const TensorType *t = n.getResult()->getType();
+    if (d.getKind() == ElementKind::Unknown)
+      return fail(n.describe(), "constant data has no element type");
     if (d.getKind() == ElementKind::String) {
       if (static_cast<int64_t>(d.getStrings().size()) != d.getNumElements())
         return fail(n.describe(), "string constant has " +

@@ -95,6 +95,8 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
   auto kind = elementKindFromOnnx(t.data_type(), what);
   if (!kind)
     return kind.takeError();
+  if (*kind == ElementKind::Unknown)
+    return makeError(what + ": tensor has no data type (UNDEFINED)");
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   int64_t count = 1;
   for (int64_t d : dims) {
@@ -301,6 +303,7 @@ private:
   /// Output of a Constant node with a `value` tensor -> that node.
   std::unordered_map<std::string, const onnx::NodeProto *> constantNodes;
   std::unordered_map<std::string, DenseElementsRef> constantCache;
+  std::unordered_map<std::string, std::optional<std::vector<Dim>>> shapeCache;
   std::unordered_map<std::string, int> producers; // value -> node index
   llvm::StringSet<> graphInputs;
   std::vector<int> order;
@@ -489,30 +492,49 @@ ElementKind Importer::knownKind(const std::string &name) {
 }
 
 std::optional<std::vector<Dim>> Importer::knownShape(const std::string &name) {
-  if (const DenseElements *d = constantData(name)) {
-    std::vector<Dim> dims;
-    for (int64_t x : d->getDims())
-      dims.push_back(Dim::fixed(x));
-    return dims;
-  }
-  auto t = declaredType(name);
-  if (!t) {
-    llvm::consumeError(t.takeError());
-    return std::nullopt;
-  }
-  if ((*t)->hasRank())
-    return std::vector<Dim>((*t)->getShape().begin(), (*t)->getShape().end());
-  // The input of a Q/DQ has the shape of the Q/DQ's input.
-  auto p = producers.find(name);
-  if (p != producers.end()) {
+  // Walks back through Q/DQ chains (a Q/DQ's output has its input's shape)
+  // iteratively, remembering every answer: linear in the chain length.
+  std::vector<std::string> chain;
+  std::optional<std::vector<Dim>> result;
+  std::string cur = name;
+  while (true) {
+    auto cached = shapeCache.find(cur);
+    if (cached != shapeCache.end()) {
+      result = cached->second;
+      break;
+    }
+    chain.push_back(cur);
+    if (const DenseElements *d = constantData(cur)) {
+      std::vector<Dim> dims;
+      for (int64_t x : d->getDims())
+        dims.push_back(Dim::fixed(x));
+      result = dims;
+      break;
+    }
+    auto t = declaredType(cur);
+    if (!t) {
+      llvm::consumeError(t.takeError());
+      break;
+    }
+    if ((*t)->hasRank()) {
+      result =
+          std::vector<Dim>((*t)->getShape().begin(), (*t)->getShape().end());
+      break;
+    }
+    auto p = producers.find(cur);
+    if (p == producers.end())
+      break;
     const onnx::NodeProto &n = proto.graph().node(p->second);
-    if (isDefaultDomain(n.domain()) &&
-        (n.op_type() == "QuantizeLinear" ||
-         n.op_type() == "DequantizeLinear") &&
-        n.input_size() > 0 && !n.input(0).empty())
-      return knownShape(n.input(0));
+    if (!isDefaultDomain(n.domain()) ||
+        (n.op_type() != "QuantizeLinear" &&
+         n.op_type() != "DequantizeLinear") ||
+        n.input_size() == 0 || n.input(0).empty())
+      break;
+    cur = n.input(0);
   }
-  return std::nullopt;
+  for (const std::string &c : chain)
+    shapeCache[c] = result;
+  return result;
 }
 
 llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
@@ -654,7 +676,8 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   auto numElements = [](const std::vector<int64_t> &dims) {
     int64_t n = 1;
     for (int64_t d : dims)
-      n *= d;
+      if (d < 0 || __builtin_mul_overflow(n, d, &n))
+        return std::numeric_limits<int64_t>::max(); // reads as "blocked"
     return n;
   };
   std::optional<std::vector<int64_t>> sdims = staticDims(scaleName);
@@ -820,6 +843,13 @@ llvm::Error Importer::emitNodes() {
       op = n.domain() + "." + n.op_type();
     if (n.op_type().empty())
       return makeError(where + ": op_type is empty");
+    // Op names are "<domain>.<op_type>": these could not be split back.
+    if (n.op_type().find('.') != std::string::npos)
+      return makeError(where + ": op_type '" + n.op_type() +
+                       "' contains '.', which qopt cannot represent yet");
+    if (n.domain() == "q" || n.domain() == "onnx")
+      return makeError(where + ": custom domain '" + n.domain() +
+                       "' clashes with qopt's op names");
 
     std::vector<Value *> operands;
     int numInputs = n.input_size();
@@ -875,7 +905,8 @@ llvm::Error Importer::emitNodes() {
     Node *node =
         graph.createNode(op, operands, results, std::move(attrs), n.name());
     // Constant nodes share the tensor already decoded for parameter lookup.
-    if (op == "onnx.Constant" && constantNodes.count(n.output(0)))
+    if (op == "onnx.Constant" && n.output_size() == 1 &&
+        constantNodes.count(n.output(0)))
       node->setAttr("value", Attribute(constantCache[n.output(0)]));
     for (int k = 0; k < n.output_size(); ++k)
       if (!n.output(k).empty())

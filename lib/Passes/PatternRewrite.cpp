@@ -3,6 +3,9 @@
 #include "qopt/Passes/PatternRewrite.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
 
@@ -14,9 +17,15 @@ Node *PatternRewriter::create(llvm::StringRef op,
                               std::vector<NamedAttribute> attrs,
                               std::string name) {
   std::vector<ResultSpec> unique(results.begin(), results.end());
-  for (ResultSpec &r : unique)
-    if (!r.absent)
-      r.name = graph.makeUniqueName(r.name);
+  llvm::StringSet<> taken; // names chosen for earlier results of this node
+  for (ResultSpec &r : unique) {
+    if (r.absent)
+      continue;
+    std::string base = r.name;
+    r.name = graph.makeUniqueName(base);
+    for (unsigned k = 1; !taken.insert(r.name).second; ++k)
+      r.name = graph.makeUniqueName(base + "_" + std::to_string(k));
+  }
   Node *n = graph.createNode(op, operands, unique, std::move(attrs),
                              std::move(name), insertionPoint);
   onCreated(*n);
@@ -32,7 +41,14 @@ void PatternRewriter::replaceAllUsesWith(Value *from, Value *to) {
 }
 
 void PatternRewriter::replaceNode(Node &node, llvm::ArrayRef<Value *> values) {
-  assert(values.size() == node.getNumResults() && "result count mismatch");
+  if (values.size() != node.getNumResults())
+    llvm::report_fatal_error(
+        "PatternRewriter::replaceNode: " + llvm::Twine(values.size()) +
+        " values for " + llvm::Twine(node.getNumResults()) + " results");
+  for (unsigned i = 0; i < node.getNumResults(); ++i)
+    if (!values[i] && node.getResult(i)->hasUses())
+      llvm::report_fatal_error("PatternRewriter::replaceNode: no replacement "
+                               "for a result that is still used");
   for (unsigned i = 0; i < node.getNumResults(); ++i) {
     Value *r = node.getResult(i);
     // A graph output keeps its name: the replacement takes it over when it
@@ -50,6 +66,10 @@ void PatternRewriter::replaceNode(Node &node, llvm::ArrayRef<Value *> values) {
 }
 
 void PatternRewriter::eraseNode(Node &node) {
+  if (&node == insertionPoint) { // keep inserting where the node was
+    auto next = std::next(node.getIterator());
+    insertionPoint = next == graph.getNodes().end() ? nullptr : &*next;
+  }
   onErasing(node);
   graph.eraseNode(&node);
 }

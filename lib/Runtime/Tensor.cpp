@@ -96,7 +96,9 @@ double Tensor::getDouble(int64_t i) const {
   case ElementKind::U64:
     return static_cast<double>(load<uint64_t>(p, i));
   default:
-    return static_cast<double>(getInt(i));
+    return isIntegerKind(elemKind) || elemKind == ElementKind::Bool
+               ? static_cast<double>(getInt(i))
+               : 0.0; // strings and Unknown have no numeric value
   }
 }
 
@@ -121,7 +123,7 @@ int64_t Tensor::getInt(int64_t i) const {
   case ElementKind::U64:
     return static_cast<int64_t>(load<uint64_t>(p, i));
   default:
-    return static_cast<int64_t>(getDouble(i));
+    return isFloatKind(elemKind) ? static_cast<int64_t>(getDouble(i)) : 0;
   }
 }
 
