@@ -967,6 +967,24 @@ llvm::Error Parser::parseNode(Graph &g) {
     if (auto err = expect(")"))
       return err;
   }
+  // Values read by subgraph attributes.
+  std::vector<Value *> captures;
+  if (consumeKeyword("captures")) {
+    if (auto err = expect("("))
+      return err;
+    do {
+      skipSpace();
+      const char *loc = cur;
+      auto v = parseOperand(g);
+      if (!v)
+        return v.takeError();
+      if (!*v)
+        return error(loc, "a capture cannot be '_'");
+      captures.push_back(*v);
+    } while (consumeIf(","));
+    if (auto err = expect(")"))
+      return err;
+  }
   // Attributes.
   std::vector<ParsedAttr> parsedAttrs;
   skipSpace();
@@ -1021,6 +1039,8 @@ llvm::Error Parser::parseNode(Graph &g) {
   for (size_t i = 0; i < resultNames.size(); ++i)
     specs.push_back({types[i], resultNames[i].name, resultNames[i].absent});
   Node *n = g.createNode(op, operands, specs, std::move(attrs), nodeName);
+  for (Value *v : captures)
+    n->addCapture(v);
   for (size_t i = 0; i < resultNames.size(); ++i)
     if (auto err = defineValue(n->getResult(i), resultNames[i].loc))
       return err;

@@ -275,6 +275,12 @@ private:
     for (unsigned i = 0; i < n.getNumOperands(); ++i)
       os << (i ? ", " : "") << name(n.getOperand(i));
     os << ")";
+    if (!n.getCaptures().empty()) {
+      os << " captures(";
+      for (size_t i = 0; i < n.getCaptures().size(); ++i)
+        os << (i ? ", " : "") << name(n.getCaptures()[i]);
+      os << ")";
+    }
     if (!n.getAttrs().empty()) {
       os << " {";
       bool first = true;

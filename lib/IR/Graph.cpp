@@ -43,6 +43,9 @@ void Value::replaceAllUsesWith(Value *other) {
     if (u.isGraphOutput()) {
       graph->outputs[u.index] = other;
       other->addUse(u);
+    } else if (u.isCapture()) {
+      u.user->captures[u.index - Use::kCaptureBase] = other;
+      other->addUse(u);
     } else {
       u.user->operands[u.index] = other;
       other->addUse(u);
@@ -160,6 +163,16 @@ void Node::dropAllOperands() {
     if (operands[i])
       operands[i]->removeUse({this, i});
   operands.clear();
+  for (unsigned i = 0; i < captures.size(); ++i)
+    captures[i]->removeUse({this, Use::kCaptureBase + i});
+  captures.clear();
+  captureNames.clear();
+}
+
+void Node::addCapture(Value *v) {
+  v->addUse({this, Use::kCaptureBase + static_cast<unsigned>(captures.size())});
+  captures.push_back(v);
+  captureNames.push_back(v->getName().str());
 }
 
 //===----------------------------------------------------------------------===//

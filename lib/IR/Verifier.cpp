@@ -179,10 +179,23 @@ private:
         return fail(where, "use list of '" + v->getName().str() +
                                "' is missing operand #" + std::to_string(i));
     }
+    for (unsigned i = 0; i < n.getCaptures().size(); ++i) {
+      const Value *v = n.getCaptures()[i];
+      if (!defined.count(v))
+        return fail(where, "subgraph reads '" + n.getCaptureNames()[i] +
+                               "' before it is defined");
+      if (v->getName() != n.getCaptureNames()[i])
+        return fail(where, "subgraph reads '" + n.getCaptureNames()[i] +
+                               "', but that value is now named '" +
+                               v->getName().str() + "'");
+    }
     for (const Value *r : n.getResults())
       for (const Use &u : r->getUses())
-        if (!u.isGraphOutput() && (u.index >= u.user->getNumOperands() ||
-                                   u.user->getOperand(u.index) != r))
+        if (u.isCapture()
+                ? u.index - Use::kCaptureBase >= u.user->getCaptures().size() ||
+                      u.user->getCaptures()[u.index - Use::kCaptureBase] != r
+                : !u.isGraphOutput() && (u.index >= u.user->getNumOperands() ||
+                                         u.user->getOperand(u.index) != r))
           return fail(where, "use list of '" + r->getName().str() +
                                  "' names an operand that is not it");
     if (const OpInfo *info = lookupOpInfo(n.getOp())) {

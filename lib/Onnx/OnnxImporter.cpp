@@ -23,6 +23,7 @@
 #include <queue>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace qopt;
 
@@ -307,6 +308,8 @@ private:
   std::unordered_map<std::string, int> producers; // value -> node index
   llvm::StringSet<> graphInputs;
   std::vector<int> order;
+  /// Per node (file order): outer names its subgraphs read.
+  std::vector<std::vector<std::string>> captureNames;
   std::vector<QdqInfo> qdq;
   /// Quantized element type assigned to a value name.
   std::unordered_map<std::string, const QuantType *> valueQuant;
@@ -423,13 +426,59 @@ llvm::Error Importer::collectConstants() {
   return llvm::Error::success();
 }
 
+/// Names that `g` (a subgraph, with everything nested in it) reads without
+/// defining them: they come from the enclosing graph.
+static void collectOuterReads(const onnx::GraphProto &g,
+                              std::unordered_set<std::string> defined,
+                              std::vector<std::string> &out,
+                              std::unordered_set<std::string> &seen) {
+  for (const auto &i : g.input())
+    defined.insert(i.name());
+  for (const auto &t : g.initializer())
+    defined.insert(t.name());
+  for (const auto &t : g.sparse_initializer())
+    defined.insert(t.values().name());
+  for (const auto &n : g.node())
+    for (const std::string &o : n.output())
+      defined.insert(o);
+  for (const auto &n : g.node()) {
+    for (const std::string &in : n.input())
+      if (!in.empty() && !defined.count(in) && seen.insert(in).second)
+        out.push_back(in);
+    for (const auto &a : n.attribute()) {
+      if (a.has_g())
+        collectOuterReads(a.g(), defined, out, seen);
+      for (const auto &sub : a.graphs())
+        collectOuterReads(sub, defined, out, seen);
+    }
+  }
+}
+
 llvm::Error Importer::sortNodes() {
   const onnx::GraphProto &g = proto.graph();
   int n = g.node_size();
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> users(n);
+  captureNames.assign(n, {});
   for (int i = 0; i < n; ++i) {
     const onnx::NodeProto &node = g.node(i);
+    std::unordered_set<std::string> seen;
+    for (const auto &a : node.attribute()) {
+      if (a.has_g())
+        collectOuterReads(a.g(), {}, captureNames[i], seen);
+      for (const auto &sub : a.graphs())
+        collectOuterReads(sub, {}, captureNames[i], seen);
+    }
+    for (const std::string &name : captureNames[i]) {
+      auto it = producers.find(name);
+      if (it != producers.end()) {
+        ++pending[i];
+        users[it->second].push_back(i);
+      } else if (!initializers.count(name) && !graphInputs.count(name)) {
+        return makeError(describeProto(node) + ": its subgraph reads '" + name +
+                         "', which the graph does not define");
+      }
+    }
     for (const std::string &in : node.input()) {
       if (in.empty())
         continue;
@@ -904,6 +953,8 @@ llvm::Error Importer::emitNodes() {
     }
     Node *node =
         graph.createNode(op, operands, results, std::move(attrs), n.name());
+    for (const std::string &name : captureNames[i])
+      node->addCapture(values.at(name));
     // Constant nodes share the tensor already decoded for parameter lookup.
     if (op == "onnx.Constant" && n.output_size() == 1 &&
         constantNodes.count(n.output(0)))

@@ -9,7 +9,8 @@
 //
 // Not merged: q.dequantize (a node unit needs its own DQ per consumer, see
 // ensure-unique-dq), constants (large payload compares; dce handles unused
-// ones), random ops, and nodes whose results are graph outputs.
+// ones), random ops, and nodes whose results are graph outputs or are read
+// by name from a subgraph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,9 +31,14 @@ static bool isMergeable(const Node &n) {
   if (type.startswith("Random") || type == "Multinomial" ||
       type == "Bernoulli" || type == "Dropout")
     return false;
-  for (const Value *r : n.getResults())
+  for (const Value *r : n.getResults()) {
     if (r->isGraphOutput())
       return false;
+    // A subgraph reads this result by name: it must keep its name.
+    for (const Use &u : r->getUses())
+      if (u.isCapture())
+        return false;
+  }
   return true;
 }
 

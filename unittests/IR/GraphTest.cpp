@@ -58,3 +58,31 @@ TEST(GraphTest, EraseOperandRenumbersUses) {
   EXPECT_EQ(x->getUses()[0].index, 1u);
   EXPECT_EQ(y->getUses()[0].index, 0u);
 }
+
+TEST(GraphTest, CapturesCountAsUsesAndKeepTheirName) {
+  Context ctx;
+  Graph g(ctx);
+  auto *t = ctx.getUnknownTensorType();
+  Value *x = g.addInput(t, "x");
+  Node *relu = g.createNode("onnx.Relu", {x}, {{t, "r"}});
+  Node *sig = g.createNode("onnx.Sigmoid", {x}, {{t, "s"}});
+  Node *branch = g.createNode("onnx.If", {x}, {{t, "y"}});
+  branch->addCapture(relu->getResult());
+  g.addOutput(branch->getResult());
+  ASSERT_EQ(relu->getResult()->getUses().size(), 1u);
+  EXPECT_TRUE(relu->getResult()->getUses()[0].isCapture());
+  EXPECT_FALSE(bool(verifyGraph(g)));
+  // Redirecting the capture to a value with another name breaks the
+  // subgraph, which reads "r": the verifier says so.
+  relu->getResult()->replaceAllUsesWith(sig->getResult());
+  EXPECT_EQ(branch->getCaptures()[0], sig->getResult());
+  llvm::Error err = verifyGraph(g);
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "node producing 'y' (onnx.If): subgraph reads 'r', but that "
+            "value is now named 's'");
+  // Erasing the If drops its capture uses.
+  branch->getResult()->replaceAllUsesWith(x);
+  g.eraseNode(branch);
+  EXPECT_FALSE(sig->getResult()->hasUses());
+}

@@ -35,9 +35,13 @@ class Node;
 /// One use of a value: operand `index` of `user`, or graph output `index`
 /// when `user` is null.
 struct Use {
+  /// Capture uses (a subgraph attribute reading the value by name) count
+  /// from here: operand indices stay below it.
+  static constexpr unsigned kCaptureBase = 1u << 30;
   Node *user;
   unsigned index;
   bool isGraphOutput() const { return user == nullptr; }
+  bool isCapture() const { return user && index >= kCaptureBase; }
   bool operator==(const Use &o) const {
     return user == o.user && index == o.index;
   }
@@ -128,6 +132,14 @@ public:
   /// Drops all operand uses, so the node can be erased.
   void dropAllOperands();
 
+  /// Values of this graph that the node's subgraph attributes (If, Loop,
+  /// Scan bodies, kept as opaque bytes) read by name. They count as uses,
+  /// so nothing they read is removed; the verifier checks each still has
+  /// the name the subgraph uses.
+  llvm::ArrayRef<Value *> getCaptures() const { return captures; }
+  llvm::ArrayRef<std::string> getCaptureNames() const { return captureNames; }
+  void addCapture(Value *v);
+
 private:
   friend class Graph;
   friend class Value;
@@ -138,6 +150,8 @@ private:
   std::string op;
   std::string name;
   std::vector<Value *> operands;
+  std::vector<Value *> captures;
+  std::vector<std::string> captureNames;
   std::vector<std::unique_ptr<Value>> results;
   std::vector<NamedAttribute> attrs;
 };
