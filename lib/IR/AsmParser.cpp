@@ -732,6 +732,10 @@ private:
   llvm::Error parseGraph(Model &m);
   llvm::Error parseNode(Graph &g);
   llvm::Expected<Value *> parseOperand(Graph &g);
+  /// A comma list of defined values (not '_'), each with its location.
+  llvm::Error
+  parseValueList(Graph &g, llvm::StringRef what,
+                 std::vector<std::pair<Value *, const char *>> &out);
   llvm::Error defineValue(Value *v, const char *loc);
 
   llvm::StringRef text;
@@ -911,6 +915,22 @@ llvm::Expected<Value *> Parser::parseOperand(Graph &g) {
   return it->second;
 }
 
+llvm::Error
+Parser::parseValueList(Graph &g, llvm::StringRef what,
+                       std::vector<std::pair<Value *, const char *>> &out) {
+  do {
+    skipSpace();
+    const char *loc = cur;
+    auto v = parseOperand(g);
+    if (!v)
+      return v.takeError();
+    if (!*v)
+      return error(loc, what + " cannot be '_'");
+    out.push_back({*v, loc});
+  } while (consumeIf(","));
+  return llvm::Error::success();
+}
+
 llvm::Error Parser::parseNode(Graph &g) {
   skipSpace();
   const char *nodeLoc = cur;
@@ -972,16 +992,11 @@ llvm::Error Parser::parseNode(Graph &g) {
   if (consumeKeyword("captures")) {
     if (auto err = expect("("))
       return err;
-    do {
-      skipSpace();
-      const char *loc = cur;
-      auto v = parseOperand(g);
-      if (!v)
-        return v.takeError();
-      if (!*v)
-        return error(loc, "a capture cannot be '_'");
-      captures.push_back(*v);
-    } while (consumeIf(","));
+    std::vector<std::pair<Value *, const char *>> refs;
+    if (auto err = parseValueList(g, "a capture", refs))
+      return err;
+    for (auto &[v, loc] : refs)
+      captures.push_back(v);
     if (auto err = expect(")"))
       return err;
   }
@@ -1128,16 +1143,8 @@ llvm::Error Parser::parseGraph(Model &m) {
   const char *returnLoc = cur - 6;
   skipSpace();
   if (cur < end() && *cur == '%') {
-    do {
-      skipSpace();
-      const char *loc = cur;
-      auto v = parseOperand(g);
-      if (!v)
-        return v.takeError();
-      if (!*v)
-        return error(loc, "graph output cannot be '_'");
-      outs.push_back({*v, loc});
-    } while (consumeIf(","));
+    if (auto err = parseValueList(g, "a graph output", outs))
+      return err;
   }
   if (outs.size() != outputTypes.size())
     return error(returnLoc,
