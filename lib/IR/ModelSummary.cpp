@@ -2,7 +2,7 @@
 
 #include "qopt/IR/ModelSummary.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
 
 #include <map>
 

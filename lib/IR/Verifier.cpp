@@ -2,7 +2,7 @@
 
 #include "qopt/IR/Verifier.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -44,6 +44,10 @@ std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
       return os.str();
     }
     int64_t zp = q->getZeroPoints()[i];
+    if (q->getStorageKind() == ElementKind::I32 && zp != 0) {
+      os << "zero point of an i32 quantized type must be 0, got " << zp;
+      return os.str();
+    }
     if (zp < range.first || zp > range.second) {
       os << "zero point " << zp << " is outside the range of "
          << getElementKindName(q->getStorageKind()) << " [" << range.first
@@ -110,7 +114,7 @@ public:
     for (const std::string &name : graph.getInitializerInputs()) {
       const Value *v = graph.lookupValue(name);
       const Node *def = v ? v->getDefiningNode() : nullptr;
-      if (!def || !def->isa(ops::Constant) || !def->getName().empty())
+      if (!def || !def->isa("onnx.Constant") || !def->getName().empty())
         return fail("initializer_inputs",
                     "'" + name + "' is not an initializer of the graph");
     }
@@ -198,27 +202,17 @@ private:
                                          u.user->getOperand(u.index) != r))
           return fail(where, "use list of '" + r->getName().str() +
                                  "' names an operand that is not it");
-    if (const OpInfo *info = lookupOpInfo(n.getOp())) {
-      if (n.getNumOperands() < info->minOperands ||
-          n.getNumOperands() > info->maxOperands)
-        return fail(where, "expects " +
-                               countText(info->minOperands, info->maxOperands,
-                                         "operand") +
-                               ", got " + std::to_string(n.getNumOperands()));
-      if (n.getNumResults() < info->minResults ||
-          n.getNumResults() > info->maxResults)
-        return fail(
-            where, "expects " +
-                       countText(info->minResults, info->maxResults, "result") +
-                       ", got " + std::to_string(n.getNumResults()));
+    if (n.isa("onnx.Constant"))
+      if (auto err = verifyConstant(n))
+        return err;
+    const OpDef *def = lookupOpDef(n.getOp());
+    if (!def) {
+      if (n.getDialect() == "q")
+        return fail(where, "unknown op '" + n.getOp().str() +
+                               "' in the closed q dialect");
+      return llvm::Error::success(); // opaque: anything goes
     }
-    if (n.isa(ops::Quantize) || n.isa(ops::Dequantize))
-      return verifyQuantizeOrDequantize(n);
-    if (n.isa(ops::Requantize))
-      return verifyRequantize(n);
-    if (n.isa(ops::Constant))
-      return verifyConstant(n);
-    return llvm::Error::success();
+    return verifyKnownOp(n, *def);
   }
 
   /// "1 operand", "2 to 3 operands", "at least 1 operand".
@@ -231,111 +225,179 @@ private:
     return std::to_string(lo) + " to " + std::to_string(hi) + " " + n + "s";
   }
 
-  static bool shapesCompatible(const TensorType *a, const TensorType *b) {
-    if (!a->hasRank() || !b->hasRank())
-      return true;
-    if (a->getRank() != b->getRank())
-      return false;
-    for (int64_t i = 0; i < a->getRank(); ++i) {
-      const Dim &x = a->getShape()[i], &y = b->getShape()[i];
-      if (x.isStatic() && y.isStatic() && x.size != y.size)
-        return false;
+  static bool attrHasKind(const Attribute &a, AttrKind kind) {
+    switch (kind) {
+    case AttrKind::Int:
+      return a.getIf<int64_t>();
+    case AttrKind::Float:
+      return a.getIf<float>();
+    case AttrKind::String:
+      return a.getIf<std::string>();
+    case AttrKind::Ints:
+      return a.getIf<std::vector<int64_t>>() ||
+             (a.getIf<EmptyList>() &&
+              a.getIf<EmptyList>()->kind == EmptyList::Ints);
+    case AttrKind::Floats:
+      return a.getIf<std::vector<float>>() ||
+             (a.getIf<EmptyList>() &&
+              a.getIf<EmptyList>()->kind == EmptyList::Floats);
+    case AttrKind::Strings:
+      return a.getIf<std::vector<std::string>>() ||
+             (a.getIf<EmptyList>() &&
+              a.getIf<EmptyList>()->kind == EmptyList::Strings);
+    case AttrKind::Tensor:
+      return a.getIf<DenseElementsRef>();
+    case AttrKind::Graph:
+      return a.getIf<OpaqueAttr>();
     }
-    return true;
+    return false;
   }
 
-  llvm::Error verifyQuantizeOrDequantize(const Node &n) {
-    std::string where = n.describe();
-    bool isQ = n.isa(ops::Quantize);
-    const Value *in = n.getOperand(0);
-    if (!in)
-      return fail(where, "missing input");
-    const TensorType *floatT = isQ ? in->getType() : n.getResult()->getType();
-    const TensorType *quantT = isQ ? n.getResult()->getType() : in->getType();
-    const QuantType *q = quantT->getQuantType();
-    if (!q)
-      return fail(where, std::string(isQ ? "result" : "input") +
-                             " must have a quantized type, got " +
-                             typeToString(quantT));
-    ElementKind fk = floatT->getStorageKind();
-    if (floatT->isQuantized() ||
-        (fk != ElementKind::Unknown && !isFloatKind(fk)))
-      return fail(where, std::string(isQ ? "input" : "result") +
-                             " must be a float tensor, got " +
-                             typeToString(floatT));
-    if (fk != ElementKind::Unknown && fk != q->getExpressedKind())
-      return fail(where, "float type " + typeToString(floatT) +
-                             " differs from the expressed type of " +
-                             typeToString(q));
-    if (!shapesCompatible(floatT, quantT))
-      return fail(where, "input and result shapes differ: " +
-                             typeToString(in->getType()) + " vs " +
-                             typeToString(n.getResult()->getType()));
-    // Optional parameter operands must agree with the type.
-    if (n.getNumOperands() >= 2) {
-      const Value *scale = n.getOperand(1);
-      const Value *zp = n.getNumOperands() >= 3 ? n.getOperand(2) : nullptr;
-      const DenseElements *sd = constantData(scale);
-      if (!sd)
-        return fail(where, "scale operand must be an onnx.Constant");
-      if (static_cast<size_t>(sd->getNumElements()) != q->getNumChannels())
-        return fail(where, "scale operand has " +
-                               std::to_string(sd->getNumElements()) +
-                               " elements but the type has " +
-                               std::to_string(q->getNumChannels()) + " scales");
-      for (size_t i = 0; i < q->getNumChannels(); ++i)
-        if (static_cast<float>(sd->getAsDouble(i)) != q->getScales()[i])
-          return fail(where, "scale operand value " +
-                                 formatDouble(sd->getAsDouble(i)) +
-                                 " differs from the type's scale " +
-                                 formatFloat(q->getScales()[i]));
-      if (zp) {
-        const DenseElements *zd = constantData(zp);
-        if (!zd)
-          return fail(where, "zero-point operand must be an onnx.Constant");
-        if (static_cast<size_t>(zd->getNumElements()) != q->getNumChannels())
-          return fail(where, "zero-point operand has " +
-                                 std::to_string(zd->getNumElements()) +
-                                 " elements but the type has " +
-                                 std::to_string(q->getNumChannels()));
-        if (zd->getKind() != q->getStorageKind())
-          return fail(where, "zero-point operand type " +
-                                 getElementKindName(zd->getKind()).str() +
-                                 " differs from the storage type " +
-                                 getElementKindName(q->getStorageKind()).str());
-        for (size_t i = 0; i < q->getNumChannels(); ++i)
-          if (zd->getAsInt(i) != q->getZeroPoints()[i])
-            return fail(where, "zero-point operand value " +
-                                   std::to_string(zd->getAsInt(i)) +
-                                   " differs from the type's zero point " +
-                                   std::to_string(q->getZeroPoints()[i]));
+  static const char *attrKindName(AttrKind kind) {
+    switch (kind) {
+    case AttrKind::Int:
+      return "an int";
+    case AttrKind::Float:
+      return "a float";
+    case AttrKind::String:
+      return "a string";
+    case AttrKind::Ints:
+      return "a list of ints";
+    case AttrKind::Floats:
+      return "a list of floats";
+    case AttrKind::Strings:
+      return "a list of strings";
+    case AttrKind::Tensor:
+      return "a tensor";
+    case AttrKind::Graph:
+      return "a graph";
+    }
+    return "?";
+  }
+
+  /// Counts, attributes, type constraints, then the inferred result types.
+  llvm::Error verifyKnownOp(const Node &n, const OpDef &def) {
+    unsigned lo = def.getMinOperands(), hi = def.getMaxOperands();
+    if (n.getNumOperands() < lo || n.getNumOperands() > hi)
+      return fail(n.describe(), "expects " + countText(lo, hi, "operand") +
+                                    ", got " +
+                                    std::to_string(n.getNumOperands()));
+    lo = def.getMinResults();
+    hi = def.getMaxResults();
+    if (n.getNumResults() < lo || n.getNumResults() > hi)
+      return fail(n.describe(), "expects " + countText(lo, hi, "result") +
+                                    ", got " +
+                                    std::to_string(n.getNumResults()));
+    for (unsigned i = 0; i < n.getNumOperands(); ++i)
+      if (!n.getOperand(i) && !def.operandSlot(i)->optional)
+        return fail(n.describe(), "required operand '" +
+                                      def.operandSlot(i)->name +
+                                      "' is missing");
+    for (const NamedAttribute &a : n.getAttrs()) {
+      const AttrSpec *spec = def.lookupAttr(a.name);
+      if (!spec) {
+        if (n.getDialect() == "q")
+          return fail(n.describe(), "unknown attribute '" + a.name + "'");
+        continue; // older opsets' attributes travel untouched
       }
+      if (!attrHasKind(a.value, spec->kind))
+        return fail(n.describe(), "attribute '" + a.name + "' must be " +
+                                      attrKindName(spec->kind));
+    }
+    for (const AttrSpec &spec : def.attributes)
+      if (spec.required && !n.getAttr(spec.name))
+        return fail(n.describe(),
+                    "required attribute '" + spec.name.str() + "' is missing");
+    if (auto err = checkTypeConstraints(n, def))
+      return err;
+    if (def.verify)
+      if (auto err = def.verify(n))
+        return err;
+    auto inferred = inferResultTypes(n);
+    if (!inferred)
+      return inferred.takeError();
+    bool keepsQuant = def.hasTrait(OpTrait::DataMovement) ||
+                      def.hasTrait(OpTrait::Monotonic);
+    for (unsigned i = 0; i < n.getNumResults(); ++i) {
+      const Value *r = n.getResult(i);
+      if (r->isAbsent())
+        continue;
+      const TensorType *declared = r->getType(), *expected = (*inferred)[i];
+      if (!meetTypes(declared, expected))
+        return fail(n.describe(), "result '" + r->getName().str() +
+                                      "' has type " + typeToString(declared) +
+                                      ", but its operands give " +
+                                      typeToString(expected));
+      if (keepsQuant && expected->isQuantized() && !declared->isQuantized())
+        return fail(n.describe(),
+                    "result '" + r->getName().str() + "' drops the quantized "
+                    "type " + typeToString(expected->getQuantType()) +
+                    " of its input; data movement keeps it");
     }
     return llvm::Error::success();
   }
 
-  static const DenseElements *constantData(const Value *v) {
-    if (!v || !v->getDefiningNode() ||
-        !v->getDefiningNode()->isa(ops::Constant))
-      return nullptr;
-    const Attribute *a = v->getDefiningNode()->getAttr("value");
-    if (!a || !a->isTensor())
-      return nullptr;
-    const DenseElements *d = a->getIf<DenseElementsRef>()->get();
-    return d->getKind() == ElementKind::String ? nullptr : d;
-  }
-
-  llvm::Error verifyRequantize(const Node &n) {
-    if (!n.getOperand(0))
-      return fail(n.describe(), "missing input");
-    const TensorType *in = n.getOperand(0)->getType();
-    const TensorType *out = n.getResult()->getType();
-    if (!in->isQuantized() || !out->isQuantized())
-      return fail(n.describe(), "input and result must be quantized, got " +
-                                    typeToString(in) + " -> " +
-                                    typeToString(out));
-    if (!shapesCompatible(in, out))
-      return fail(n.describe(), "input and result shapes differ");
+  /// Element kinds against the signature's sets; slots sharing a type
+  /// variable share a storage kind, and for data movement one quant type.
+  llvm::Error checkTypeConstraints(const Node &n, const OpDef &def) {
+    struct Binding {
+      const Type *elem;
+      std::string what;
+    };
+    llvm::SmallVector<std::pair<llvm::StringRef, Binding>, 4> bound;
+    bool dataMovement = def.hasTrait(OpTrait::DataMovement);
+    auto check = [&](const Value *v, const SignatureSlot *slot,
+                     const std::string &what, bool isResult) -> llvm::Error {
+      const TensorType *t = v->getType();
+      ElementKind k = t->getStorageKind();
+      if (k == ElementKind::Unknown)
+        return llvm::Error::success();
+      if (!(typeSetOf(k) & slot->allowed))
+        return fail(n.describe(), what + " has element type " +
+                                      getElementKindName(k).str() +
+                                      ", expected " +
+                                      describeTypeSet(slot->allowed));
+      if (slot->typeVar.empty())
+        return llvm::Error::success();
+      for (auto &[var, b] : bound) {
+        if (var != slot->typeVar)
+          continue;
+        const QuantType *qa = llvm::dyn_cast<QuantType>(b.elem);
+        ElementKind bk = qa ? qa->getStorageKind()
+                            : llvm::cast<ElementType>(b.elem)->getKind();
+        if (bk != k)
+          return fail(n.describe(), what + " has element type " +
+                                        getElementKindName(k).str() + " but " +
+                                        b.what + " has " +
+                                        getElementKindName(bk).str() +
+                                        " (both are " + slot->typeVar + ")");
+        const QuantType *qb = t->getQuantType();
+        if (dataMovement && !isResult && (qa || qb) && qa != qb)
+          return fail(n.describe(),
+                      what + " has type " + typeToString(t->getElementType()) +
+                          " but " + b.what + " has " +
+                          typeToString(b.elem) + ": the inputs of " +
+                          n.getOpType().str() +
+                          " must share one quantized type");
+        return llvm::Error::success();
+      }
+      bound.push_back({slot->typeVar, {t->getElementType(), what}});
+      return llvm::Error::success();
+    };
+    for (unsigned i = 0; i < n.getNumOperands(); ++i)
+      if (const Value *v = n.getOperand(i))
+        if (auto err = check(v, def.operandSlot(i),
+                             "operand " + std::to_string(i) + " '" +
+                                 def.operandSlot(i)->name + "'",
+                             false))
+          return err;
+    for (unsigned i = 0; i < n.getNumResults(); ++i)
+      if (!n.getResult(i)->isAbsent())
+        if (auto err = check(n.getResult(i), def.resultSlot(i),
+                             "result " + std::to_string(i) + " '" +
+                                 n.getResult(i)->getName().str() + "'",
+                             true))
+          return err;
     return llvm::Error::success();
   }
 

@@ -3,7 +3,9 @@
 #include "qopt/Onnx/OnnxExporter.h"
 #include "OnnxTypes.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpsetSpellings.h"
+#include "qopt/IR/Verifier.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -38,6 +40,20 @@ public:
 
   llvm::Error run() {
     const Graph &g = model.getGraph();
+    // Only a valid graph is written, and only what ONNX can say at the
+    // model's opset.
+    if (auto err = verifyGraph(g))
+      return err;
+    opset = model.getDefaultOpsetVersion() ? model.getDefaultOpsetVersion()
+                                           : 13;
+    for (const Node &n : g.getNodes()) {
+      std::string why = whyNotExpressibleAtOpset(n, opset);
+      if (!why.empty())
+        return makeError(n.describe() + ": " + why);
+    }
+    if (auto err = checkQuantParamsRecorded(g))
+      return err;
+    countFoldedOperands(g);
     proto.set_ir_version(model.irVersion);
     for (const OpsetImport &o : model.opsetImports) {
       auto *op = proto.add_opset_import();
@@ -101,6 +117,72 @@ public:
   }
 
 private:
+  /// ONNX has no quantized tensor types: a value's parameters reach the
+  /// file only through a QuantizeLinear writing it or a DequantizeLinear
+  /// reading it, possibly across data movement. Anything else would be
+  /// written as plain integers with its parameters lost.
+  llvm::Error checkQuantParamsRecorded(const Graph &g) {
+    llvm::DenseSet<const Value *> recorded;
+    auto movesData = [](const Node &n) {
+      return hasTrait(n, OpTrait::DataMovement) ||
+             hasTrait(n, OpTrait::Monotonic);
+    };
+    for (const Node &n : g.getNodes()) {
+      bool fromQ = n.isa(ops::Quantize) || n.isa(ops::Requantize) ||
+                   (movesData(n) && n.getNumOperands() && n.getOperand(0) &&
+                    recorded.count(n.getOperand(0)));
+      if (fromQ)
+        for (const Value *r : n.getResults())
+          recorded.insert(r);
+      if (n.isa(ops::Dequantize) || n.isa(ops::Requantize))
+        recorded.insert(n.getOperand(0));
+    }
+    std::vector<const Node *> reversed;
+    for (const Node &n : g.getNodes())
+      reversed.push_back(&n);
+    for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
+      const Node &n = **it;
+      if (!movesData(n) || !n.getNumOperands() || !n.getOperand(0))
+        continue;
+      for (const Value *r : n.getResults())
+        if (recorded.count(r) && r->getType()->isQuantized())
+          recorded.insert(n.getOperand(0));
+    }
+    auto check = [&](const Value *v, const std::string &where) -> llvm::Error {
+      if (!v->getType()->isQuantized() || recorded.count(v))
+        return llvm::Error::success();
+      return makeError(where + ": '" + v->getName() + "' has the quantized "
+                       "type " + typeToString(v->getType()->getQuantType()) +
+                       ", but no QuantizeLinear or DequantizeLinear in the "
+                       "exported model records its parameters");
+    };
+    for (const Value *in : g.getInputs())
+      if (auto err = check(in, "graph input"))
+        return err;
+    for (const Node &n : g.getNodes())
+      for (const Value *r : n.getResults())
+        if (auto err = check(r, n.describe()))
+          return err;
+    return llvm::Error::success();
+  }
+
+  /// Constants read only as operands that this opset writes as attributes
+  /// are not written as initializers.
+  void countFoldedOperands(const Graph &g) {
+    for (const Node &n : g.getNodes())
+      for (const AttrOperandSpelling &sp : getAttrOperandSpellings(n.getOp()))
+        if (opset < sp.operandSince && sp.operandIndex < n.getNumOperands())
+          if (const Value *v = n.getOperand(sp.operandIndex))
+            if (getConstantData(v))
+              ++foldedUses[v];
+  }
+  bool foldedAway(const Value *v) const {
+    auto it = foldedUses.find(v);
+    return it != foldedUses.end() && it->second == v->getUses().size();
+  }
+  llvm::DenseMap<const Value *, size_t> foldedUses;
+  int64_t opset = 13;
+
   static llvm::Error makeError(const llvm::Twine &msg) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
   }
@@ -130,40 +212,75 @@ private:
     return v ? v->getName().str() : std::string();
   }
 
-  /// New scale and zero-point initializers for `q`; returns their names.
-  std::pair<std::string, std::string> addQuantParams(const QuantType *q,
-                                                     const std::string &stem) {
-    std::string scaleName = uniqueName(stem + "_scale");
-    std::string zpName = uniqueName(stem + "_zero_point");
-    auto *s = graph->add_initializer();
-    s->set_name(scaleName);
-    s->set_data_type(onnxDataTypeOf(q->getExpressedKind()));
-    auto *z = graph->add_initializer();
-    z->set_name(zpName);
-    z->set_data_type(onnxDataTypeOf(q->getStorageKind()));
-    if (q->isPerAxis()) {
-      s->add_dims(q->getNumChannels());
-      z->add_dims(q->getNumChannels());
-    }
-    std::string sbytes, zbytes;
-    unsigned zw = getElementByteSize(q->getStorageKind());
+  /// The scale or zero-point initializer `q` needs, under `preferred` when
+  /// that name is free or already holds exactly these numbers; otherwise
+  /// under a new name derived from `stem`. Returns the name.
+  std::string paramInitializer(const QuantType *q, bool zeroPoint,
+                               llvm::StringRef preferred, int rank,
+                               const std::string &stem) {
+    onnx::TensorProto t;
+    ElementKind kind = zeroPoint ? q->getStorageKind() : q->getExpressedKind();
+    t.set_data_type(onnxDataTypeOf(kind));
+    if (q->isPerAxis() || rank >= 1)
+      t.add_dims(q->getNumChannels());
+    std::string bytes;
+    unsigned width = getElementByteSize(kind);
     for (size_t i = 0; i < q->getNumChannels(); ++i) {
-      float f = q->getScales()[i];
-      if (q->getExpressedKind() == ElementKind::F32) {
-        sbytes.append(reinterpret_cast<const char *>(&f), 4);
-      } else {
-        uint16_t bits = q->getExpressedKind() == ElementKind::F16
-                            ? floatToHalfBits(f)
-                            : floatToBf16Bits(f);
-        sbytes.append(reinterpret_cast<const char *>(&bits), 2);
+      if (zeroPoint) {
+        int64_t zp = q->getZeroPoints()[i];
+        bytes.append(reinterpret_cast<const char *>(&zp), width);
+        continue;
       }
-      int64_t zp = q->getZeroPoints()[i];
-      zbytes.append(reinterpret_cast<const char *>(&zp), zw);
+      float f = q->getScales()[i];
+      if (kind == ElementKind::F32) {
+        bytes.append(reinterpret_cast<const char *>(&f), 4);
+      } else {
+        uint16_t bits = kind == ElementKind::F16 ? floatToHalfBits(f)
+                                                 : floatToBf16Bits(f);
+        bytes.append(reinterpret_cast<const char *>(&bits), 2);
+      }
     }
-    s->set_raw_data(sbytes);
-    z->set_raw_data(zbytes);
-    return {scaleName, zpName};
+    t.set_raw_data(bytes);
+    std::string key = t.SerializeAsString();
+    if (!preferred.empty()) {
+      auto it = paramsByName.find(preferred);
+      if (it != paramsByName.end() && it->second == key)
+        return preferred.str(); // shared with an earlier Q/DQ
+      if (it == paramsByName.end() && usedNames.count(preferred) &&
+          liveConstantMatches(preferred, kind, t)) {
+        paramsByName[preferred] = key; // the graph keeps this initializer
+        return preferred.str();
+      }
+      if (it == paramsByName.end() && !usedNames.count(preferred)) {
+        usedNames.insert(preferred);
+        paramsByName[preferred] = key;
+        t.set_name(preferred.str());
+        *graph->add_initializer() = std::move(t);
+        return preferred.str();
+      }
+    }
+    std::string name = uniqueName(stem + (zeroPoint ? "_zero_point" : "_scale"));
+    paramsByName[name] = key;
+    t.set_name(name);
+    *graph->add_initializer() = std::move(t);
+    return name;
   }
+  /// Whether the graph's constant `name` holds exactly the tensor `t`.
+  bool liveConstantMatches(llvm::StringRef name, ElementKind kind,
+                           const onnx::TensorProto &t) {
+    const DenseElements *d = getConstantData(model.getGraph().lookupValue(name));
+    if (!d || d->getKind() != kind ||
+        d->getDims().size() != static_cast<size_t>(t.dims_size()) ||
+        d->getRawBytes() != t.raw_data())
+      return false;
+    for (int i = 0; i < t.dims_size(); ++i)
+      if (d->getDims()[i] != t.dims(i))
+        return false;
+    return true;
+  }
+  /// Initializer bytes (serialized TensorProto without name) by name.
+  llvm::StringMap<std::string> paramsByName;
+
   static uint16_t floatToHalfBits(float f);
   static uint16_t floatToBf16Bits(float f);
 
@@ -190,6 +307,35 @@ private:
   }
   std::string attributeError;
 
+  /// Writes the scale and zero-point inputs of a Q/DQ with parameters `q`,
+  /// as the node's param_names/param_ranks record says the source had them.
+  void addParamInputs(const Node &n, const QuantType *q,
+                      onnx::NodeProto *node, const std::string &stem) {
+    std::vector<std::string> names;
+    if (const Attribute *a = n.getAttr("param_names"))
+      if (auto *v = a->getIf<std::vector<std::string>>())
+        names = *v;
+    std::vector<int64_t> ranks = getIntsAttrOr(n, "param_ranks");
+    auto rankOf = [&](size_t i) -> int {
+      return i < ranks.size() ? ranks[i] : q->isPerAxis() ? 1 : 0;
+    };
+    node->add_input(paramInitializer(q, false, names.empty() ? "" : names[0],
+                                     rankOf(0), stem));
+    // The zero point may be left out only where ONNX's default (u8, or the
+    // output_dtype attribute) gives the same storage, and it is 0.
+    bool zeroZp = std::all_of(q->getZeroPoints().begin(),
+                              q->getZeroPoints().end(),
+                              [](int64_t z) { return z == 0; });
+    int64_t dtype = getIntAttrOr(n, "output_dtype", 0);
+    bool defaultStorage = q->getStorageKind() == ElementKind::U8 ||
+                          (dtype != 0 && dtype == onnxDataTypeOf(
+                                                      q->getStorageKind()));
+    if (names.size() == 1 && zeroZp && defaultStorage)
+      return;
+    node->add_input(paramInitializer(q, true, names.size() > 1 ? names[1] : "",
+                                     rankOf(1), stem));
+  }
+
   /// QuantizeLinear/DequantizeLinear for q.quantize/q.dequantize.
   void exportQdq(const Node &n, bool isQ) {
     auto *node = graph->add_node();
@@ -198,16 +344,14 @@ private:
     const QuantType *q = isQ ? n.getResult()->getType()->getQuantType()
                              : n.getOperand(0)->getType()->getQuantType();
     node->add_input(nameOf(n.getOperand(0)));
-    if (n.getNumOperands() >= 2) {
-      for (unsigned i = 1; i < n.getNumOperands(); ++i)
-        node->add_input(nameOf(n.getOperand(i)));
-    } else {
-      auto [s, z] = addQuantParams(q, n.getResult()->getName().str());
-      node->add_input(s);
-      node->add_input(z);
-    }
+    addParamInputs(n, q, node, n.getResult()->getName().str());
     node->add_output(n.getResult()->getName().str());
-    copyAttributes(n, node);
+    for (const NamedAttribute &a : n.getAttrs())
+      if (a.name != "param_names" && a.name != "param_ranks" &&
+          !attributeToProto(a.name, a.value, *node->add_attribute()) &&
+          attributeError.empty())
+        attributeError = n.describe() + ": attribute '" + a.name +
+                         "' holds bytes that are not a valid ONNX attribute";
     setAxis(node, q);
   }
 
@@ -224,23 +368,23 @@ private:
                                      : n.getName().str() + "_dq");
     dq->set_op_type("DequantizeLinear");
     dq->add_input(in->getName().str());
-    auto [s1, z1] = addQuantParams(qin, stem + "_in");
-    dq->add_input(s1);
-    dq->add_input(z1);
+    dq->add_input(paramInitializer(qin, false, "", 0, stem + "_in"));
+    dq->add_input(paramInitializer(qin, true, "", 0, stem + "_in"));
     dq->add_output(mid);
     setAxis(dq, qin);
     auto *qn = graph->add_node();
     qn->set_name(n.getName().str());
     qn->set_op_type("QuantizeLinear");
     qn->add_input(mid);
-    auto [s2, z2] = addQuantParams(qout, stem);
-    qn->add_input(s2);
-    qn->add_input(z2);
+    qn->add_input(paramInitializer(qout, false, "", 0, stem));
+    qn->add_input(paramInitializer(qout, true, "", 0, stem));
     qn->add_output(stem);
     setAxis(qn, qout);
   }
 
   llvm::Error exportNode(const Node &n) {
+    if (isInitializer(n) && foldedAway(n.getResult()))
+      return llvm::Error::success();
     if (isInitializer(n)) {
       const DenseElements &d = **n.getAttr("value")->getIf<DenseElementsRef>();
       onnx::TensorProto *t = graph->add_initializer();
@@ -275,11 +419,62 @@ private:
       node->set_domain(n.getDialect().str());
       node->set_op_type(n.getOpType().str());
     }
-    for (const Value *v : n.getOperands())
+    std::vector<const Value *> inputs(n.getOperands().begin(),
+                                      n.getOperands().end());
+    std::vector<NamedAttribute> legacyAttrs;
+    if (n.getDialect() == "onnx")
+      if (auto err = legalizeSpelling(n, inputs, legacyAttrs))
+        return err;
+    if (n.isa("onnx.Resize") && opset < 10)
+      return makeError(n.describe() + ": Resize needs opset 10 (Upsample "
+                                      "is not written back), the model has "
+                                      "opset " +
+                       llvm::Twine(opset));
+    while (!inputs.empty() && !inputs.back())
+      inputs.pop_back();
+    for (const Value *v : inputs)
       node->add_input(nameOf(v));
     for (const Value *r : n.getResults())
       node->add_output(r->isAbsent() ? std::string() : r->getName().str());
     copyAttributes(n, node);
+    for (const NamedAttribute &a : legacyAttrs)
+      if (!attributeToProto(a.name, a.value, *node->add_attribute()))
+        return makeError(n.describe() + ": cannot write attribute '" + a.name +
+                         "'");
+    return llvm::Error::success();
+  }
+
+  /// Operands that the model's opset writes as attributes become attributes
+  /// again; they must be constants.
+  llvm::Error legalizeSpelling(const Node &n,
+                               std::vector<const Value *> &inputs,
+                               std::vector<NamedAttribute> &attrs) {
+    for (const AttrOperandSpelling &sp : getAttrOperandSpellings(n.getOp())) {
+      if (opset >= sp.operandSince || sp.operandIndex >= inputs.size() ||
+          !inputs[sp.operandIndex])
+        continue;
+      const DenseElements *d = getConstantData(inputs[sp.operandIndex]);
+      if (!d)
+        return makeError(n.describe() + ": opset " + llvm::Twine(opset) +
+                         " needs '" + sp.attrName +
+                         "' as an attribute, but it is computed, not a "
+                         "constant");
+      if (sp.attrKind == AttrKind::Ints) {
+        std::vector<int64_t> v;
+        for (int64_t i = 0; i < d->getNumElements(); ++i)
+          v.push_back(d->getAsInt(i));
+        attrs.push_back({sp.attrName.str(), Attribute(std::move(v))});
+      } else {
+        if (d->getNumElements() != 1)
+          return makeError(n.describe() + ": '" + sp.attrName +
+                           "' must be one value for opset " +
+                           llvm::Twine(opset));
+        attrs.push_back(
+            {sp.attrName.str(),
+             Attribute(static_cast<float>(d->getAsDouble(0)))});
+      }
+      inputs[sp.operandIndex] = nullptr;
+    }
     return llvm::Error::success();
   }
 

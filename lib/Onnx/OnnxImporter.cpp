@@ -3,7 +3,8 @@
 #include "qopt/Onnx/OnnxImporter.h"
 #include "OnnxTypes.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpsetSpellings.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -277,6 +278,12 @@ private:
   llvm::Error analyzeQdq(const onnx::NodeProto &n, QdqInfo &info);
   llvm::Error assignQuantTypes();
   llvm::Error emitNodes();
+  llvm::Error canonicalizeSpelling(const onnx::NodeProto &n, llvm::StringRef op,
+                                   std::vector<Value *> &operands,
+                                   std::vector<NamedAttribute> &attrs);
+  void recordParamNames(const onnx::NodeProto &n, const QuantType *q,
+                        std::vector<NamedAttribute> &attrs);
+  void eraseAbsorbedParams();
   llvm::Error emitOutputs();
 
   llvm::Expected<const TensorType *> declaredType(const std::string &name) {
@@ -314,6 +321,8 @@ private:
   /// Quantized element type assigned to a value name.
   std::unordered_map<std::string, const QuantType *> valueQuant;
   std::unordered_map<std::string, Value *> values;
+  /// Scale/zero-point initializers read by converted Q/DQ nodes.
+  llvm::StringSet<> absorbedParams;
 };
 
 llvm::Error Importer::importHeader() {
@@ -843,6 +852,107 @@ llvm::Error Importer::assignQuantTypes() {
   return llvm::Error::success();
 }
 
+/// Older opsets wrote some operands as attributes: they become constant
+/// operands (the canonical spelling), named after the node's first output.
+llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
+                                          llvm::StringRef op,
+                                          std::vector<Value *> &operands,
+                                          std::vector<NamedAttribute> &attrs) {
+  Graph &graph = model->getGraph();
+  for (const AttrOperandSpelling &sp : getAttrOperandSpellings(op)) {
+    if (opset >= sp.operandSince)
+      continue;
+    auto it = std::find_if(attrs.begin(), attrs.end(), [&](auto &a) {
+      return a.name == sp.attrName;
+    });
+    if (it == attrs.end())
+      continue;
+    if (operands.size() > sp.operandIndex && operands[sp.operandIndex])
+      return makeError(describeProto(n) + ": '" + sp.attrName +
+                       "' is given as an attribute and as input " +
+                       llvm::Twine(sp.operandIndex));
+    DenseElementsRef data;
+    if (sp.attrKind == AttrKind::Ints) {
+      if (!it->value.getIf<std::vector<int64_t>>() &&
+          !it->value.getIf<EmptyList>())
+        return makeError(describeProto(n) + ": attribute '" + sp.attrName +
+                         "' must be a list of ints");
+      std::vector<int64_t> v = it->value.getInts();
+      std::string bytes(reinterpret_cast<const char *>(v.data()),
+                        v.size() * sizeof(int64_t));
+      data = std::make_shared<const DenseElements>(
+          ElementKind::I64, std::vector<int64_t>{int64_t(v.size())},
+          std::move(bytes));
+    } else {
+      const float *f = it->value.getIf<float>();
+      if (!f)
+        return makeError(describeProto(n) + ": attribute '" + sp.attrName +
+                         "' must be a float");
+      // The bound has the data's float type (Clip, Pad are one T).
+      ElementKind kind = ElementKind::F32;
+      if (!operands.empty() && operands[0] &&
+          isFloatKind(operands[0]->getType()->getStorageKind()))
+        kind = operands[0]->getType()->getStorageKind();
+      std::string bytes;
+      double d = *f;
+      auto put = [&](auto v) {
+        bytes.assign(reinterpret_cast<const char *>(&v), sizeof(v));
+      };
+      switch (kind) {
+      case ElementKind::F64:
+        put(d);
+        break;
+      case ElementKind::F16:
+        put(floatToHalf(*f));
+        break;
+      case ElementKind::BF16:
+        put(floatToBFloat16(*f));
+        break;
+      default:
+        put(*f);
+      }
+      data = std::make_shared<const DenseElements>(
+          kind, std::vector<int64_t>{}, std::move(bytes));
+    }
+    std::vector<Dim> dims;
+    for (int64_t d : data->getDims())
+      dims.push_back(Dim::fixed(d));
+    std::string stem = (n.output_size() && !n.output(0).empty()
+                            ? n.output(0)
+                            : n.name()) +
+                       "_" + sp.attrName.str();
+    Node *c = graph.createNode(
+        ops::Constant, {},
+        {{ctx.getTensorType(dims, ctx.getElementType(data->getKind())),
+          graph.makeUniqueName(stem)}},
+        {{"value", Attribute(data)}});
+    if (operands.size() <= sp.operandIndex)
+      operands.resize(sp.operandIndex + 1, nullptr);
+    operands[sp.operandIndex] = c->getResult();
+    attrs.erase(it);
+  }
+  return llvm::Error::success();
+}
+
+/// Upsample (opsets 7-9) is Resize with asymmetric coordinates.
+static void canonicalizeUpsample(std::string &op,
+                                 std::vector<Value *> &operands,
+                                 std::vector<NamedAttribute> &attrs) {
+  if (op != "onnx.Upsample")
+    return;
+  op = "onnx.Resize";
+  std::string mode = "nearest";
+  for (auto &a : attrs)
+    if (a.name == "mode" && a.value.isString())
+      mode = *a.value.getIf<std::string>();
+  attrs.push_back({"coordinate_transformation_mode", Attribute("asymmetric")});
+  if (mode == "nearest")
+    attrs.push_back({"nearest_mode", Attribute("floor")});
+  // Resize(X, roi, scales): Upsample's scales move to position 2.
+  if (operands.size() >= 2)
+    operands = {operands[0], nullptr, operands[1]};
+}
+
 llvm::Error Importer::emitNodes() {
   Graph &graph = model->getGraph();
   const onnx::GraphProto &g = proto.graph();
@@ -850,7 +960,12 @@ llvm::Error Importer::emitNodes() {
   auto withQuant = [&](const std::string &name,
                        const TensorType *t) -> const TensorType * {
     auto q = valueQuant.find(name);
-    return q == valueQuant.end() ? t : t->withElementType(q->second);
+    if (q == valueQuant.end() || t->isQuantized())
+      return t;
+    ElementKind k = t->getStorageKind();
+    if (k != ElementKind::Unknown && k != q->second->getStorageKind())
+      return t;
+    return t->withElementType(q->second);
   };
 
   // Graph inputs.
@@ -882,6 +997,12 @@ llvm::Error Importer::emitNodes() {
     bool isDQ =
         isDefaultDomain(n.domain()) && n.op_type() == "DequantizeLinear";
     bool toQ = (isQ || isDQ) && qdq[i].convertible;
+    // A DQ whose input ended up on other parameters (a data-movement op
+    // carried a Q's type to it) keeps its explicit parameters.
+    if (toQ && isDQ) {
+      const QuantType *actual = values.at(n.input(0))->getType()->getQuantType();
+      toQ = actual == qdq[i].quant;
+    }
 
     std::string op;
     if (toQ)
@@ -901,17 +1022,10 @@ llvm::Error Importer::emitNodes() {
                        "' clashes with qopt's op names");
 
     std::vector<Value *> operands;
-    int numInputs = n.input_size();
-    if (toQ)
-      while (numInputs > 0 && n.input(numInputs - 1).empty())
-        --numInputs;
+    int numInputs = toQ ? 1 : n.input_size();
     for (int k = 0; k < numInputs; ++k) {
       const std::string &in = n.input(k);
-      if (in.empty()) {
-        operands.push_back(nullptr);
-        continue;
-      }
-      operands.push_back(values.at(in));
+      operands.push_back(in.empty() ? nullptr : values.at(in));
     }
 
     std::vector<NamedAttribute> attrs;
@@ -922,6 +1036,13 @@ llvm::Error Importer::emitNodes() {
       if (!attr)
         return attr.takeError();
       attrs.push_back({a.name(), std::move(*attr)});
+    }
+    if (toQ)
+      recordParamNames(n, qdq[i].quant, attrs);
+    if (isDefaultDomain(n.domain())) {
+      if (auto err = canonicalizeSpelling(n, op, operands, attrs))
+        return err;
+      canonicalizeUpsample(op, operands, attrs);
     }
 
     std::vector<ResultSpec> results;
@@ -936,20 +1057,12 @@ llvm::Error Importer::emitNodes() {
         return t.takeError();
       const TensorType *type = *t;
       if (toQ) {
-        const TensorType *inT = operands[0]->getType();
         const Type *elem =
             isQ ? static_cast<const Type *>(qdq[i].quant)
                 : ctx.getElementType(qdq[i].quant->getExpressedKind());
-        type = type->hasRank() ? type->withElementType(elem)
-                               : inT->withElementType(elem);
-      } else if (op == "onnx.Constant" && constantNodes.count(out)) {
-        const DenseElements *d = constantData(out);
-        std::vector<Dim> dims;
-        for (int64_t x : d->getDims())
-          dims.push_back(Dim::fixed(x));
-        type = ctx.getTensorType(dims, ctx.getElementType(d->getKind()));
+        type = type->withElementType(elem);
       }
-      results.push_back({withQuant(out, type), out});
+      results.push_back({type, out});
     }
     Node *node =
         graph.createNode(op, operands, results, std::move(attrs), n.name());
@@ -959,11 +1072,59 @@ llvm::Error Importer::emitNodes() {
     if (op == "onnx.Constant" && n.output_size() == 1 &&
         constantNodes.count(n.output(0)))
       node->setAttr("value", Attribute(constantCache[n.output(0)]));
+    // Shapes and element types from the op table; a shape that does not
+    // fit the op is an import error naming the node.
+    if (auto err = inferNodeTypes(*node))
+      return err;
     for (int k = 0; k < n.output_size(); ++k)
-      if (!n.output(k).empty())
-        values[n.output(k)] = node->getResult(k);
+      if (!n.output(k).empty()) {
+        Value *r = node->getResult(k);
+        r->setType(withQuant(n.output(k), r->getType()));
+        values[n.output(k)] = r;
+      }
   }
   return llvm::Error::success();
+}
+
+/// What export needs to restore a Q/DQ's parameter initializers: their
+/// names and, where not the default, their ranks. The numbers stay in the
+/// quantized type only.
+void Importer::recordParamNames(const onnx::NodeProto &n, const QuantType *q,
+                                std::vector<NamedAttribute> &attrs) {
+  std::vector<std::string> names;
+  std::vector<int64_t> ranks;
+  bool defaultRanks = true;
+  int defaultRank = q->isPerAxis() ? 1 : 0;
+  for (int k = 1; k < n.input_size() && k < 3; ++k) {
+    if (n.input(k).empty())
+      break;
+    names.push_back(n.input(k));
+    absorbedParams.insert(n.input(k));
+    const DenseElements *d = constantData(n.input(k));
+    int rank = d ? static_cast<int>(d->getDims().size()) : defaultRank;
+    ranks.push_back(rank);
+    defaultRanks &= rank == defaultRank;
+  }
+  attrs.push_back({"param_names", Attribute(std::move(names))});
+  if (!defaultRanks)
+    attrs.push_back({"param_ranks", Attribute(std::move(ranks))});
+}
+
+/// Parameter initializers whose every reader became a q.* node are gone:
+/// the quantized types hold the numbers, export writes them back.
+void Importer::eraseAbsorbedParams() {
+  Graph &graph = model->getGraph();
+  llvm::StringSet<> keep;
+  for (const std::string &name : graph.getInitializerInputs())
+    keep.insert(name);
+  for (const auto &entry : absorbedParams) {
+    llvm::StringRef name = entry.getKey();
+    Value *v = graph.lookupValue(name);
+    if (!v || keep.count(name) || v->hasUses() || !v->getDefiningNode() ||
+        !v->getDefiningNode()->isa(ops::Constant))
+      continue;
+    graph.eraseNode(v->getDefiningNode());
+  }
 }
 
 llvm::Error Importer::emitOutputs() {
@@ -974,11 +1135,16 @@ llvm::Error Importer::emitOutputs() {
       return makeError("graph output '" + out.name() +
                        "' is not produced by any node, initializer or input");
     Value *v = it->second;
-    if (v->getType()->isUnknown() && out.has_type()) {
+    if (out.has_type()) {
       auto t = declaredType(out.name());
       if (!t)
         return t.takeError();
-      v->setType(*t);
+      const TensorType *merged = meetTypes(v->getType(), *t);
+      if (!merged)
+        return makeError("graph output '" + out.name() + "' is declared " +
+                         typeToString(*t) + " but computed as " +
+                         typeToString(v->getType()));
+      v->setType(merged);
     }
     graph.addOutput(v);
   }
@@ -1020,6 +1186,7 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
     return std::move(err);
   if (auto err = emitOutputs())
     return std::move(err);
+  eraseAbsorbedParams();
   if (auto err = verifyModel(*model))
     return std::move(err);
   return std::move(model);

@@ -3,7 +3,7 @@
 #include "qopt/Passes/ScaleAnalysis.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
 
 using namespace qopt;
 

@@ -16,7 +16,7 @@
 
 #include "BuiltinPasses.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
 
 #include "llvm/ADT/Hashing.h"
 

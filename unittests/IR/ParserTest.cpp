@@ -3,7 +3,7 @@
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/Verifier.h"
 
 #include "gtest/gtest.h"

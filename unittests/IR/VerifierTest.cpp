@@ -2,7 +2,7 @@
 
 #include "qopt/IR/Verifier.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
 
 #include "gtest/gtest.h"
 

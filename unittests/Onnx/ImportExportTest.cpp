@@ -2,7 +2,7 @@
 
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/IR/OpInfo.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/Onnx/ModelIO.h"
 #include "qopt/Onnx/OnnxExporter.h"
 #include "qopt/Onnx/OnnxImporter.h"
