@@ -79,7 +79,8 @@ std::string qopt::describeTypeSet(uint32_t set) {
   std::vector<std::string> words;
   uint32_t left = set;
   for (const NamedSet &s : kNamedSets)
-    if ((left & s.set) == s.set && s.set != 0) {
+    if ((left & s.set) == s.set && s.set != 0 &&
+        llvm::StringRef(s.name) != "qstorage") {
       words.push_back(s.name);
       left &= ~s.set;
     }

@@ -202,9 +202,6 @@ private:
                                          u.user->getOperand(u.index) != r))
           return fail(where, "use list of '" + r->getName().str() +
                                  "' names an operand that is not it");
-    if (n.isa("onnx.Constant"))
-      if (auto err = verifyConstant(n))
-        return err;
     const OpDef *def = lookupOpDef(n.getOp());
     if (!def) {
       if (n.getDialect() == "q")
@@ -308,6 +305,9 @@ private:
       if (spec.required && !n.getAttr(spec.name))
         return fail(n.describe(),
                     "required attribute '" + spec.name.str() + "' is missing");
+    if (n.isa(ops::Constant))
+      if (auto err = verifyConstant(n))
+        return err;
     if (auto err = checkTypeConstraints(n, def))
       return err;
     if (def.verify)

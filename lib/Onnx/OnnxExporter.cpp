@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <map>
+
 using namespace qopt;
 using namespace qopt::onnxbridge;
 
@@ -259,8 +261,13 @@ private:
         return preferred.str();
       }
     }
+    // New parameters are shared by every Q/DQ that has the same numbers.
+    auto shared = freshParamsByContent.find(key);
+    if (shared != freshParamsByContent.end())
+      return shared->second;
     std::string name = uniqueName(stem + (zeroPoint ? "_zero_point" : "_scale"));
     paramsByName[name] = key;
+    freshParamsByContent[key] = name;
     t.set_name(name);
     *graph->add_initializer() = std::move(t);
     return name;
@@ -280,6 +287,8 @@ private:
   }
   /// Initializer bytes (serialized TensorProto without name) by name.
   llvm::StringMap<std::string> paramsByName;
+  /// Names given to parameters that had no recorded name, by bytes.
+  std::map<std::string, std::string> freshParamsByContent;
 
   static uint16_t floatToHalfBits(float f);
   static uint16_t floatToBf16Bits(float f);
@@ -321,13 +330,14 @@ private:
     };
     node->add_input(paramInitializer(q, false, names.empty() ? "" : names[0],
                                      rankOf(0), stem));
-    // The zero point may be left out only where ONNX's default (u8, or the
-    // output_dtype attribute) gives the same storage, and it is 0.
+    // The zero point may be left out when it is 0 and the storage follows
+    // without it: a DQ's input type, a Q's u8 default or output_dtype.
     bool zeroZp = std::all_of(q->getZeroPoints().begin(),
                               q->getZeroPoints().end(),
                               [](int64_t z) { return z == 0; });
     int64_t dtype = getIntAttrOr(n, "output_dtype", 0);
-    bool defaultStorage = q->getStorageKind() == ElementKind::U8 ||
+    bool defaultStorage = n.isa(ops::Dequantize) ||
+                          q->getStorageKind() == ElementKind::U8 ||
                           (dtype != 0 && dtype == onnxDataTypeOf(
                                                       q->getStorageKind()));
     if (names.size() == 1 && zeroZp && defaultStorage)
