@@ -435,24 +435,64 @@ private:
     if (n.getDialect() == "onnx")
       if (auto err = legalizeSpelling(n, inputs, legacyAttrs))
         return err;
-    if (n.isa("onnx.Resize") && opset < 10)
-      return makeError(n.describe() + ": Resize needs opset 10 (Upsample "
-                                      "is not written back), the model has "
-                                      "opset " +
-                       llvm::Twine(opset));
+    if (n.isa("onnx.Resize") && opset < 11)
+      if (auto err = legalizeResize(n, node, inputs, legacyAttrs))
+        return err;
     while (!inputs.empty() && !inputs.back())
       inputs.pop_back();
     for (const Value *v : inputs)
       node->add_input(nameOf(v));
     for (const Value *r : n.getResults())
       node->add_output(r->isAbsent() ? std::string() : r->getName().str());
-    copyAttributes(n, node);
+    for (const NamedAttribute &a : n.getAttrs())
+      if (!droppedAttrs.count(a.name) &&
+          !attributeToProto(a.name, a.value, *node->add_attribute()) &&
+          attributeError.empty())
+        attributeError = n.describe() + ": attribute '" + a.name +
+                         "' holds bytes that are not a valid ONNX attribute";
+    droppedAttrs.clear();
     for (const NamedAttribute &a : legacyAttrs)
       if (!attributeToProto(a.name, a.value, *node->add_attribute()))
         return makeError(n.describe() + ": cannot write attribute '" + a.name +
                          "'");
     return llvm::Error::success();
   }
+
+  /// Resize before opset 11 is (X, scales), and before 10 it is Upsample,
+  /// whose coordinates are always asymmetric.
+  llvm::Error legalizeResize(const Node &n, onnx::NodeProto *node,
+                             std::vector<const Value *> &inputs,
+                             std::vector<NamedAttribute> &attrs) {
+    if ((inputs.size() > 1 && inputs[1]) || (inputs.size() > 3 && inputs[3]))
+      return makeError(n.describe() + ": opset " + llvm::Twine(opset) +
+                       " cannot write Resize with roi or sizes");
+    const Value *scales = inputs.size() > 2 ? inputs[2] : nullptr;
+    inputs = {inputs[0], scales};
+    if (opset >= 10)
+      return llvm::Error::success();
+    std::string coord = getStringAttrOr(n, "coordinate_transformation_mode",
+                                        "asymmetric");
+    if (coord != "asymmetric")
+      return makeError(n.describe() + ": opset " + llvm::Twine(opset) +
+                       " has only Upsample, which cannot express "
+                       "coordinate_transformation_mode '" + coord + "'");
+    node->set_op_type("Upsample");
+    droppedAttrs.insert("coordinate_transformation_mode");
+    droppedAttrs.insert("nearest_mode");
+    if (opset < 9) {
+      const DenseElements *d = getConstantData(scales);
+      if (!d)
+        return makeError(n.describe() + ": opset " + llvm::Twine(opset) +
+                         " needs Upsample's scales as a constant");
+      std::vector<float> v;
+      for (int64_t i = 0; i < d->getNumElements(); ++i)
+        v.push_back(static_cast<float>(d->getAsDouble(i)));
+      attrs.push_back({"scales", Attribute(std::move(v))});
+      inputs.resize(1);
+    }
+    return llvm::Error::success();
+  }
+  llvm::StringSet<> droppedAttrs;
 
   /// Operands that the model's opset writes as attributes become attributes
   /// again; they must be constants.

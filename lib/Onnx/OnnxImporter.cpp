@@ -281,6 +281,9 @@ private:
   llvm::Error canonicalizeSpelling(const onnx::NodeProto &n, llvm::StringRef op,
                                    std::vector<Value *> &operands,
                                    std::vector<NamedAttribute> &attrs);
+  void canonicalizeResize(const onnx::NodeProto &n, std::string &op,
+                          std::vector<Value *> &operands,
+                          std::vector<NamedAttribute> &attrs);
   void recordParamNames(const onnx::NodeProto &n, const QuantType *q,
                         std::vector<NamedAttribute> &attrs);
   void eraseAbsorbedParams();
@@ -934,17 +937,43 @@ llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
   return llvm::Error::success();
 }
 
-/// Upsample (opsets 7-9) is Resize with asymmetric coordinates.
-static void canonicalizeUpsample(std::string &op,
-                                 std::vector<Value *> &operands,
-                                 std::vector<NamedAttribute> &attrs) {
+/// Upsample (opsets 7-9) is Resize with asymmetric coordinates; Resize-10
+/// has no roi operand.
+void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
+                                  std::vector<Value *> &operands,
+                                  std::vector<NamedAttribute> &attrs) {
+  if (op == "onnx.Resize" && opset < 11 && operands.size() == 2) {
+    operands = {operands[0], nullptr, operands[1]};
+    return;
+  }
   if (op != "onnx.Upsample")
     return;
   op = "onnx.Resize";
   std::string mode = "nearest";
-  for (auto &a : attrs)
-    if (a.name == "mode" && a.value.isString())
-      mode = *a.value.getIf<std::string>();
+  for (auto it = attrs.begin(); it != attrs.end();) {
+    if (it->name == "mode" && it->value.isString())
+      mode = *it->value.getIf<std::string>();
+    if (it->name == "scales" && it->value.getIf<std::vector<float>>()) {
+      // Upsample-7 keeps the scales in an attribute.
+      const std::vector<float> &v = *it->value.getIf<std::vector<float>>();
+      std::string bytes(reinterpret_cast<const char *>(v.data()),
+                        v.size() * sizeof(float));
+      auto data = std::make_shared<const DenseElements>(
+          ElementKind::F32, std::vector<int64_t>{int64_t(v.size())},
+          std::move(bytes));
+      Graph &graph = model->getGraph();
+      Node *c = graph.createNode(
+          ops::Constant, {},
+          {{ctx.getTensorType(llvm::ArrayRef<int64_t>{int64_t(v.size())},
+                              ctx.getElementType(ElementKind::F32)),
+            graph.makeUniqueName(n.output(0) + "_scales")}},
+          {{"value", Attribute(data)}});
+      operands.push_back(c->getResult());
+      it = attrs.erase(it);
+      continue;
+    }
+    ++it;
+  }
   attrs.push_back({"coordinate_transformation_mode", Attribute("asymmetric")});
   if (mode == "nearest")
     attrs.push_back({"nearest_mode", Attribute("floor")});
@@ -1042,7 +1071,7 @@ llvm::Error Importer::emitNodes() {
     if (isDefaultDomain(n.domain())) {
       if (auto err = canonicalizeSpelling(n, op, operands, attrs))
         return err;
-      canonicalizeUpsample(op, operands, attrs);
+      canonicalizeResize(n, op, operands, attrs);
     }
 
     std::vector<ResultSpec> results;

@@ -95,7 +95,8 @@ readInts(const KernelContext &ctx, const Tensor &t, const Twine &what) {
 llvm::Expected<std::vector<int64_t>>
 requiredIntsFromAttrOrInput(const KernelContext &ctx, const char *name,
                             size_t index, int64_t sinceOpset) {
-  if (ctx.opset < sinceOpset) {
+  // The IR's canonical form has the operand at every opset.
+  if (ctx.opset < sinceOpset && !ctx.input(index)) {
     if (!ctx.hasAttr(name))
       return ctx.error(Twine("missing attribute '") + name + "'");
     return ctx.getInts(name);
@@ -482,7 +483,7 @@ llvm::Error sliceKernel(KernelContext &ctx) {
   int64_t rank = x.rank();
   std::vector<int64_t> starts, ends, axes, steps;
   bool hasAxes = false, hasSteps = false;
-  if (ctx.opset < 10) {
+  if (ctx.opset < 10 && !ctx.input(1)) {
     if (!ctx.hasAttr("starts") || !ctx.hasAttr("ends"))
       return ctx.error("missing attribute 'starts' or 'ends'");
     starts = ctx.getInts("starts");
@@ -646,7 +647,7 @@ llvm::Error squeezeKernel(KernelContext &ctx) {
     return err;
   const Tensor &x = *ctx.input(0);
   std::optional<std::vector<int64_t>> axes;
-  if (ctx.opset < 13) {
+  if (ctx.opset < 13 && !ctx.input(1)) {
     if (ctx.hasAttr("axes"))
       axes = ctx.getInts("axes");
   } else if (const Tensor *a = ctx.input(1)) {
@@ -1118,7 +1119,7 @@ llvm::Error padKernel(KernelContext &ctx) {
 
   std::vector<int64_t> pads, axes;
   Tensor fill;
-  if (ctx.opset < 11) {
+  if (ctx.opset < 11 && !ctx.input(1)) {
     // 'paddings' in opset 1, 'pads' from opset 2.
     const char *name = ctx.hasAttr("pads") ? "pads" : "paddings";
     if (!ctx.hasAttr(name))
@@ -1152,7 +1153,7 @@ llvm::Error padKernel(KernelContext &ctx) {
       axes = std::move(*v);
     }
   }
-  if (ctx.opset < 11 || !ctx.input(3)) {
+  if (!ctx.input(3)) {
     axes.resize(rank);
     for (int64_t d = 0; d < rank; ++d)
       axes[d] = d;
@@ -1532,7 +1533,7 @@ llvm::Error resizeKernel(KernelContext &ctx) {
     return t && t->numElements() > 0 ? t : nullptr;
   };
   const Tensor *roi = nullptr, *scales, *sizes = nullptr;
-  if (ctx.opset < 11) {
+  if (ctx.opset < 11 && ctx.node.getNumOperands() == 2) {
     scales = present(1);
   } else {
     roi = present(1);
