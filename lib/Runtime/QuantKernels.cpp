@@ -3,11 +3,15 @@
 // ONNX semantics, computed in float32 like the ONNX reference and ONNX
 // Runtime: Q(x) = saturate(round_half_even(x / s) + zp), DQ(q) = (q - zp) * s.
 // Integer convolutions and matrix products accumulate exactly; QLinear*
-// requantize with the float scale (s_a * s_b) / s_y.
+// requantize with the float scale (s_a * s_b) / s_y. The arithmetic of one
+// value is qopt::quant's (qopt/IR/QuantMath.h), which passes share, so that
+// folded constants match what these kernels compute.
 //
 //===----------------------------------------------------------------------===//
 
 #include "NNUtil.h"
+
+#include "qopt/IR/QuantMath.h"
 
 #include <cmath>
 
@@ -35,33 +39,6 @@ QuantParams fromType(const QuantType *q) {
   return p;
 }
 
-/// Channel of flat index i along `axis` of `shape`.
-struct ChannelIndexer {
-  int64_t inner = 1, channels = 1;
-  ChannelIndexer(const Shape &shape, int64_t axis) {
-    if (axis < 0)
-      return;
-    channels = shape[axis];
-    for (size_t d = axis + 1; d < shape.size(); ++d)
-      inner *= shape[d];
-  }
-  int64_t operator()(int64_t i) const { return (i / inner) % channels; }
-};
-
-int64_t saturate(double v, ElementKind kind) {
-  auto range = getIntegerRange(kind);
-  if (std::isnan(v))
-    return 0;
-  return static_cast<int64_t>(
-      std::min<double>(range.second, std::max<double>(range.first, v)));
-}
-
-/// Q(x) in float32: round half to even, then add the zero point, saturate.
-int64_t quantizeOne(float x, float scale, int64_t zp, ElementKind storage) {
-  float r = std::nearbyintf(x / scale);
-  return saturate(static_cast<double>(r) + static_cast<double>(zp), storage);
-}
-
 llvm::Error checkAxis(const KernelContext &ctx, const QuantParams &p,
                       const Shape &shape) {
   if (p.axis < 0)
@@ -84,11 +61,11 @@ llvm::Error quantize(KernelContext &ctx, const Tensor &x,
   if (auto err = ctx.allocateOutput(0, p.storage, x.shape()))
     return err;
   Tensor &y = ctx.outputs[0];
-  ChannelIndexer ch(x.shape(), p.axis);
+  quant::ChannelIndexer ch(x.shape(), p.axis);
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
-    y.setInt(i, quantizeOne(static_cast<float>(x.getDouble(i)), p.scale(c),
-                            p.zeroPoint(c), p.storage));
+    y.setInt(i, quant::quantizeValue(static_cast<float>(x.getDouble(i)),
+                                     p.scale(c), p.zeroPoint(c), p.storage));
   }
   return llvm::Error::success();
 }
@@ -103,11 +80,11 @@ llvm::Error dequantize(KernelContext &ctx, const Tensor &x,
   if (auto err = ctx.allocateOutput(0, outKind, x.shape()))
     return err;
   Tensor &y = ctx.outputs[0];
-  ChannelIndexer ch(x.shape(), p.axis);
+  quant::ChannelIndexer ch(x.shape(), p.axis);
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
-    float v = static_cast<float>(x.getInt(i) - p.zeroPoint(c)) * p.scale(c);
-    y.setDouble(i, v);
+    y.setDouble(
+        i, quant::dequantizeValue(x.getInt(i), p.scale(c), p.zeroPoint(c)));
   }
   return llvm::Error::success();
 }
@@ -126,16 +103,32 @@ llvm::Error qDequantizeKernel(KernelContext &ctx) {
   return dequantize(ctx, *ctx.input(0), fromType(q), q->getExpressedKind());
 }
 
+/// Q_out(DQ_in(x)) element by element, exactly as the chain of a
+/// q.dequantize to the expressed type and a q.quantize computes it.
 llvm::Error qRequantizeKernel(KernelContext &ctx) {
   const QuantType *in = ctx.node.getOperand(0)->getType()->getQuantType();
   const QuantType *out = ctx.node.getResult()->getType()->getQuantType();
-  if (!in || !out || !ctx.input(0))
+  const Tensor *x = ctx.input(0);
+  if (!in || !out || !x)
     return ctx.error("q.requantize needs quantized input and result types");
-  if (auto err =
-          dequantize(ctx, *ctx.input(0), fromType(in), in->getExpressedKind()))
+  if (!isIntegerKind(x->kind()))
+    return ctx.error("dequantize input must be an integer tensor, got " +
+                     getElementKindName(x->kind()));
+  if (auto err = checkAxis(ctx, fromType(in), x->shape()))
     return err;
-  Tensor mid = std::move(ctx.outputs[0]);
-  return quantize(ctx, mid, fromType(out));
+  if (!isFloatKind(in->getExpressedKind()))
+    return ctx.error("quantize input must be float, got " +
+                     getElementKindName(in->getExpressedKind()));
+  if (auto err = checkAxis(ctx, fromType(out), x->shape()))
+    return err;
+  if (auto err = ctx.allocateOutput(0, out->getStorageKind(), x->shape()))
+    return err;
+  Tensor &y = ctx.outputs[0];
+  quant::ChannelIndexer inChannel(x->shape(), in), outChannel(x->shape(), out);
+  for (int64_t i = 0; i < x->numElements(); ++i)
+    y.setInt(i, quant::requantizeValue(x->getInt(i), in, inChannel(i), out,
+                                       outChannel(i)));
+  return llvm::Error::success();
 }
 
 /// Parameters given as tensors (ONNX QuantizeLinear/DequantizeLinear).
@@ -208,7 +201,7 @@ std::vector<double> centered(const Tensor &x, const Tensor *zp, int64_t axis) {
       e -= z;
     return v;
   }
-  ChannelIndexer ch(x.shape(), axis);
+  quant::ChannelIndexer ch(x.shape(), axis);
   for (int64_t i = 0; i < x.numElements(); ++i)
     v[i] -= zp->getDouble(ch(i));
   return v;
@@ -252,14 +245,14 @@ llvm::Error requantizeOutput(KernelContext &ctx, const std::vector<double> &acc,
   float a = static_cast<float>(sa.getDouble(0));
   float y = static_cast<float>(sy.getDouble(0));
   int64_t z = zy ? zy->getInt(0) : 0;
-  ChannelIndexer ch(shape, sb.numElements() > 1 ? axis : -1);
+  quant::ChannelIndexer ch(shape, sb.numElements() > 1 ? axis : -1);
   Tensor &out = ctx.outputs[0];
   for (size_t i = 0; i < acc.size(); ++i) {
     float b =
         static_cast<float>(sb.getDouble(sb.numElements() > 1 ? ch(i) : 0));
     float multiplier = a * b / y;
-    float v = static_cast<float>(acc[i]) * multiplier;
-    out.setInt(i, saturate(static_cast<double>(std::nearbyintf(v)) + z, kind));
+    out.setInt(i, quant::quantizeWithMultiplier(static_cast<float>(acc[i]),
+                                                multiplier, z, kind));
   }
   return llvm::Error::success();
 }
@@ -278,7 +271,7 @@ llvm::Error qlinearConvKernel(KernelContext &ctx) {
   if (b) {
     if (b->numElements() != g.outChannels)
       return ctx.error("bias must have one value per output channel");
-    ChannelIndexer ch(shape, 1);
+    quant::ChannelIndexer ch(shape, 1);
     for (size_t i = 0; i < acc->size(); ++i)
       (*acc)[i] += b->getDouble(ch(i));
   }
@@ -369,14 +362,16 @@ llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
   }
   float scale = (hi - lo) / 255.0f;
   int64_t zp =
-      scale > 0 ? saturate(std::nearbyintf(0.0f - lo / scale), ElementKind::U8)
+      scale > 0 ? quant::saturateToStorage(std::nearbyintf(0.0f - lo / scale),
+                                           ElementKind::U8)
                 : 0;
   if (auto err = ctx.allocateOutput(0, ElementKind::U8, x->shape()))
     return err;
   for (int64_t i = 0; i < x->numElements(); ++i)
-    ctx.outputs[0].setInt(i, scale > 0 ? quantizeOne(x->data<float>()[i], scale,
-                                                     zp, ElementKind::U8)
-                                       : 0);
+    ctx.outputs[0].setInt(
+        i, scale > 0 ? quant::quantizeValue(x->data<float>()[i], scale, zp,
+                                            ElementKind::U8)
+                     : 0);
   if (ctx.wantsOutput(1)) {
     if (auto err = ctx.allocateOutput(1, ElementKind::F32, {}))
       return err;
