@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpImpl.h"
+#include "qopt/IR/QuantMath.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -598,28 +599,26 @@ llvm::Expected<int64_t> opimpl::remapSameAxis(const Node &n, int64_t axis,
 llvm::Expected<int64_t> opimpl::remapReshape(const Node &n, int64_t axis,
                                              llvm::ArrayRef<Dim> in,
                                              llvm::ArrayRef<Dim> out) {
-  auto inner = staticProduct(in.take_front(axis));
-  if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || !inner ||
-      !in[axis].isStatic())
-    return nodeError(n, "per-axis quantization cannot cross: the shape "
-                        "around quantized axis " +
-                            llvm::Twine(axis) + " is not static");
-  int64_t channels = in[axis].size;
-  // Find the output axis whose preceding dimensions hold the same number of
-  // elements and whose size is the channel count.
-  int64_t before = 1;
-  for (size_t j = 0; j < out.size(); ++j) {
-    if (before == *inner && out[j].isStatic() && out[j].size == channels)
-      return static_cast<int64_t>(j);
-    if (!out[j].isStatic() || before > *inner)
-      break;
-    before *= out[j].size;
-  }
-  return nodeError(n, "per-axis quantization cannot cross: quantized axis " +
-                          llvm::Twine(axis) + " of size " +
-                          llvm::Twine(channels) + " does not survive the "
-                          "reshape from " + shapeToText(in) + " to " +
-                          shapeToText(out));
+  auto ints = [](llvm::ArrayRef<Dim> dims) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> v;
+    for (const Dim &d : dims) {
+      if (!d.isStatic())
+        return std::nullopt;
+      v.push_back(d.size);
+    }
+    return v;
+  };
+  auto inDims = ints(in), outDims = ints(out);
+  if (!inDims || !outDims)
+    return nodeError(n, "per-axis quantization cannot cross: the reshape "
+                        "from " +
+                            shapeToText(in) + " to " + shapeToText(out) +
+                            " is not static");
+  auto remapped = quant::remapAxisThroughReshape(*inDims, *outDims, axis);
+  if (!remapped)
+    return nodeError(n, "per-axis quantization cannot cross: " +
+                            llvm::toString(remapped.takeError()));
+  return *remapped;
 }
 
 llvm::Expected<int64_t> opimpl::remapTranspose(const Node &n, int64_t axis,

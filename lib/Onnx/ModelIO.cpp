@@ -3,6 +3,7 @@
 #include "qopt/Onnx/ModelIO.h"
 #include "OnnxTypes.h"
 #include "qopt/IR/AsmParser.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Onnx/OnnxExporter.h"
@@ -37,6 +38,10 @@ llvm::Expected<std::unique_ptr<Model>> qopt::loadModelFile(llvm::StringRef path,
     auto model = parseModel(bytes, path == "-" ? "<stdin>" : path, ctx);
     if (!model)
       return model.takeError();
+    // Result types written as tensor<*x?> (or less precise than the
+    // operands allow) are inferred, as at ONNX import.
+    if (auto err = inferShapes(**model))
+      return std::move(err);
     if (auto err = verifyModel(**model))
       return std::move(err);
     return model;

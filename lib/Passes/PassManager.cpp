@@ -1,6 +1,8 @@
 //===- PassManager.cpp - Passes, analyses and their manager ---------------===//
 
 #include "qopt/Passes/PassManager.h"
+
+#include <algorithm>
 #include "qopt/IR/Graph.h"
 
 #include "llvm/Support/WithColor.h"
@@ -82,6 +84,7 @@ void AnalysisManager::invalidate(Graph &g, const PreservedAnalyses &pa) {
   for (auto &entry : cache)
     if (entry.first.first == &g && !pa.isPreserved(entry.first.second))
       dead.push_back(entry.first);
+  addDependents(g, dead);
   for (auto &k : dead) {
     if (instrumentation)
       instrumentation->runAnalysisInvalidated(displayName(k.second, "analysis"),
@@ -90,18 +93,36 @@ void AnalysisManager::invalidate(Graph &g, const PreservedAnalyses &pa) {
   }
 }
 
+void AnalysisManager::addDependents(
+    Graph &g, std::vector<std::pair<Graph *, AnalysisKey *>> &dead) {
+  for (size_t i = 0; i < dead.size(); ++i) {
+    auto it = dependents.find(dead[i]);
+    if (it == dependents.end())
+      continue;
+    for (AnalysisKey *user : it->second) {
+      std::pair<Graph *, AnalysisKey *> k{&g, user};
+      if (cache.count(k) &&
+          std::find(dead.begin(), dead.end(), k) == dead.end())
+        dead.push_back(k);
+    }
+  }
+}
+
 void AnalysisManager::invalidateOne(Graph &g, AnalysisKey *key) {
-  PreservedAnalyses pa = PreservedAnalyses::all();
   if (!key) {
     invalidate(g, PreservedAnalyses::none());
     return;
   }
-  auto it = cache.find({&g, key});
-  if (it == cache.end())
+  if (!cache.count({&g, key}))
     return;
-  if (instrumentation)
-    instrumentation->runAnalysisInvalidated(displayName(key, "analysis"), g);
-  cache.erase(it);
+  std::vector<std::pair<Graph *, AnalysisKey *>> dead{{&g, key}};
+  addDependents(g, dead);
+  for (auto &k : dead) {
+    if (instrumentation)
+      instrumentation->runAnalysisInvalidated(displayName(k.second, "analysis"),
+                                              g);
+    cache.erase(k);
+  }
 }
 
 PreservedAnalyses PassManager::run(Graph &g, AnalysisManager &am) {

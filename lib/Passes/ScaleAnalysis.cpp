@@ -1,102 +1,270 @@
-//===- ScaleAnalysis.cpp - Quantization parameters of every tensor --------===//
+//===- ScaleAnalysis.cpp - Quantization grids of every tensor -------------===//
 
 #include "qopt/Passes/ScaleAnalysis.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/QuantMath.h"
+#include "qopt/Support/FloatFormat.h"
 
 using namespace qopt;
 
 AnalysisKey ScaleAnalysis::Key;
 
-/// Ops whose outputs hold a subset/rearrangement of input 0's elements.
-static bool movesDataOnly(const Node &n) {
-  static const char *const kOps[] = {
-      "onnx.Reshape", "onnx.Flatten",      "onnx.Transpose",
-      "onnx.Squeeze", "onnx.Unsqueeze",    "onnx.Slice",
-      "onnx.Split",   "onnx.Gather",       "onnx.Identity",
-      "onnx.MaxPool", "onnx.DepthToSpace", "onnx.SpaceToDepth"};
-  for (const char *op : kOps)
-    if (n.getOp() == op)
-      return true;
-  if (n.isa("onnx.Resize")) {
-    const Attribute *mode = n.getAttr("mode");
-    return !mode ||
-           (mode->isString() && *mode->getIf<std::string>() == "nearest");
+namespace {
+
+/// Params text without the storage/expressed prefix noise, for reasons.
+std::string gridText(const QuantType *q) { return typeToString(q); }
+
+/// Whether `v` is exactly representable on every channel of `q`.
+bool isOnGrid(double v, const QuantType *q) {
+  for (size_t c = 0; c < q->getNumChannels(); ++c) {
+    int64_t stored = quant::quantizeValue(static_cast<float>(v), q, c);
+    if (static_cast<double>(quant::dequantizeValue(stored, q, c)) != v)
+      return false;
   }
-  if (n.isa("onnx.Pad")) {
-    const Attribute *mode = n.getAttr("mode");
-    bool constantMode = !mode || (mode->isString() &&
-                                  *mode->getIf<std::string>() == "constant");
-    // Only the default pad value 0, which every zero point represents.
-    return constantMode && (n.getNumOperands() < 3 || !n.getOperand(2));
-  }
-  return false;
+  return true;
 }
+
+/// The message of an op-table error without the node prefix (the printout
+/// already names the value).
+std::string reasonOf(llvm::Error err, const Node &n) {
+  std::string msg = llvm::toString(std::move(err));
+  std::string prefix = n.describe() + ": ";
+  if (llvm::StringRef(msg).startswith(prefix))
+    msg = msg.substr(prefix.size());
+  return msg;
+}
+
+bool sameGrid(const QuantType *a, const QuantType *b) {
+  return a == b || (a->hasSameParams(b) &&
+                    a->getStorageKind() == b->getStorageKind());
+}
+
+/// The operands that carry the data through a data-movement or monotonic op:
+/// every operand of variadic ops (Concat, Max, Min), operand 0 otherwise.
+llvm::SmallVector<unsigned, 4> dataOperands(const Node &n, const OpDef &def) {
+  llvm::SmallVector<unsigned, 4> out;
+  if (!def.operands.empty() && def.operands.front().variadic) {
+    for (unsigned i = 0; i < n.getNumOperands(); ++i)
+      out.push_back(i);
+  } else if (n.getNumOperands()) {
+    out.push_back(0);
+  }
+  return out;
+}
+
+/// Why a constant operand (Pad's value, Clip's bounds) is not on `q`, or
+/// empty when it is (or absent).
+std::string offGridConstant(const Node &n, unsigned operand,
+                            const QuantType *q, llvm::StringRef what) {
+  if (operand >= n.getNumOperands() || !n.getOperand(operand))
+    return {};
+  const DenseElements *d = getConstantData(n.getOperand(operand));
+  if (!d || d->getNumElements() != 1)
+    return (what + " is computed, so it may not lie on the grid").str();
+  double v = d->getAsDouble(0);
+  if (isOnGrid(v, q))
+    return {};
+  return (what + " " + formatFloat(static_cast<float>(v)) +
+          " is not on the grid " +
+          gridText(q))
+      .str();
+}
+
+class Propagation {
+public:
+  explicit Propagation(ScaleAnalysis::Result &r) : r(r) {}
+
+  void forward(const Graph &g) {
+    for (const Value *in : g.getInputs())
+      if (const QuantType *q = in->getType()->getQuantType())
+        r.forward[in] = {q, in};
+    for (const Node &n : g.getNodes())
+      forwardNode(n);
+  }
+
+  void backward(const Graph &g) {
+    std::vector<const Node *> order;
+    for (const Node &n : g.getNodes())
+      order.push_back(&n);
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      backwardNode(**it);
+    for (const Value *v : conflicted)
+      r.backward.erase(v);
+  }
+
+private:
+  void forwardNode(const Node &n) {
+    bool stored = false;
+    for (const Value *res : n.getResults())
+      if (const QuantType *q = res->getType()->getQuantType()) {
+        r.forward[res] = {q, res};
+        stored = true;
+      }
+    if (stored)
+      return;
+    if (n.isa(ops::Dequantize)) {
+      if (const ScaleInfo *si = r.lookup(n.getOperand(0)))
+        r.forward[n.getResult()] = *si;
+      return;
+    }
+    bool anyGrid = false;
+    for (const Value *v : n.getOperands())
+      anyGrid |= v && r.lookup(v);
+    if (!anyGrid)
+      return;
+    const OpDef *def = lookupOpDef(n.getOp());
+    std::string why;
+    if (!def)
+      why = n.getOp().str() + " is opaque to qopt";
+    else if (!def->hasTrait(OpTrait::DataMovement) &&
+             !def->hasTrait(OpTrait::Monotonic))
+      why = n.getOp().str() + " computes new values";
+    else
+      why = passOn(n, *def);
+    if (why.empty())
+      return;
+    for (const Value *res : n.getResults())
+      if (!res->isAbsent() && !r.lookup(res))
+        r.stops[res] = why;
+  }
+
+  /// Passes the data operands' grid to the data results; returns the
+  /// reason when it cannot.
+  std::string passOn(const Node &n, const OpDef &def) {
+    llvm::SmallVector<unsigned, 4> data = dataOperands(n, def);
+    const ScaleInfo *first = nullptr;
+    for (unsigned i : data) {
+      const ScaleInfo *si = n.getOperand(i) ? r.lookup(n.getOperand(i))
+                                            : nullptr;
+      if (!si)
+        return "input " + std::to_string(i) + " has no grid";
+      if (!first) {
+        first = si;
+      } else if (!sameGrid(si->quant, first->quant)) {
+        return "inputs are on different grids: input " + std::to_string(i) +
+               " on " + gridText(si->quant) + ", input " +
+               std::to_string(data.front()) + " on " +
+               gridText(first->quant);
+      }
+    }
+    const QuantType *q = first->quant;
+    if (n.isa("onnx.Resize")) {
+      std::string mode = getStringAttrOr(n, "mode", "nearest");
+      if (mode != "nearest")
+        return "Resize in " + mode + " mode computes new values";
+    }
+    if (n.isa("onnx.Pad") &&
+        getStringAttrOr(n, "mode", "constant") == "constant") {
+      std::string why = offGridConstant(n, 2, q, "the pad value");
+      if (!why.empty())
+        return why;
+    }
+    if (n.isa("onnx.Clip")) {
+      for (unsigned i : {1u, 2u}) {
+        std::string why = offGridConstant(n, i, q, i == 1 ? "min" : "max");
+        if (!why.empty())
+          return why;
+      }
+    }
+    const SignatureSlot *dataSlot = def.operandSlot(data.front());
+    std::string why;
+    for (unsigned i = 0; i < n.getNumResults(); ++i) {
+      const Value *res = n.getResult(i);
+      const SignatureSlot *slot = def.resultSlot(i);
+      if (res->isAbsent() || !slot || slot->typeVar != dataSlot->typeVar)
+        continue; // not the data (MaxPool's Indices)
+      const QuantType *out = q;
+      if (q->isPerAxis()) {
+        auto axis = def.remapQuantAxis(n, q->getAxis(), i);
+        if (!axis) {
+          why = reasonOf(axis.takeError(), n);
+          r.stops[res] = why;
+          continue;
+        }
+        out = quant::withAxis(n.getGraph()->getContext(), q, *axis);
+      }
+      r.forward[res] = {out, first->source};
+    }
+    return {};
+  }
+
+  void noteBackward(const Value *v, ScaleInfo si) {
+    auto [it, inserted] = r.backward.try_emplace(v, si);
+    if (!inserted && !sameGrid(it->second.quant, si.quant))
+      conflicted.push_back(v);
+  }
+
+  void backwardNode(const Node &n) {
+    if (n.isa(ops::Quantize)) {
+      noteBackward(n.getOperand(0),
+                   {n.getResult()->getType()->getQuantType(), n.getResult()});
+      return;
+    }
+    const OpDef *def = lookupOpDef(n.getOp());
+    if (!def || !(def->hasTrait(OpTrait::DataMovement) ||
+                  def->hasTrait(OpTrait::Monotonic)))
+      return;
+    llvm::SmallVector<unsigned, 4> data = dataOperands(n, *def);
+    if (data.empty())
+      return;
+    const SignatureSlot *dataSlot = def->operandSlot(data.front());
+    const ScaleInfo *grid = nullptr;
+    for (unsigned i = 0; i < n.getNumResults(); ++i) {
+      const Value *res = n.getResult(i);
+      const SignatureSlot *slot = def->resultSlot(i);
+      if (res->isAbsent() || !slot || slot->typeVar != dataSlot->typeVar)
+        continue;
+      const ScaleInfo *si = r.lookupBackward(res);
+      // Every data result must be quantized the same way, per tensor.
+      if (!si || si->quant->isPerAxis() ||
+          (grid && !sameGrid(grid->quant, si->quant)))
+        return;
+      grid = si;
+    }
+    if (!grid)
+      return;
+    for (unsigned i : data)
+      if (const Value *v = n.getOperand(i))
+        if (!v->getType()->isQuantized())
+          noteBackward(v, *grid);
+  }
+
+  ScaleAnalysis::Result &r;
+  std::vector<const Value *> conflicted;
+};
+
+} // namespace
 
 ScaleAnalysis::Result ScaleAnalysis::run(Graph &g, AnalysisManager &) {
   Result result;
   result.graph = &g;
-  auto note = [&](const Value *v, ScaleInfo si) { result.info[v] = si; };
-  for (const Value *in : g.getInputs())
-    if (const QuantType *q = in->getType()->getQuantType())
-      note(in, {q, in});
-  for (const Node &n : g.getNodes()) {
-    // Values stored quantized carry their own parameters.
-    bool anyQuantResult = false;
-    for (const Value *r : n.getResults())
-      if (const QuantType *q = r->getType()->getQuantType()) {
-        note(r, {q, r});
-        anyQuantResult = true;
-      }
-    if (anyQuantResult || n.getNumOperands() == 0)
-      continue;
-    if (n.isa(ops::Dequantize)) {
-      if (const ScaleInfo *si = result.lookup(n.getOperand(0)))
-        note(n.getResult(), *si);
-      continue;
-    }
-    if (movesDataOnly(n) && n.getOperand(0)) {
-      const ScaleInfo *si = result.lookup(n.getOperand(0));
-      if (!si || si->quant->isPerAxis())
-        continue;
-      ScaleInfo copy = *si;
-      for (const Value *r : n.getResults())
-        if (!r->isAbsent())
-          note(r, copy);
-      continue;
-    }
-    if (n.isa("onnx.Concat")) {
-      const ScaleInfo *first = nullptr;
-      bool same = true;
-      for (const Value *operand : n.getOperands()) {
-        const ScaleInfo *si = operand ? result.lookup(operand) : nullptr;
-        if (!si || si->quant->isPerAxis()) {
-          same = false;
-          break;
-        }
-        if (!first)
-          first = si;
-        else
-          same &= si->quant->hasSameParams(first->quant) &&
-                  si->quant->getStorageKind() == first->quant->getStorageKind();
-      }
-      if (same && first)
-        note(n.getResult(), *first);
-    }
-  }
+  Propagation p(result);
+  p.forward(g);
+  p.backward(g);
   return result;
 }
 
 void ScaleAnalysis::Result::print(llvm::raw_ostream &os) const {
   auto printOne = [&](const Value *v) {
-    const ScaleInfo *si = lookup(v);
-    if (!si)
+    const ScaleInfo *fw = lookup(v);
+    const ScaleInfo *bw = lookupBackward(v);
+    llvm::StringRef why = whyStopped(v);
+    if (!fw && !bw && why.empty())
       return;
-    os << "  " << formatValueName(v->getName()) << ": "
-       << typeToString(si->quant);
-    if (si->source != v)
-      os << " (from " << formatValueName(si->source->getName()) << ")";
+    os << "  " << formatValueName(v->getName()) << ":";
+    if (fw) {
+      os << " " << typeToString(fw->quant);
+      if (fw->source != v)
+        os << " (from " << formatValueName(fw->source->getName()) << ")";
+    } else if (!why.empty()) {
+      os << " stops: " << why;
+    }
+    if (bw)
+      os << (fw || !why.empty() ? ";" : "") << " -> "
+         << typeToString(bw->quant) << " (into "
+         << formatValueName(bw->source->getName()) << ")";
     os << "\n";
   };
   for (const Value *in : graph->getInputs())

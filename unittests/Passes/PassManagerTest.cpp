@@ -45,6 +45,21 @@ struct OtherAnalysis : AnalysisInfoMixin<OtherAnalysis> {
 AnalysisKey OtherAnalysis::Key;
 int OtherAnalysis::runs = 0;
 
+/// Computed from NodeCountAnalysis (as fusion-plan is from scale-analysis).
+struct DerivedAnalysis : AnalysisInfoMixin<DerivedAnalysis> {
+  struct Result {
+    size_t twice;
+  };
+  Result run(Graph &g, AnalysisManager &am) {
+    ++runs;
+    return {2 * am.getResult<NodeCountAnalysis>(g).nodes};
+  }
+  static AnalysisKey Key;
+  static int runs;
+};
+AnalysisKey DerivedAnalysis::Key;
+int DerivedAnalysis::runs = 0;
+
 /// Uses NodeCountAnalysis; preserves everything (changes nothing).
 struct ReadOnlyPass : PassInfoMixin<ReadOnlyPass> {
   explicit ReadOnlyPass(size_t *seen) : seen(seen) {}
@@ -71,6 +86,7 @@ protected:
   void SetUp() override {
     NodeCountAnalysis::runs = 0;
     OtherAnalysis::runs = 0;
+    DerivedAnalysis::runs = 0;
     g.addInput(ctx.getUnknownTensorType(), "x");
   }
   Context ctx;
@@ -311,4 +327,25 @@ TEST(PatternDriverTest, ReportsWhenTheBoundIsHit) {
   EXPECT_TRUE(r.changed);
   EXPECT_FALSE(r.converged);
   EXPECT_LE(r.iterations, 3u);
+}
+
+TEST_F(PassManagerTest, AnAnalysisIsInvalidatedWithWhatItWasComputedFrom) {
+  AnalysisManager am;
+  EXPECT_EQ(am.getResult<DerivedAnalysis>(g).twice, 0u);
+  // A pass that preserves DerivedAnalysis but not NodeCountAnalysis: the
+  // derived result was computed from a stale one, so it goes too.
+  PreservedAnalyses pa;
+  pa.preserve<DerivedAnalysis>();
+  pa.preserve<OtherAnalysis>();
+  g.createNode("onnx.Relu", {g.getInput(0)}, {{ctx.getUnknownTensorType(), "r"}});
+  am.invalidate(g, pa);
+  EXPECT_EQ(am.getCachedResult<NodeCountAnalysis>(g), nullptr);
+  EXPECT_EQ(am.getCachedResult<DerivedAnalysis>(g), nullptr);
+  EXPECT_EQ(am.getResult<DerivedAnalysis>(g).twice, 2u);
+  EXPECT_EQ(DerivedAnalysis::runs, 2);
+  // invalidateOne follows the same edges; unrelated results stay.
+  am.getResult<OtherAnalysis>(g);
+  am.invalidateOne(g, &NodeCountAnalysis::Key);
+  EXPECT_EQ(am.getCachedResult<DerivedAnalysis>(g), nullptr);
+  EXPECT_NE(am.getCachedResult<OtherAnalysis>(g), nullptr);
 }

@@ -160,18 +160,24 @@ public:
   explicit AnalysisManager(PassInstrumentation *instrumentation = nullptr)
       : instrumentation(instrumentation) {}
 
+  /// An analysis that asks for another one while it runs depends on it:
+  /// invalidating the one it asked for invalidates it too.
   template <typename AnalysisT>
   typename AnalysisT::Result &getResult(Graph &g) {
     AnalysisKey *key = &AnalysisT::Key;
+    if (!computing.empty())
+      dependents[{&g, key}].insert(computing.back());
     auto it = cache.find({&g, key});
     if (it == cache.end()) {
       llvm::StringRef name = displayName(key, AnalysisT::name());
       if (instrumentation)
         instrumentation->runBeforeAnalysis(name, g);
       AnalysisT analysis;
+      computing.push_back(key);
       auto model = std::make_unique<
           detail::AnalysisResultModel<typename AnalysisT::Result>>(
           analysis.run(g, *this));
+      computing.pop_back();
       if (instrumentation)
         instrumentation->runAfterAnalysis(name, g);
       it = cache.try_emplace({&g, key}, std::move(model)).first;
@@ -227,6 +233,15 @@ private:
       cache;
   llvm::DenseMap<AnalysisKey *, unsigned> runCounts;
   llvm::DenseMap<AnalysisKey *, std::string> displayNames;
+  /// Analyses being computed (innermost last) and, per (graph, analysis),
+  /// the analyses whose results were computed from it.
+  std::vector<AnalysisKey *> computing;
+  llvm::DenseMap<std::pair<Graph *, AnalysisKey *>,
+                 llvm::SmallPtrSet<AnalysisKey *, 2>>
+      dependents;
+  /// Adds to `dead` every cached analysis computed from one in it.
+  void addDependents(Graph &g,
+                     std::vector<std::pair<Graph *, AnalysisKey *>> &dead);
 };
 
 /// Type-erased pass.
