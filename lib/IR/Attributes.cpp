@@ -3,6 +3,7 @@
 #include "qopt/IR/Attributes.h"
 #include "qopt/Support/FloatFormat.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace qopt;
@@ -139,17 +140,22 @@ std::vector<int64_t> Attribute::getInts() const {
   return {};
 }
 
+/// Same payload (shared pointer) or equal contents.
+static bool sameDense(const DenseElementsRef &a, const DenseElementsRef &b) {
+  return a == b || *a == *b;
+}
+
 bool Attribute::operator==(const Attribute &o) const {
   if (storage.index() != o.storage.index())
     return false;
   if (auto *a = getIf<DenseElementsRef>())
-    return **a == **o.getIf<DenseElementsRef>();
+    return sameDense(*a, *o.getIf<DenseElementsRef>());
   if (auto *a = getIf<std::vector<DenseElementsRef>>()) {
     auto *b = o.getIf<std::vector<DenseElementsRef>>();
     if (a->size() != b->size())
       return false;
     for (size_t i = 0; i < a->size(); ++i)
-      if (!(*(*a)[i] == *(*b)[i]))
+      if (!sameDense((*a)[i], (*b)[i]))
         return false;
     return true;
   }
@@ -158,4 +164,90 @@ bool Attribute::operator==(const Attribute &o) const {
     return std::memcmp(a, &b, sizeof(float)) == 0;
   }
   return storage == o.storage;
+}
+
+//===----------------------------------------------------------------------===//
+// Hashing
+//===----------------------------------------------------------------------===//
+
+/// Bytes hashed at each end of a large payload.
+static constexpr size_t kHashedBytes = 256;
+/// Strings hashed at each end of a large string tensor.
+static constexpr size_t kHashedStrings = 16;
+
+static llvm::hash_code hashBounded(llvm::StringRef bytes) {
+  if (bytes.size() <= 2 * kHashedBytes)
+    return llvm::hash_value(bytes);
+  return llvm::hash_combine(bytes.size(),
+                            llvm::hash_value(bytes.take_front(kHashedBytes)),
+                            llvm::hash_value(bytes.take_back(kHashedBytes)));
+}
+
+llvm::hash_code qopt::hash_value(const DenseElements &d) {
+  llvm::hash_code h = llvm::hash_combine(
+      static_cast<int>(d.getKind()),
+      llvm::hash_combine_range(d.getDims().begin(), d.getDims().end()));
+  if (d.getKind() != ElementKind::String)
+    return llvm::hash_combine(h, hashBounded(d.getRawBytes()));
+  llvm::ArrayRef<std::string> s = d.getStrings();
+  h = llvm::hash_combine(h, s.size());
+  size_t n = std::min(s.size(), 2 * kHashedStrings);
+  for (size_t i = 0; i < n; ++i) // the first and the last strings
+    h = llvm::hash_combine(
+        h, hashBounded(i < kHashedStrings ? s[i] : s[s.size() - n + i]));
+  return h;
+}
+
+/// operator== compares float lists with ==: 0.0 and -0.0 are equal there,
+/// so they must hash alike (NaN never compares equal, any hash will do).
+static uint32_t floatKey(float f) {
+  if (f == 0.0f)
+    return 0;
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+llvm::hash_code qopt::hash_value(const Attribute &a) {
+  const Attribute::Storage &s = a.get();
+  llvm::hash_code h = llvm::hash_value(s.index());
+  if (auto *v = std::get_if<int64_t>(&s))
+    return llvm::hash_combine(h, *v);
+  if (auto *v = std::get_if<float>(&s)) { // compared bitwise
+    uint32_t bits;
+    std::memcpy(&bits, v, sizeof bits);
+    return llvm::hash_combine(h, bits);
+  }
+  if (auto *v = std::get_if<std::string>(&s))
+    return llvm::hash_combine(h, hashBounded(*v));
+  if (auto *v = std::get_if<std::vector<int64_t>>(&s))
+    return llvm::hash_combine(h,
+                              llvm::hash_combine_range(v->begin(), v->end()));
+  if (auto *v = std::get_if<std::vector<float>>(&s)) {
+    for (float f : *v)
+      h = llvm::hash_combine(h, floatKey(f));
+    return h;
+  }
+  if (auto *v = std::get_if<std::vector<std::string>>(&s)) {
+    for (const std::string &str : *v)
+      h = llvm::hash_combine(h, hashBounded(str));
+    return h;
+  }
+  if (auto *v = std::get_if<DenseElementsRef>(&s))
+    return llvm::hash_combine(h, hash_value(**v));
+  if (auto *v = std::get_if<std::vector<DenseElementsRef>>(&s)) {
+    for (const DenseElementsRef &d : *v)
+      h = llvm::hash_combine(h, hash_value(*d));
+    return h;
+  }
+  if (auto *v = std::get_if<OpaqueAttr>(&s))
+    return llvm::hash_combine(h, llvm::hash_value(v->kind),
+                              hashBounded(v->bytes));
+  if (auto *v = std::get_if<EmptyList>(&s))
+    return llvm::hash_combine(h, static_cast<int>(v->kind));
+  return h;
+}
+
+llvm::hash_code qopt::hash_value(const NamedAttribute &a) {
+  return llvm::hash_combine(llvm::hash_value(a.name), hash_value(a.value));
 }

@@ -23,15 +23,45 @@ void Value::setName(std::string n) {
   graph->registerName(this);
 }
 
-bool Value::isGraphOutput() const {
-  return std::any_of(uses.begin(), uses.end(),
-                     [](const Use &u) { return u.isGraphOutput(); });
+unsigned Value::addUse(Use u) {
+  if (u.isGraphOutput())
+    ++numOutputUses;
+  else if (u.isCapture())
+    ++numCaptureUses;
+  uses.push_back(u);
+  return static_cast<unsigned>(uses.size() - 1);
 }
 
-void Value::removeUse(Use u) {
-  auto it = std::find(uses.begin(), uses.end(), u);
-  if (it != uses.end())
-    uses.erase(it);
+unsigned &Value::backIndexOf(Use u) {
+  if (u.isGraphOutput())
+    return graph->outputUsePos[u.index];
+  if (u.isCapture())
+    return u.user->captureUsePos[u.index - Use::kCaptureBase];
+  return u.user->operandUsePos[u.index];
+}
+
+void Value::removeUse(unsigned pos, Use u) {
+  if (pos >= uses.size() || !(uses[pos] == u))
+    llvm::report_fatal_error("Value::removeUse: the use list of '" +
+                             llvm::Twine(name) + "' is out of sync");
+  if (u.isGraphOutput())
+    --numOutputUses;
+  else if (u.isCapture())
+    --numCaptureUses;
+  if (pos + 1 != uses.size()) {
+    uses[pos] = uses.back();
+    backIndexOf(uses[pos]) = pos;
+  }
+  uses.pop_back();
+}
+
+bool Value::hasUseAt(const Node *user, unsigned operandIndex) const {
+  if (!user || operandIndex >= user->operands.size() ||
+      user->operands[operandIndex] != this)
+    return false;
+  unsigned pos = user->operandUsePos[operandIndex];
+  return pos < uses.size() && uses[pos].user == user &&
+         uses[pos].index == operandIndex;
 }
 
 void Value::replaceAllUsesWith(Value *other) {
@@ -39,17 +69,15 @@ void Value::replaceAllUsesWith(Value *other) {
     return;
   std::vector<Use> old = std::move(uses);
   uses.clear();
+  numOutputUses = numCaptureUses = 0;
   for (const Use &u : old) {
-    if (u.isGraphOutput()) {
+    if (u.isGraphOutput())
       graph->outputs[u.index] = other;
-      other->addUse(u);
-    } else if (u.isCapture()) {
+    else if (u.isCapture())
       u.user->captures[u.index - Use::kCaptureBase] = other;
-      other->addUse(u);
-    } else {
+    else
       u.user->operands[u.index] = other;
-      other->addUse(u);
-    }
+    backIndexOf(u) = other->addUse(u);
   }
 }
 
@@ -87,34 +115,36 @@ std::string Node::describe() const {
 
 void Node::setOperand(unsigned i, Value *v) {
   if (operands[i])
-    operands[i]->removeUse({this, i});
+    operands[i]->removeUse(operandUsePos[i], {this, i});
   operands[i] = v;
   if (v)
-    v->addUse({this, i});
+    operandUsePos[i] = v->addUse({this, i});
 }
 
 void Node::addOperand(Value *v) {
+  unsigned i = static_cast<unsigned>(operands.size());
   operands.push_back(v);
-  if (v)
-    v->addUse({this, static_cast<unsigned>(operands.size() - 1)});
+  operandUsePos.push_back(v ? v->addUse({this, i}) : 0);
 }
 
 void Node::eraseOperand(unsigned i) {
-  for (unsigned j = i; j < operands.size(); ++j)
+  if (operands[i])
+    operands[i]->removeUse(operandUsePos[i], {this, i});
+  // The operands after `i` move down one slot: renumber their uses in place.
+  for (unsigned j = i + 1; j < operands.size(); ++j)
     if (operands[j])
-      operands[j]->removeUse({this, j});
+      operands[j]->uses[operandUsePos[j]].index = j - 1;
   operands.erase(operands.begin() + i);
-  for (unsigned j = i; j < operands.size(); ++j)
-    if (operands[j])
-      operands[j]->addUse({this, j});
+  operandUsePos.erase(operandUsePos.begin() + i);
 }
 
 void Node::truncateOperands(unsigned count) {
   while (operands.size() > count) {
     unsigned last = operands.size() - 1;
     if (operands[last])
-      operands[last]->removeUse({this, last});
+      operands[last]->removeUse(operandUsePos[last], {this, last});
     operands.pop_back();
+    operandUsePos.pop_back();
   }
 }
 
@@ -159,18 +189,17 @@ bool Node::removeAttr(llvm::StringRef attrName) {
 }
 
 void Node::dropAllOperands() {
-  for (unsigned i = 0; i < operands.size(); ++i)
-    if (operands[i])
-      operands[i]->removeUse({this, i});
-  operands.clear();
+  truncateOperands(0);
   for (unsigned i = 0; i < captures.size(); ++i)
-    captures[i]->removeUse({this, Use::kCaptureBase + i});
+    captures[i]->removeUse(captureUsePos[i], {this, Use::kCaptureBase + i});
   captures.clear();
+  captureUsePos.clear();
   captureNames.clear();
 }
 
 void Node::addCapture(Value *v) {
-  v->addUse({this, Use::kCaptureBase + static_cast<unsigned>(captures.size())});
+  unsigned i = static_cast<unsigned>(captures.size());
+  captureUsePos.push_back(v->addUse({this, Use::kCaptureBase + i}));
   captures.push_back(v);
   captureNames.push_back(v->getName().str());
 }
@@ -187,6 +216,7 @@ Graph::~Graph() {
   for (Node &n : nodes)
     n.dropAllOperands();
   outputs.clear();
+  outputUsePos.clear();
   nodes.clear();
 }
 
@@ -223,14 +253,15 @@ std::vector<Value *> Graph::getInputs() const {
 }
 
 void Graph::addOutput(Value *v) {
+  unsigned i = static_cast<unsigned>(outputs.size());
   outputs.push_back(v);
-  v->addUse({nullptr, static_cast<unsigned>(outputs.size() - 1)});
+  outputUsePos.push_back(v->addUse({nullptr, i}));
 }
 
 void Graph::setOutput(unsigned i, Value *v) {
-  outputs[i]->removeUse({nullptr, i});
+  outputs[i]->removeUse(outputUsePos[i], {nullptr, i});
   outputs[i] = v;
-  v->addUse({nullptr, i});
+  outputUsePos[i] = v->addUse({nullptr, i});
 }
 
 Node *Graph::createNode(llvm::StringRef op, llvm::ArrayRef<Value *> operands,

@@ -176,10 +176,7 @@ private:
       if (v->isAbsent())
         return fail(where, "operand #" + std::to_string(i) +
                                " is an absent optional result");
-      bool found = false;
-      for (const Use &u : v->getUses())
-        found |= u.user == &n && u.index == i;
-      if (!found)
+      if (!v->hasUseAt(&n, i))
         return fail(where, "use list of '" + v->getName().str() +
                                "' is missing operand #" + std::to_string(i));
     }

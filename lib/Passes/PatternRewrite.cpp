@@ -11,6 +11,25 @@
 
 using namespace qopt;
 
+/// What a node is called in value names: its first named result, else its
+/// ONNX node name.
+static std::string nameOf(const Node &n) {
+  for (const Value *r : n.getResults())
+    if (!r->isAbsent() && !r->getName().empty())
+      return r->getName().str();
+  return n.getName().str();
+}
+
+void PatternRewriter::setRoot(Node *root) {
+  rootName = root ? nameOf(*root) : std::string();
+}
+
+std::string PatternRewriter::nameBase() const {
+  if (!rootName.empty())
+    return rootName;
+  return insertionPoint ? nameOf(*insertionPoint) : std::string();
+}
+
 Node *PatternRewriter::create(llvm::StringRef op,
                               llvm::ArrayRef<Value *> operands,
                               llvm::ArrayRef<ResultSpec> results,
@@ -18,10 +37,17 @@ Node *PatternRewriter::create(llvm::StringRef op,
                               std::string name) {
   std::vector<ResultSpec> unique(results.begin(), results.end());
   llvm::StringSet<> taken; // names chosen for earlier results of this node
+  std::string opType = op.rsplit('.').second.str();
+  if (opType.empty())
+    opType = op.str();
   for (ResultSpec &r : unique) {
     if (r.absent)
       continue;
     std::string base = r.name;
+    if (base.empty()) {
+      std::string root = nameBase();
+      base = root.empty() ? opType : root + "." + opType;
+    }
     r.name = graph.makeUniqueName(base);
     for (unsigned k = 1; !taken.insert(r.name).second; ++k)
       r.name = graph.makeUniqueName(base + "_" + std::to_string(k));
@@ -40,6 +66,16 @@ void PatternRewriter::replaceAllUsesWith(Value *from, Value *to) {
   onUsersChanged(*to);
 }
 
+bool PatternRewriter::mustKeepName(const Value &v) {
+  return v.isGraphInput() || v.isGraphOutput() || v.isCaptured();
+}
+
+bool PatternRewriter::replacementNeedsIdentity(const Value &result,
+                                               const Value &replacement) {
+  return (result.isGraphOutput() || result.isCaptured()) &&
+         mustKeepName(replacement);
+}
+
 void PatternRewriter::replaceNode(Node &node, llvm::ArrayRef<Value *> values) {
   if (values.size() != node.getNumResults())
     llvm::report_fatal_error(
@@ -51,18 +87,44 @@ void PatternRewriter::replaceNode(Node &node, llvm::ArrayRef<Value *> values) {
                                "for a result that is still used");
   for (unsigned i = 0; i < node.getNumResults(); ++i) {
     Value *r = node.getResult(i);
-    // A graph output keeps its name: the replacement takes it over when it
-    // is not itself an input or an output already.
-    if (r->isGraphOutput() && values[i] && !values[i]->isGraphInput() &&
-        !values[i]->isGraphOutput()) {
-      std::string name = r->getName().str();
-      r->setName(graph.makeUniqueName(name + ".replaced"));
-      values[i]->setName(name);
+    Value *to = values[i];
+    if (!to)
+      continue;
+    if (!r->isGraphOutput() && !r->isCaptured()) {
+      replaceAllUsesWith(r, to);
+      continue;
     }
-    if (values[i])
-      replaceAllUsesWith(r, values[i]);
+    // Graph outputs (and names read by subgraphs) are produced by name.
+    std::string name = r->getName().str();
+    r->setName(graph.makeUniqueName(name + ".replaced"));
+    if (!mustKeepName(*to)) {
+      to->setName(name);
+      replaceAllUsesWith(r, to);
+      continue;
+    }
+    // `to` has its own fixed name: an Identity produces `name` from it and
+    // takes over the named uses; the other users read `to` directly.
+    Node *copy = create("onnx.Identity", {to}, {{to->getType(), name}});
+    Value *named = copy->getResult();
+    replaceAllUsesWith(r, named);
+    std::vector<Use> operandUses;
+    for (const Use &u : named->getUses())
+      if (!u.isGraphOutput() && !u.isCapture())
+        operandUses.push_back(u);
+    for (const Use &u : operandUses)
+      u.user->setOperand(u.index, to);
+    onUsersChanged(*to);
   }
   eraseNode(node);
+}
+
+void PatternRewriter::setType(Value &v, const TensorType *t) {
+  if (v.getType() == t)
+    return;
+  v.setType(t);
+  if (Node *def = v.getDefiningNode())
+    onModified(*def);
+  onUsersChanged(v);
 }
 
 void PatternRewriter::eraseNode(Node &node) {
@@ -184,6 +246,7 @@ qopt::applyPatternsGreedily(Graph &graph, const PatternList &patterns,
       const auto &candidates = it == byOp.end() ? anyOp : it->second;
       for (const RewritePattern *p : candidates) {
         rewriter.setInsertionPoint(n);
+        rewriter.setRoot(n);
         if (p->matchAndRewrite(*n, rewriter)) {
           changedThisSweep = true;
           result.changed = true;

@@ -31,14 +31,11 @@ static bool isMergeable(const Node &n) {
   if (type.startswith("Random") || type == "Multinomial" ||
       type == "Bernoulli" || type == "Dropout")
     return false;
-  for (const Value *r : n.getResults()) {
-    if (r->isGraphOutput())
+  // A graph output keeps its producer; a result a subgraph reads by name
+  // must keep its name.
+  for (const Value *r : n.getResults())
+    if (r->isGraphOutput() || r->isCaptured())
       return false;
-    // A subgraph reads this result by name: it must keep its name.
-    for (const Use &u : r->getUses())
-      if (u.isCapture())
-        return false;
-  }
   return true;
 }
 
@@ -61,12 +58,17 @@ static bool sameNode(const Node &a, const Node &b) {
   return true;
 }
 
+/// Hashes everything sameNode compares, so that nodes differing only in an
+/// attribute value or a result type land in different buckets (hashing the
+/// attribute names alone made N LeakyRelus with N alphas quadratic).
 static size_t hashNode(const Node &n) {
   llvm::hash_code h = llvm::hash_value(n.getOp());
   for (const Value *v : n.getOperands())
     h = llvm::hash_combine(h, v);
+  for (const Value *r : n.getResults()) // types are uniqued in the Context
+    h = llvm::hash_combine(h, r->getType(), r->isAbsent());
   for (const NamedAttribute &a : n.getAttrs())
-    h = llvm::hash_combine(h, llvm::hash_value(a.name));
+    h = llvm::hash_combine(h, hash_value(a));
   return h;
 }
 

@@ -32,10 +32,9 @@ struct RemoveIdentityPattern : RewritePattern {
   bool matchAndRewrite(Node &node, PatternRewriter &rewriter) const override {
     Value *input = node.getOperand(0);
     Value *output = node.getResult();
-    // A graph output keeps its name: if it would have to be renamed to the
-    // name of a graph input or of another output, keep the Identity.
-    if (!input || (output->isGraphOutput() &&
-                   (input->isGraphInput() || input->isGraphOutput())))
+    // A graph output keeps its name: if it cannot be given to the input
+    // (a graph input, another output), the Identity has to stay.
+    if (!input || PatternRewriter::replacementNeedsIdentity(*output, *input))
       return false;
     rewriter.replaceNode(node, {input});
     return true;

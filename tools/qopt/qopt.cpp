@@ -1,9 +1,11 @@
 //===- qopt.cpp - The qopt driver -----------------------------------------===//
 //
-//   qopt <input.onnx|input.qir|-> [-passes=...] [-o FILE] [-emit=qir|onnx]
+//   qopt <input.onnx|input.qir|-> [-passes=...] [-o FILE|-] [-emit=qir|onnx]
+//        [-disable-output] [-verify-each=false]
 //
 // Reads a model, optionally runs a pass pipeline, and writes it as .qir text
-// (default, on stdout) or ONNX. Every error is one line,
+// (default, on stdout) or ONNX; "-o -" is stdout in either format and
+// -disable-output writes nothing (as in LLVM's opt). Every error is one line,
 // "qopt: error: <file>: <what>: <reason>", with exit status 1; an output file
 // is only ever replaced whole.
 //
@@ -55,6 +57,10 @@ static cl::opt<bool> elideResourceData(
     cl::desc("Print dense_resource references without their bytes "
              "(readable, but does not parse back)"),
     cl::init(false), cl::cat(qoptCategory));
+static cl::opt<bool> disableOutput(
+    "disable-output",
+    cl::desc("Run the pipeline and its checks, but write no output"),
+    cl::init(false), cl::cat(qoptCategory));
 static cl::opt<bool>
     printStats("summary", cl::desc("Print a summary of the model to stderr"),
                cl::init(false), cl::cat(qoptCategory));
@@ -75,7 +81,8 @@ static cl::opt<bool> printPasses(
     cl::cat(passCategory));
 static cl::opt<bool>
     verifyEach("verify-each",
-               cl::desc("Verify the IR after each pass (default on)"),
+               cl::desc("Verify the IR after each pass (default on; "
+                        "-verify-each=false skips it, the final check stays)"),
                cl::init(true), cl::cat(passCategory));
 static cl::opt<bool> debugPassManager(
     "debug-pass-manager",
@@ -256,6 +263,8 @@ int main(int argc, char **argv) {
     printModelSummary(**model, llvm::errs());
   }
 
+  if (disableOutput)
+    return 0;
   ModelFormat format = emitKind == EmitKind::Onnx  ? ModelFormat::Onnx
                        : emitKind == EmitKind::Qir ? ModelFormat::Qir
                        : outputPath == "-"         ? ModelFormat::Qir

@@ -15,6 +15,7 @@
 #include "qopt/IR/Types.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -121,6 +122,14 @@ struct NamedAttribute {
   std::string name;
   Attribute value;
 };
+
+/// Hashes consistent with operator== (equal values hash alike). Dense data
+/// hashes its kind, dims, size and a bounded prefix and suffix of its bytes
+/// (or strings), so hashing a large weight stays cheap; payloads shared by
+/// pointer compare equal without reading their bytes.
+llvm::hash_code hash_value(const DenseElements &d);
+llvm::hash_code hash_value(const Attribute &a);
+llvm::hash_code hash_value(const NamedAttribute &a);
 
 } // namespace qopt
 

@@ -4,6 +4,11 @@
 // input or a node result) and a use list. Nodes are kept in a topological
 // order; passes that insert nodes use the insertion helpers that preserve it.
 //
+// Use lists are unordered. Every operand slot, capture slot and graph output
+// remembers where its Use sits in the value's list, so adding, removing and
+// checking one use is O(1) whatever the value's fan-out: removal moves the
+// list's last use into the hole and fixes that use's back-index.
+//
 // Op names are dialect-qualified: "onnx.Conv" for the default ONNX domain,
 // "q.quantize" for qopt's own ops, and "<domain>.<OpType>" for any other ONNX
 // domain (e.g. "com.microsoft.QLinearConv"), so nothing a model contains is
@@ -64,10 +69,18 @@ public:
   /// An absent optional result (ONNX's "" output name).
   bool isAbsent() const { return absent; }
 
+  /// Every use, in no particular order (edits may reorder it).
   llvm::ArrayRef<Use> getUses() const { return uses; }
+  size_t getNumUses() const { return uses.size(); }
   bool hasUses() const { return !uses.empty(); }
   bool hasOneUse() const { return uses.size() == 1; }
-  bool isGraphOutput() const;
+  /// O(1): the value is listed in the graph's outputs (once or more).
+  bool isGraphOutput() const { return numOutputUses != 0; }
+  /// O(1): the value is read by name from some node's subgraph.
+  bool isCaptured() const { return numCaptureUses != 0; }
+  /// O(1): operand `operandIndex` of `user` is this value and its use is
+  /// recorded where the node says it is. False for out-of-range indices.
+  bool hasUseAt(const Node *user, unsigned operandIndex) const;
   /// Redirects every use (including graph outputs) to `other`.
   void replaceAllUsesWith(Value *other);
 
@@ -78,8 +91,12 @@ private:
         std::string name)
       : graph(g), producer(producer), index(index), type(type),
         name(std::move(name)) {}
-  void addUse(Use u) { uses.push_back(u); }
-  void removeUse(Use u);
+  /// Appends `u`; returns its position for the user's back-index.
+  unsigned addUse(Use u);
+  /// Removes the use at `pos` (which must be `u`) in O(1).
+  void removeUse(unsigned pos, Use u);
+  /// Where the back-index of `u` is stored (operand, capture or output slot).
+  unsigned &backIndexOf(Use u);
 
   Graph *graph;
   Node *producer;
@@ -87,6 +104,8 @@ private:
   const TensorType *type;
   std::string name;
   std::vector<Use> uses;
+  unsigned numOutputUses = 0;
+  unsigned numCaptureUses = 0;
   bool absent = false;
 };
 
@@ -150,7 +169,11 @@ private:
   std::string op;
   std::string name;
   std::vector<Value *> operands;
+  /// Position of operand i's Use in operands[i]'s use list (unused when the
+  /// operand is absent); likewise for captures.
+  std::vector<unsigned> operandUsePos;
   std::vector<Value *> captures;
+  std::vector<unsigned> captureUsePos;
   std::vector<std::string> captureNames;
   std::vector<std::unique_ptr<Value>> results;
   std::vector<NamedAttribute> attrs;
@@ -222,6 +245,8 @@ private:
   std::string docString;
   std::vector<std::unique_ptr<Value>> inputs;
   std::vector<Value *> outputs;
+  /// Position of output i's Use in outputs[i]'s use list.
+  std::vector<unsigned> outputUsePos;
   NodeList nodes;
   std::vector<std::string> initializerInputs;
   llvm::StringMap<Value *> valuesByName;
