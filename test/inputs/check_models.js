@@ -27,6 +27,7 @@ const EXPECTED_GOOD_FAILURES = {
 const TYPED = {
   float32: Float32Array, float16: Uint16Array, uint8: Uint8Array, int8: Int8Array,
   uint16: Uint16Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array,
+  bool: Uint8Array,
 };
 
 function feedsFor(session) {

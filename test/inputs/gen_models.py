@@ -39,7 +39,7 @@ BAD = os.path.join(OUT, "bad")
 TP_UINT4 = 21
 TP_INT4 = 22
 
-IR_FOR_OPSET = {13: 7, 15: 8, 17: 8, 19: 9, 20: 9, 21: 10}
+IR_FOR_OPSET = {10: 5, 13: 7, 15: 8, 17: 8, 19: 9, 20: 9, 21: 10}
 
 
 def ir_for(opset):
@@ -416,6 +416,49 @@ def names_with_specials():
     return make_model(g)
 
 
+@good("If whose branches read outer values by name (then: r = Relu(x), else: x); "
+      "no producer_name (IR 8, opset 13)")
+def if_subgraph_capture():
+    then_g = helper.make_graph([helper.make_node("Identity", ["r"], ["t_out"])], "then", [],
+                               [vi("t_out", TensorProto.FLOAT, [1])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e_out"])], "else", [],
+                               [vi("e_out", TensorProto.FLOAT, [1])])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+    ]
+    g = helper.make_graph(nodes, "g", [vi("cond", TensorProto.BOOL, []),
+                                       vi("x", TensorProto.FLOAT, [1])],
+                          [vi("y", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+# Opset-dependent spellings: older opsets write some operands as attributes.
+# The importer turns them into constant operands, the exporter back into
+# attributes for the model's opset.
+
+@good("opset 10 Pad with pads and value as attributes (mode constant, value 1.5): "
+      "x [1,2,2,2] -> y [1,2,4,4]")
+def pad_opset10_value():
+    nodes = [helper.make_node("Pad", ["x"], ["y"], name="pad", mode="constant",
+                              pads=[0, 0, 1, 1, 0, 0, 1, 1], value=1.5)]
+    g = helper.make_graph(nodes, "pad_opset10_value",
+                          [vi("x", TensorProto.FLOAT, [1, 2, 2, 2])],
+                          [vi("y", TensorProto.FLOAT, [1, 2, 4, 4])])
+    return make_model(g, opset=10)
+
+
+@good("opset 12 Squeeze with axes as an attribute (axes [0, 2]): x [1,3,1,2] -> y [3,2]")
+def squeeze_opset12_axes():
+    nodes = [helper.make_node("Squeeze", ["x"], ["y"], name="squeeze", axes=[0, 2])]
+    g = helper.make_graph(nodes, "squeeze_opset12_axes",
+                          [vi("x", TensorProto.FLOAT, [1, 3, 1, 2])],
+                          [vi("y", TensorProto.FLOAT, [3, 2])])
+    return make_model(g, opset=12)
+
+
 # --------------------------------------------------------------------------
 # B. bad models: exactly one defect each
 # --------------------------------------------------------------------------
@@ -438,6 +481,7 @@ def bad(desc, node=None, tensor=None):
 #   qdq          Q/DQ semantic error (scale, zero point, axis, types)
 #   arity        wrong number of node inputs
 #   unsupported  valid ONNX (ONNX Runtime runs it) that qopt does not support
+#   shape        operand shapes that do not fit the op (found by shape inference)
 BAD_CATEGORY = {
     "truncated": "parse", "not_onnx": "parse",
     "empty_file": "model", "opset_too_new": "model",
@@ -446,6 +490,8 @@ BAD_CATEGORY = {
     "unknown_tensor_type": "tensor", "raw_data_size_mismatch": "tensor",
     "dq_too_many_inputs": "arity", "q_too_few_inputs": "arity",
     "int4_weight": "unsupported", "blocked_quant": "unsupported",
+    "conv_weight_rank": "shape", "concat_shape_mismatch": "shape",
+    "matmul_inner_dim_mismatch": "shape", "reshape_element_count": "shape",
 }
 
 
@@ -684,6 +730,51 @@ def q_output_type_mismatch():
     g = helper.make_graph(nodes, "q_output_type_mismatch",
                           [vi("x", TensorProto.FLOAT, [1, 3, 4, 4])],
                           [vi("y_quantized", TensorProto.INT8, [1, 3, 4, 4])], inits)
+    return make_model(g)
+
+
+# Shape mismatches: each model has exactly one node whose operand shapes do
+# not fit (graph outputs carry no shape, so only the node is wrong).
+
+@bad("Conv of a 4-D input [1,3,8,8] with a rank-3 weight [4,3,3]", node="conv", tensor="w")
+def conv_weight_rank():
+    inits = [arr("w", np.ones([4, 3, 3], np.float32))]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")]
+    g = helper.make_graph(nodes, "conv_weight_rank", [vi("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [vi("y", TensorProto.FLOAT, None)], inits)
+    return make_model(g)
+
+
+@bad("Concat on axis 1 of [1,2,4] and [1,3,5]: dimension 2 differs (4 vs 5)", node="concat",
+     tensor="b")
+def concat_shape_mismatch():
+    nodes = [helper.make_node("Concat", ["a", "b"], ["y"], name="concat", axis=1)]
+    g = helper.make_graph(nodes, "concat_shape_mismatch",
+                          [vi("a", TensorProto.FLOAT, [1, 2, 4]),
+                           vi("b", TensorProto.FLOAT, [1, 3, 5])],
+                          [vi("y", TensorProto.FLOAT, None)])
+    return make_model(g)
+
+
+@bad("MatMul of [2,3] and a [4,5] initializer: inner dimensions 3 and 4 differ",
+     node="matmul", tensor="b")
+def matmul_inner_dim_mismatch():
+    inits = [arr("b", np.ones([4, 5], np.float32))]
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y"], name="matmul")]
+    g = helper.make_graph(nodes, "matmul_inner_dim_mismatch",
+                          [vi("a", TensorProto.FLOAT, [2, 3])],
+                          [vi("y", TensorProto.FLOAT, None)], inits)
+    return make_model(g)
+
+
+@bad("Reshape of [2,3] (6 elements) to the constant shape [4,2] (8 elements)",
+     node="reshape", tensor="reshape_shape")
+def reshape_element_count():
+    inits = [arr("reshape_shape", np.array([4, 2], np.int64))]
+    nodes = [helper.make_node("Reshape", ["x", "reshape_shape"], ["y"], name="reshape")]
+    g = helper.make_graph(nodes, "reshape_element_count",
+                          [vi("x", TensorProto.FLOAT, [2, 3])],
+                          [vi("y", TensorProto.FLOAT, None)], inits)
     return make_model(g)
 
 

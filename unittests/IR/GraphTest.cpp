@@ -180,6 +180,14 @@ TEST_F(UseListTest, SetOperandOnAValueWithManyUses) {
   EXPECT_FALSE(x->hasUseAt(users[17], 0));
   EXPECT_FALSE(y->hasUseAt(users[17], 0));
   expectConsistentUseLists(g);
+  // Relu's input is required: the verifier names the node, it does not trip
+  // over the use lists.
+  llvm::Error err = verifyGraph(g);
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "node producing 'r17' (onnx.Relu): required operand 'X' is "
+            "missing");
+  users[17]->setOperand(0, y);
   EXPECT_FALSE(bool(verifyGraph(g)));
 }
 
