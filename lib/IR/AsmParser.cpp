@@ -9,6 +9,7 @@
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -1154,7 +1155,14 @@ llvm::Error Parser::parseGraph(Model &m) {
                      llvm::Twine(outputTypes.size()) +
                      (outputTypes.size() == 1 ? " output" : " outputs"));
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (outs[i].first->getType() != outputTypes[i].first)
+    // The signature may state an output type less or more precisely than
+    // the value's declaration (inference fills in the rest) but not
+    // differently.
+    const TensorType *merged =
+        meetTypes(outs[i].first->getType(), outputTypes[i].first);
+    if (merged)
+      outs[i].first->setType(merged);
+    else
       return error(outputTypes[i].second,
                    "output type " + typeToString(outputTypes[i].first) +
                        " differs from the type of %" +

@@ -498,6 +498,75 @@ static ElementKind kindOf(const Type *elem) {
   return llvm::cast<ElementType>(elem)->getKind();
 }
 
+static bool attrHasKind(const Attribute &a, AttrKind kind) {
+  switch (kind) {
+  case AttrKind::Int:
+    return a.getIf<int64_t>();
+  case AttrKind::Float:
+    return a.getIf<float>();
+  case AttrKind::String:
+    return a.getIf<std::string>();
+  case AttrKind::Ints:
+    return a.getIf<std::vector<int64_t>>() ||
+           (a.getIf<EmptyList>() &&
+            a.getIf<EmptyList>()->kind == EmptyList::Ints);
+  case AttrKind::Floats:
+    return a.getIf<std::vector<float>>() ||
+           (a.getIf<EmptyList>() &&
+            a.getIf<EmptyList>()->kind == EmptyList::Floats);
+  case AttrKind::Strings:
+    return a.getIf<std::vector<std::string>>() ||
+           (a.getIf<EmptyList>() &&
+            a.getIf<EmptyList>()->kind == EmptyList::Strings);
+  case AttrKind::Tensor:
+    return a.getIf<DenseElementsRef>();
+  case AttrKind::Graph:
+    return a.getIf<OpaqueAttr>();
+  }
+  return false;
+}
+
+static const char *attrKindName(AttrKind kind) {
+  switch (kind) {
+  case AttrKind::Int:
+    return "an int";
+  case AttrKind::Float:
+    return "a float";
+  case AttrKind::String:
+    return "a string";
+  case AttrKind::Ints:
+    return "a list of ints";
+  case AttrKind::Floats:
+    return "a list of floats";
+  case AttrKind::Strings:
+    return "a list of strings";
+  case AttrKind::Tensor:
+    return "a tensor";
+  case AttrKind::Graph:
+    return "a graph";
+  }
+  return "?";
+}
+
+llvm::Error qopt::verifyAttributes(const Node &n, const OpDef &def) {
+  for (const NamedAttribute &a : n.getAttrs()) {
+    const AttrSpec *spec = def.lookupAttr(a.name);
+    if (!spec) {
+      if (n.getDialect() == "q")
+        return nodeError(n, "unknown attribute '" + a.name + "'");
+      continue; // older opsets' attributes travel untouched
+    }
+    if (!attrHasKind(a.value, spec->kind))
+      return nodeError(n, "attribute '" + a.name + "' must be " +
+                              attrKindName(spec->kind));
+  }
+  for (const AttrSpec &spec : def.attributes)
+    if (spec.required && !n.getAttr(spec.name))
+      return nodeError(n, "required attribute '" + spec.name +
+                              "' is missing");
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<const TensorType *>>
 qopt::inferResultTypes(const Node &n) {
   const OpDef *def = lookupOpDef(n.getOp());
@@ -515,6 +584,9 @@ qopt::inferResultTypes(const Node &n) {
     if (!n.getOperand(i) && !def->operandSlot(i)->optional)
       return nodeError(n, "required operand '" + def->operandSlot(i)->name +
                               "' is missing");
+  // Inference reads attributes: they must have their schema's kinds.
+  if (auto err = verifyAttributes(n, *def))
+    return std::move(err);
 
   InferenceContext ctx(n, *def);
   Context &c = ctx.ctx;
@@ -623,7 +695,7 @@ const TensorType *qopt::meetTypes(const TensorType *a, const TensorType *b) {
   return c.getTensorType(dims, elem);
 }
 
-llvm::Error qopt::inferNodeTypes(Node &n) {
+llvm::Error qopt::inferNodeTypes(Node &n, bool declaredElementsWin) {
   auto inferred = inferResultTypes(n);
   if (!inferred)
     return inferred.takeError();
@@ -631,7 +703,18 @@ llvm::Error qopt::inferNodeTypes(Node &n) {
     Value *r = n.getResult(i);
     if (r->isAbsent())
       continue;
-    const TensorType *merged = meetTypes(r->getType(), (*inferred)[i]);
+    const TensorType *declared = r->getType();
+    if (declaredElementsWin &&
+        declared->getStorageKind() != ElementKind::Unknown) {
+      // Text states element types: only shapes are filled in, and any
+      // disagreement is left to the verifier, which says what it is.
+      const TensorType *shapeOnly =
+          (*inferred)[i]->withElementType(declared->getElementType());
+      if (const TensorType *merged = meetTypes(declared, shapeOnly))
+        r->setType(merged);
+      continue;
+    }
+    const TensorType *merged = meetTypes(declared, (*inferred)[i]);
     if (!merged && n.isa(ops::Constant))
       continue; // the verifier says how the payload and the type differ
     if (!merged)
@@ -644,13 +727,13 @@ llvm::Error qopt::inferNodeTypes(Node &n) {
   return llvm::Error::success();
 }
 
-llvm::Error qopt::inferShapes(Graph &graph) {
+llvm::Error qopt::inferShapes(Graph &graph, bool declaredElementsWin) {
   for (Node &n : graph.getNodes())
-    if (auto err = inferNodeTypes(n))
+    if (auto err = inferNodeTypes(n, declaredElementsWin))
       return err;
   return llvm::Error::success();
 }
 
-llvm::Error qopt::inferShapes(Model &model) {
-  return inferShapes(model.getGraph());
+llvm::Error qopt::inferShapes(Model &model, bool declaredElementsWin) {
+  return inferShapes(model.getGraph(), declaredElementsWin);
 }

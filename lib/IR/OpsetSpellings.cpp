@@ -52,12 +52,77 @@ static void collectQuantTypes(const Node &n,
       out.push_back(v->getType()->getQuantType());
 }
 
+namespace {
+/// An attribute or operand an op gained after its first version.
+struct FeatureSince {
+  llvm::StringRef op;
+  llvm::StringRef attr; // empty for an operand
+  int operand;          // -1 for an attribute
+  int64_t since;
+};
+const FeatureSince kFeatures[] = {
+    {"q.quantize", "saturate", -1, 19},
+    {"q.quantize", "output_dtype", -1, 21},
+    {"q.quantize", "block_size", -1, 21},
+    {"q.dequantize", "block_size", -1, 21},
+    {"onnx.Pad", "", 3, 18},
+    {"onnx.Split", "num_outputs", -1, 18},
+    {"onnx.Resize", "axes", -1, 18},
+    {"onnx.Resize", "keep_aspect_ratio_policy", -1, 18},
+    {"onnx.Resize", "antialias", -1, 18},
+    {"onnx.Resize", "cubic_coeff_a", -1, 11},
+    {"onnx.Resize", "exclude_outside", -1, 11},
+    {"onnx.Resize", "extrapolation_value", -1, 11},
+    {"onnx.Shape", "start", -1, 15},
+    {"onnx.Shape", "end", -1, 15},
+    {"onnx.Reshape", "allowzero", -1, 14},
+    {"onnx.ReduceSum", "noop_with_empty_axes", -1, 13},
+    {"onnx.MaxPool", "dilations", -1, 10},
+    {"onnx.MaxPool", "ceil_mode", -1, 10},
+    {"onnx.AveragePool", "ceil_mode", -1, 10},
+    {"onnx.AveragePool", "dilations", -1, 19},
+    {"onnx.ScatterElements", "reduction", -1, 16},
+    {"onnx.ScatterND", "reduction", -1, 16},
+    {"onnx.Cast", "saturate", -1, 19},
+    {"onnx.CastLike", "saturate", -1, 19},
+};
+} // namespace
+
+/// The op's name in ONNX: QuantizeLinear for q.quantize, Conv for onnx.Conv.
+static std::string onnxOpName(const Node &n) {
+  if (n.isa(ops::Quantize))
+    return "QuantizeLinear";
+  if (n.isa(ops::Dequantize))
+    return "DequantizeLinear";
+  return n.getDialect() == "onnx" ? n.getOpType().str() : n.getOp().str();
+}
+
 std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
+  auto needs = [&](const std::string &what, int64_t since) {
+    return what + " needs opset " + std::to_string(since) +
+           ", the model has opset " + std::to_string(opset);
+  };
   if (const OpDef *def = lookupOpDef(n.getOp()))
     if (def->sinceVersion > opset)
-      return n.getOp().str() + " needs opset " +
-             std::to_string(def->sinceVersion) + ", the model has opset " +
-             std::to_string(opset);
+      return needs(onnxOpName(n), def->sinceVersion);
+  for (const FeatureSince &f : kFeatures) {
+    if (f.op != n.getOp() || f.since <= opset)
+      continue;
+    if (!f.attr.empty() && n.getAttr(f.attr))
+      return needs("attribute '" + f.attr.str() + "' of " + onnxOpName(n),
+                   f.since);
+    if (f.operand >= 0 && static_cast<unsigned>(f.operand) <
+                              n.getNumOperands() &&
+        n.getOperand(f.operand))
+    {
+      const OpDef *def = lookupOpDef(n.getOp());
+      const SignatureSlot *slot = def ? def->operandSlot(f.operand) : nullptr;
+      return needs("operand '" +
+                       (slot ? slot->name : std::to_string(f.operand)) +
+                       "' of " + onnxOpName(n),
+                   f.since);
+    }
+  }
   if (n.getDialect() != "q")
     return {};
   llvm::SmallVector<const QuantType *, 2> quants;

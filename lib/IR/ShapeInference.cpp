@@ -391,16 +391,16 @@ llvm::Expected<Shape> opimpl::slidingWindowShape(InferenceContext &ctx,
     int64_t effective = (k - 1) * d + 1, size;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       size = (in.size + s - 1) / s;
-    } else if (autoPad == "VALID") {
-      size = in.size < effective ? 0 : (in.size - effective) / s + 1;
-    } else if (autoPad == "NOTSET" || autoPad.empty()) {
-      int64_t padded = in.size + (*pads)[i] + (*pads)[i + spatial];
+    } else if (autoPad == "VALID" || autoPad == "NOTSET" || autoPad.empty()) {
+      bool valid = autoPad == "VALID"; // no padding at all
+      int64_t begin = valid ? 0 : (*pads)[i];
+      int64_t padded = in.size + begin + (valid ? 0 : (*pads)[i + spatial]);
       if (padded < effective)
         size = 0;
       else if (ceilMode) {
         size = (padded - effective + s - 1) / s + 1;
         // The last window must start inside the input or its left padding.
-        if ((size - 1) * s >= in.size + (*pads)[i])
+        if ((size - 1) * s >= in.size + begin)
           --size;
       } else {
         size = (padded - effective) / s + 1;

@@ -65,6 +65,41 @@ llvm::Error opimpl::inferReshape(InferenceContext &ctx) {
       out.push_back(Dim::fixed(d));
     }
   }
+  // A -1 next to dimensions copied from the input: the symbols cancel
+  // ("N"x3x4 to [0, -1] is "N"x12).
+  if (inferredAt >= 0 && ctx.hasRank(0)) {
+    llvm::SmallVector<Dim, 4> inRest(ctx.getShape(0).begin(),
+                                     ctx.getShape(0).end());
+    int64_t inStatic = 1, outStatic = 1;
+    bool ok = true;
+    for (size_t i = 0; i < out.size() && ok; ++i) {
+      if (static_cast<int>(i) == inferredAt)
+        continue;
+      if (out[i].isStatic()) {
+        outStatic *= out[i].size;
+        continue;
+      }
+      auto it = std::find(inRest.begin(), inRest.end(), out[i]);
+      ok = out[i].isSymbolic() && it != inRest.end();
+      if (ok)
+        inRest.erase(it);
+    }
+    llvm::SmallVector<Dim, 2> leftSymbols;
+    for (const Dim &d : inRest) {
+      if (d.isStatic())
+        inStatic *= d.size;
+      else
+        leftSymbols.push_back(d);
+    }
+    if (ok && outStatic > 0 && inStatic % outStatic == 0) {
+      int64_t ratio = inStatic / outStatic;
+      if (leftSymbols.empty())
+        out[inferredAt] = Dim::fixed(ratio);
+      else if (leftSymbols.size() == 1 && leftSymbols[0].isSymbolic() &&
+               ratio == 1)
+        out[inferredAt] = leftSymbols[0];
+    }
+  }
   std::optional<int64_t> total =
       ctx.hasRank(0) ? staticProduct(ctx.getShape(0)) : std::nullopt;
   std::optional<int64_t> known;
@@ -102,9 +137,21 @@ llvm::Error opimpl::inferFlatten(InferenceContext &ctx) {
                      llvm::Twine(rank));
   if (axis < 0)
     axis += rank;
+  // One symbolic dimension times static ones of product 1 stays symbolic.
   auto side = [](llvm::ArrayRef<Dim> dims) {
-    auto p = staticProduct(dims);
-    return p ? Dim::fixed(*p) : Dim::dynamic();
+    if (auto p = staticProduct(dims))
+      return Dim::fixed(*p);
+    const Dim *symbol = nullptr;
+    int64_t rest = 1;
+    for (const Dim &d : dims) {
+      if (d.isStatic())
+        rest *= d.size;
+      else if (!symbol && d.isSymbolic())
+        symbol = &d;
+      else
+        return Dim::dynamic();
+    }
+    return symbol && rest == 1 ? *symbol : Dim::dynamic();
   };
   ctx.setResultShape(0, {side(in.take_front(axis)), side(in.drop_front(axis))});
   return llvm::Error::success();
@@ -303,6 +350,11 @@ llvm::Error opimpl::inferSplit(InferenceContext &ctx) {
       return ctx.error("axis " + llvm::Twine(*axis) + " of size " +
                        llvm::Twine(dim) + " does not split into " +
                        llvm::Twine(outputs) + " equal parts");
+    if (outputs > 1 && chunk * (outputs - 1) >= dim)
+      return ctx.error("axis " + llvm::Twine(*axis) + " of size " +
+                       llvm::Twine(dim) + " cannot be split into " +
+                       llvm::Twine(outputs) + " outputs (the last would be "
+                       "empty)");
     for (unsigned i = 0; i < outputs; ++i)
       sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
   }
@@ -348,7 +400,8 @@ llvm::Error opimpl::inferConcat(InferenceContext &ctx) {
                          shapeToText(s) + ", input 0 has " +
                          shapeToText(ctx.getShape(first)) +
                          ": dimension " + llvm::Twine(d) + " differs");
-      if (!out[d].isStatic() && s[d].isStatic())
+      if ((!out[d].isStatic() && s[d].isStatic()) ||
+          (!out[d].isStatic() && !out[d].isSymbolic() && s[d].isSymbolic()))
         out[d] = s[d];
     }
     if (s[*axis].isStatic())
@@ -468,7 +521,8 @@ llvm::Error opimpl::inferPad(InferenceContext &ctx) {
     if (!axis)
       return axis.takeError();
     if (!in[*axis].isStatic()) {
-      out[*axis] = Dim::dynamic();
+      bool untouched = (*pads)[i] == 0 && (*pads)[i + n] == 0;
+      out[*axis] = untouched ? in[*axis] : Dim::dynamic();
       continue;
     }
     int64_t size = in[*axis].size + (*pads)[i] + (*pads)[i + n];
@@ -507,12 +561,30 @@ llvm::Error opimpl::inferResize(InferenceContext &ctx) {
     if (sizes->getNumElements() != static_cast<int64_t>(axes.size()))
       return ctx.error("sizes has " + llvm::Twine(sizes->getNumElements()) +
                        " values for " + llvm::Twine(axes.size()) + " axes");
-    if (ctx.getString("keep_aspect_ratio_policy") != "stretch") {
-      ctx.setResultShape(0, Shape(rank, Dim::dynamic()));
-      return llvm::Error::success();
+    std::string policy = ctx.getString("keep_aspect_ratio_policy");
+    if (policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i)
+        out[axes[i]] = Dim::fixed(sizes->getAsInt(i));
+    } else {
+      // One scale for every axis: the smallest (not_larger) or largest
+      // (not_smaller) of sizes/in; each size is round(in * scale).
+      std::optional<float> scale;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const Dim &d = in[axes[i]];
+        if (!d.isStatic() || d.size == 0) {
+          scale.reset();
+          break;
+        }
+        float s = static_cast<float>(sizes->getAsInt(i)) /
+                  static_cast<float>(d.size);
+        if (!scale || (policy == "not_larger" ? s < *scale : s > *scale))
+          scale = s;
+      }
+      for (size_t i = 0; i < axes.size(); ++i)
+        out[axes[i]] = scale ? Dim::fixed(static_cast<int64_t>(std::floor(
+                                   in[axes[i]].size * *scale + 0.5f)))
+                             : Dim::dynamic();
     }
-    for (size_t i = 0; i < axes.size(); ++i)
-      out[axes[i]] = Dim::fixed(sizes->getAsInt(i));
   } else if (scales) {
     if (scales->getNumElements() != static_cast<int64_t>(axes.size()))
       return ctx.error("scales has " + llvm::Twine(scales->getNumElements()) +
@@ -522,8 +594,10 @@ llvm::Error opimpl::inferResize(InferenceContext &ctx) {
       if (!(s > 0))
         return ctx.error("scale " + std::to_string(s) + " must be > 0");
       const Dim &d = in[axes[i]];
+      // In float, as ONNX Runtime computes it (3 * 5/3 is 5, not 4).
+      float size = static_cast<float>(d.size) * static_cast<float>(s);
       out[axes[i]] = d.isStatic() ? Dim::fixed(static_cast<int64_t>(
-                                        std::floor(d.size * s)))
+                                        std::floor(size)))
                                   : Dim::dynamic();
     }
   } else {

@@ -219,56 +219,6 @@ private:
     return std::to_string(lo) + " to " + std::to_string(hi) + " " + n + "s";
   }
 
-  static bool attrHasKind(const Attribute &a, AttrKind kind) {
-    switch (kind) {
-    case AttrKind::Int:
-      return a.getIf<int64_t>();
-    case AttrKind::Float:
-      return a.getIf<float>();
-    case AttrKind::String:
-      return a.getIf<std::string>();
-    case AttrKind::Ints:
-      return a.getIf<std::vector<int64_t>>() ||
-             (a.getIf<EmptyList>() &&
-              a.getIf<EmptyList>()->kind == EmptyList::Ints);
-    case AttrKind::Floats:
-      return a.getIf<std::vector<float>>() ||
-             (a.getIf<EmptyList>() &&
-              a.getIf<EmptyList>()->kind == EmptyList::Floats);
-    case AttrKind::Strings:
-      return a.getIf<std::vector<std::string>>() ||
-             (a.getIf<EmptyList>() &&
-              a.getIf<EmptyList>()->kind == EmptyList::Strings);
-    case AttrKind::Tensor:
-      return a.getIf<DenseElementsRef>();
-    case AttrKind::Graph:
-      return a.getIf<OpaqueAttr>();
-    }
-    return false;
-  }
-
-  static const char *attrKindName(AttrKind kind) {
-    switch (kind) {
-    case AttrKind::Int:
-      return "an int";
-    case AttrKind::Float:
-      return "a float";
-    case AttrKind::String:
-      return "a string";
-    case AttrKind::Ints:
-      return "a list of ints";
-    case AttrKind::Floats:
-      return "a list of floats";
-    case AttrKind::Strings:
-      return "a list of strings";
-    case AttrKind::Tensor:
-      return "a tensor";
-    case AttrKind::Graph:
-      return "a graph";
-    }
-    return "?";
-  }
-
   /// Counts, attributes, type constraints, then the inferred result types.
   llvm::Error verifyKnownOp(const Node &n, const OpDef &def) {
     unsigned lo = def.getMinOperands(), hi = def.getMaxOperands();
@@ -287,21 +237,8 @@ private:
         return fail(n.describe(), "required operand '" +
                                       def.operandSlot(i)->name +
                                       "' is missing");
-    for (const NamedAttribute &a : n.getAttrs()) {
-      const AttrSpec *spec = def.lookupAttr(a.name);
-      if (!spec) {
-        if (n.getDialect() == "q")
-          return fail(n.describe(), "unknown attribute '" + a.name + "'");
-        continue; // older opsets' attributes travel untouched
-      }
-      if (!attrHasKind(a.value, spec->kind))
-        return fail(n.describe(), "attribute '" + a.name + "' must be " +
-                                      attrKindName(spec->kind));
-    }
-    for (const AttrSpec &spec : def.attributes)
-      if (spec.required && !n.getAttr(spec.name))
-        return fail(n.describe(),
-                    "required attribute '" + spec.name.str() + "' is missing");
+    if (auto err = verifyAttributes(n, def))
+      return err;
     if (n.isa(ops::Constant))
       if (auto err = verifyConstant(n))
         return err;
@@ -325,6 +262,16 @@ private:
                                       "' has type " + typeToString(declared) +
                                       ", but its operands give " +
                                       typeToString(expected));
+      // Per-axis parameters the op cannot carry: the declared ones are
+      // made up.
+      const Value *in = n.getNumOperands() ? n.getOperand(0) : nullptr;
+      const QuantType *qin = in ? in->getType()->getQuantType() : nullptr;
+      if (keepsQuant && declared->isQuantized() && !expected->isQuantized() &&
+          qin && qin->isPerAxis()) {
+        auto axis = def.remapQuantAxis(n, qin->getAxis(), i);
+        if (!axis)
+          return axis.takeError();
+      }
       if (keepsQuant && expected->isQuantized() && !declared->isQuantized())
         return fail(n.describe(),
                     "result '" + r->getName().str() + "' drops the quantized "

@@ -40,7 +40,7 @@ llvm::Expected<std::unique_ptr<Model>> qopt::loadModelFile(llvm::StringRef path,
       return model.takeError();
     // Result types written as tensor<*x?> (or less precise than the
     // operands allow) are inferred, as at ONNX import.
-    if (auto err = inferShapes(**model))
+    if (auto err = inferShapes(**model, /*declaredElementsWin=*/true))
       return std::move(err);
     if (auto err = verifyModel(**model))
       return std::move(err);

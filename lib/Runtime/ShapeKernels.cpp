@@ -1578,7 +1578,10 @@ llvm::Error resizeKernel(KernelContext &ctx) {
       a.scale = scales->getDouble(i);
       if (!(a.scale > 0) || !std::isfinite(a.scale))
         return ctx.error("scales must be positive");
-      double out = std::floor(static_cast<double>(a.inLen) * a.scale);
+      // The product in float, as ONNX Runtime and the shape inference in
+      // lib/IR compute it (3 * 5/3 gives 5, not 4).
+      double out = std::floor(static_cast<double>(
+          static_cast<float>(a.inLen) * static_cast<float>(a.scale)));
       if (out > double(int64_t(1) << 40))
         return ctx.error("resized dimension is too large");
       a.outLen = static_cast<int64_t>(out);

@@ -320,6 +320,37 @@ def ort_or_graph_check(args, rel, path, exported, label, original_model):
     raise StepFail(f"{label}: ort_compare {describe_rc(p)}: {last[:200]}")
 
 
+STATIC_SHAPE_MODELS = []  # (path, count of tensor types with unknown dims)
+TENSOR_TYPE_RE = re.compile(r"tensor<([^<>]*(?:<[^<>]*(?:<[^<>]*>[^<>]*)*>)?[^<>]*)>")
+
+
+def has_static_inputs(model):
+    """True if every graph input that is not an initializer has a fully static shape."""
+    inits = {t.name for t in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        if not tt.HasField("shape"):
+            return False
+        if any(not d.HasField("dim_value") or d.dim_value < 0 for d in tt.shape.dim):
+            return False
+    return True
+
+
+def count_unknown_shapes(qir_text):
+    """Tensor types in .qir text that are unranked ('*') or have a dynamic dim ('?')."""
+    n = 0
+    for line in qir_text.splitlines():
+        if line.lstrip().startswith('"') or line.startswith("{-#"):
+            continue  # resource blobs
+        for m in TENSOR_TYPE_RE.finditer(line):
+            dims = m.group(1).split("x!quant")[0]
+            if "*" in dims or "?" in dims:
+                n += 1
+    return n
+
+
 def check_import(args, rel, path, wdir):
     qir = os.path.join(wdir, "x.qir")
     x_onnx = os.path.join(wdir, "x.onnx")
@@ -345,6 +376,13 @@ def check_import(args, rel, path, wdir):
         raise StepFail("import: exit 0 but x.qir not written")
     with open(qir, "rb") as f:
         text = f.read()
+    # Shape inference: a model whose graph inputs all have static shapes
+    # must import with a static shape on every tensor (no '*', no '?').
+    if original is not None and has_static_inputs(original):
+        unknown = count_unknown_shapes(text.decode("utf-8", "replace"))
+        STATIC_SHAPE_MODELS.append((path, unknown))
+        if unknown:
+            raise StepFail(f"{unknown} tensor types with '*' or '?' in a model with static inputs")
     p = qopt_ok(args, [qir], "re-print x.qir")
     if p.stdout != text:
         raise StepFail(f"print-parse-print not a fixpoint ({first_text_diff(text, p.stdout)})")
@@ -456,6 +494,9 @@ def main():
     failed = [r for r in rows if r[3] == "FAIL"]
     count = lambda s: sum(1 for r in rows if r[3] == s)
     print()
+    print(f"shape inference: {len(STATIC_SHAPE_MODELS)} models with static inputs imported, "
+          f"{sum(1 for _, u in STATIC_SHAPE_MODELS if u == 0)} with a static shape on every tensor, "
+          f"{sum(u for _, u in STATIC_SHAPE_MODELS)} tensor types with '*' or '?'")
     print(f"roundtrip: {len(rows) - len(failed)} passed, {len(failed)} failed "
           f"({count('ort-identical')} ort-identical, {count('graph-identical')} graph-identical, "
           f"{count('rejected')} rejected)")

@@ -192,6 +192,10 @@ std::string getStringAttrOr(const Node &n, llvm::StringRef attr,
 std::vector<int64_t> getIntsAttrOr(const Node &n, llvm::StringRef attr,
                                    std::vector<int64_t> fallback = {});
 
+/// Attribute kinds against the op's schema, required attributes present,
+/// and (closed q dialect) no unknown attributes. Errors name the node.
+llvm::Error verifyAttributes(const Node &n, const OpDef &def);
+
 /// The tensor of a constant (onnx.Constant with a `value`), or null.
 const DenseElements *getConstantData(const Value *v);
 /// The elements of a constant integer tensor of rank <= 1.
@@ -265,10 +269,13 @@ const TensorType *meetTypes(const TensorType *a, const TensorType *b);
 /// Runs inference on every node in order and refines result types with the
 /// inferred ones. Fails on the first node whose operands do not fit (a
 /// shape mismatch) or whose declared type conflicts with the inferred one.
-llvm::Error inferShapes(Graph &graph);
-llvm::Error inferShapes(Model &model);
+/// With `declaredElementsWin` (.qir text, which states element types),
+/// known element types are kept, only shapes are filled in, and conflicts
+/// are left for the verifier to report.
+llvm::Error inferShapes(Graph &graph, bool declaredElementsWin = false);
+llvm::Error inferShapes(Model &model, bool declaredElementsWin = false);
 /// Refines the result types of one node (for passes creating nodes).
-llvm::Error inferNodeTypes(Node &n);
+llvm::Error inferNodeTypes(Node &n, bool declaredElementsWin = false);
 
 // Names of the ops qopt code refers to most.
 namespace ops {
