@@ -147,3 +147,27 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
   }
   return {};
 }
+
+llvm::Error qopt::retargetOpset(Model &model, int64_t opset) {
+  for (const Node &n : model.getGraph().getNodes()) {
+    std::string why = whyNotExpressibleAtOpset(n, opset);
+    for (const AttrOperandSpelling &sp : getAttrOperandSpellings(n.getOp()))
+      if (why.empty() && opset < sp.operandSince &&
+          sp.operandIndex < n.getNumOperands() &&
+          n.getOperand(sp.operandIndex) &&
+          !getConstantData(n.getOperand(sp.operandIndex)))
+        why = "opset " + std::to_string(opset) + " needs '" +
+              sp.attrName.str() +
+              "' as an attribute, but it is computed, not a constant";
+    if (!why.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     n.describe() + ": " + why);
+  }
+  for (OpsetImport &o : model.opsetImports)
+    if (o.domain.empty() || o.domain == "ai.onnx") {
+      o.version = opset;
+      return llvm::Error::success();
+    }
+  model.opsetImports.insert(model.opsetImports.begin(), {"", opset});
+  return llvm::Error::success();
+}

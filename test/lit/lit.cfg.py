@@ -1,5 +1,6 @@
 # lit configuration for qopt's FileCheck tests.
 import os
+import shutil
 
 import lit.formats
 
@@ -26,3 +27,9 @@ if os.path.isdir(os.path.join(config.shared_dir, "models")):
     config.available_features.add("shared-models")
 if os.path.isfile("/usr/bin/python3"):
     config.available_features.add("python-onnx")
+
+# ONNX Runtime from npm (scripts/test.sh installs it into ./node_modules).
+ort_dir = os.path.join(config.qopt_src_root, "node_modules", "onnxruntime-node")
+if os.path.isdir(ort_dir) and shutil.which("node"):
+    config.available_features.add("onnxruntime")
+    config.substitutions.append(("%node", shutil.which("node")))

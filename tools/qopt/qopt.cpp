@@ -14,6 +14,8 @@
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/ModelSummary.h"
+#include "qopt/IR/OpsetSpellings.h"
+#include "qopt/Onnx/OnnxImporter.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Onnx/ModelIO.h"
 #include "qopt/Passes/PassPlugin.h"
@@ -57,6 +59,13 @@ static cl::opt<bool> elideResourceData(
     cl::desc("Print dense_resource references without their bytes "
              "(readable, but does not parse back)"),
     cl::init(false), cl::cat(qoptCategory));
+static cl::opt<int64_t> targetOpset(
+    "target-opset",
+    cl::desc("Write the model for this default-domain ONNX opset: older "
+             "spellings (Reshape's shape attribute, ...) are written back, "
+             "and nodes that opset cannot express are an error"),
+    cl::init(0));
+
 static cl::opt<bool> disableOutput(
     "disable-output",
     cl::desc("Run the pipeline and its checks, but write no output"),
@@ -256,6 +265,18 @@ int main(int argc, char **argv) {
           inputPath);
     }
     si.printTimeReport();
+  }
+
+  if (targetOpset.getNumOccurrences()) {
+    if (targetOpset < 1 || targetOpset > kMaxSupportedOpset)
+      return reportError(
+          llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                  "opset %lld is not between 1 and %lld",
+                                  static_cast<long long>(targetOpset),
+                                  static_cast<long long>(kMaxSupportedOpset)),
+          "-target-opset");
+    if (auto err = retargetOpset(**model, targetOpset))
+      return reportError(std::move(err), inputPath);
   }
 
   if (printStats) {

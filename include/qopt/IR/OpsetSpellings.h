@@ -38,6 +38,11 @@ llvm::ArrayRef<AttrOperandSpelling> getAttrOperandSpellings(llvm::StringRef op);
 /// quantized types (21).
 std::string whyNotExpressibleAtOpset(const Node &n, int64_t opset);
 
+/// Sets the model's default-domain opset to `opset` after checking that
+/// every node can be written there (whyNotExpressibleAtOpset, and operands
+/// the older spelling needs as constant attributes).
+llvm::Error retargetOpset(Model &model, int64_t opset);
+
 } // namespace qopt
 
 #endif // QOPT_IR_OPSETSPELLINGS_H
