@@ -65,14 +65,25 @@ struct NamedSet {
   uint32_t set;
 };
 // Larger sets first, so descriptions use the shortest words.
-const NamedSet kNamedSets[] = {
-    {"any", TS_Any},     {"numeric", TS_Numeric}, {"int", TS_Int},
-    {"float", TS_Float}, {"qstorage", TS_QStorage}, {"f32", TS_F32},
-    {"f16", TS_F16},     {"bf16", TS_BF16},       {"f64", TS_F64},
-    {"i8", TS_I8},       {"u8", TS_U8},           {"i16", TS_I16},
-    {"u16", TS_U16},     {"i32", TS_I32},         {"u32", TS_U32},
-    {"i64", TS_I64},     {"u64", TS_U64},         {"bool", TS_Bool},
-    {"string", TS_String}};
+const NamedSet kNamedSets[] = {{"any", TS_Any},
+                               {"numeric", TS_Numeric},
+                               {"int", TS_Int},
+                               {"float", TS_Float},
+                               {"qstorage", TS_QStorage},
+                               {"f32", TS_F32},
+                               {"f16", TS_F16},
+                               {"bf16", TS_BF16},
+                               {"f64", TS_F64},
+                               {"i8", TS_I8},
+                               {"u8", TS_U8},
+                               {"i16", TS_I16},
+                               {"u16", TS_U16},
+                               {"i32", TS_I32},
+                               {"u32", TS_U32},
+                               {"i64", TS_I64},
+                               {"u64", TS_U64},
+                               {"bool", TS_Bool},
+                               {"string", TS_String}};
 } // namespace
 
 std::string qopt::describeTypeSet(uint32_t set) {
@@ -184,9 +195,8 @@ constexpr OpTrait ShapeOnly = OpTrait::ShapeOnly;
 } // namespace traitnames
 
 /// Adapts the table's remap functions to the public AxisRemapFn.
-template <llvm::Expected<int64_t> (*Fn)(const Node &, int64_t,
-                                        llvm::ArrayRef<Dim>,
-                                        llvm::ArrayRef<Dim>)>
+template <llvm::Expected<int64_t> (*Fn)(
+    const Node &, int64_t, llvm::ArrayRef<Dim>, llvm::ArrayRef<Dim>)>
 constexpr AxisRemapFn remapFn() {
   return Fn;
 }
@@ -220,8 +230,10 @@ struct OpTable {
         llvm::report_fatal_error("Ops.def: '" + name + "' is not an op");
       return *it->second;
     };
-#define NONE NoDefault{}
-#define REQUIRED Required{}
+#define NONE                                                                   \
+  NoDefault {}
+#define REQUIRED                                                               \
+  Required {}
 #define OP(NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY)       \
   add(NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY);
 #define ATTR(OPNAME, NAME, KIND, DEFAULT)                                      \
@@ -463,8 +475,20 @@ std::vector<const TensorType *> InferenceContext::takeResultTypes() const {
     const Type *elem = resultElements[i]
                            ? resultElements[i]
                            : ctx.getElementType(ElementKind::Unknown);
-    out.push_back(resultShapes[i] ? ctx.getTensorType(*resultShapes[i], elem)
-                                  : ctx.getUnrankedTensorType(elem));
+    // Most results have the type of an operand (elementwise ops, Q/DQ
+    // pairs): reuse it instead of uniquing the shape again.
+    const TensorType *same = nullptr;
+    for (unsigned k = 0; k < node.getNumOperands() && !same; ++k) {
+      const TensorType *t = getOperandType(k);
+      if (t && t->getElementType() == elem && resultShapes[i] && t->hasRank() &&
+          llvm::ArrayRef<Dim>(*resultShapes[i]) == t->getShape())
+        same = t;
+    }
+    if (same)
+      out.push_back(same);
+    else
+      out.push_back(resultShapes[i] ? ctx.getTensorType(*resultShapes[i], elem)
+                                    : ctx.getUnrankedTensorType(elem));
   }
   return out;
 }
@@ -562,8 +586,7 @@ llvm::Error qopt::verifyAttributes(const Node &n, const OpDef &def) {
   }
   for (const AttrSpec &spec : def.attributes)
     if (spec.required && !n.getAttr(spec.name))
-      return nodeError(n, "required attribute '" + spec.name +
-                              "' is missing");
+      return nodeError(n, "required attribute '" + spec.name + "' is missing");
   return llvm::Error::success();
 }
 
@@ -590,27 +613,32 @@ qopt::inferResultTypes(const Node &n) {
 
   InferenceContext ctx(n, *def);
   Context &c = ctx.ctx;
-  bool keepsQuant = def->hasTrait(OpTrait::DataMovement) ||
-                    def->hasTrait(OpTrait::Monotonic);
+  bool keepsQuant =
+      def->hasTrait(OpTrait::DataMovement) || def->hasTrait(OpTrait::Monotonic);
   // Element types from the signature: a type variable takes the element of
   // the first operand bound to it.
-  llvm::StringMap<const Type *> bound;
+  llvm::SmallVector<std::pair<llvm::StringRef, const Type *>, 4> bound;
+  auto lookupBound = [&](llvm::StringRef var) -> const Type * {
+    for (auto &[name, elem] : bound)
+      if (name == var)
+        return elem;
+    return nullptr;
+  };
   for (unsigned i = 0; i < n.getNumOperands(); ++i) {
     const SignatureSlot *slot = def->operandSlot(i);
     const Value *v = n.getOperand(i);
     if (!slot || slot->typeVar.empty() || !v)
       continue;
     const Type *elem = v->getType()->getElementType();
-    if (kindOf(elem) != ElementKind::Unknown)
-      bound.try_emplace(slot->typeVar, elem);
+    if (kindOf(elem) != ElementKind::Unknown && !lookupBound(slot->typeVar))
+      bound.push_back({slot->typeVar, elem});
   }
   for (unsigned i = 0; i < n.getNumResults(); ++i) {
     const SignatureSlot *slot = def->resultSlot(i);
     const Type *elem = nullptr;
     if (!slot->typeVar.empty()) {
-      auto it = bound.find(slot->typeVar);
-      if (it != bound.end()) {
-        elem = it->second;
+      if (const Type *b = lookupBound(slot->typeVar)) {
+        elem = b;
         if (!keepsQuant && llvm::isa<QuantType>(elem))
           elem = c.getElementType(kindOf(elem));
       }
@@ -641,8 +669,8 @@ qopt::inferResultTypes(const Node &n) {
               : nodeError(n, "per-axis quantization cannot cross this op");
       const Type *elem;
       if (axis) {
-        elem = c.getQuantType(q->getStorageKind(), q->getExpressedKind(),
-                              *axis, q->getScales(), q->getZeroPoints());
+        elem = c.getQuantType(q->getStorageKind(), q->getExpressedKind(), *axis,
+                              q->getScales(), q->getZeroPoints());
       } else {
         llvm::consumeError(axis.takeError());
         elem = c.getElementType(q->getStorageKind());

@@ -54,9 +54,8 @@ llvm::Error opimpl::verifyRequantize(const Node &n) {
     return nodeError(n, "expressed type changes from " +
                             getElementKindName(qi->getExpressedKind()) +
                             " to " +
-                            getElementKindName(qo->getExpressedKind()) +
-                            " (" + typeToString(qi) + " -> " +
-                            typeToString(qo) +
+                            getElementKindName(qo->getExpressedKind()) + " (" +
+                            typeToString(qi) + " -> " + typeToString(qo) +
                             "); requantize keeps the expressed type");
   return llvm::Error::success();
 }

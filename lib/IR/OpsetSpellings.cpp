@@ -111,10 +111,9 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
     if (!f.attr.empty() && n.getAttr(f.attr))
       return needs("attribute '" + f.attr.str() + "' of " + onnxOpName(n),
                    f.since);
-    if (f.operand >= 0 && static_cast<unsigned>(f.operand) <
-                              n.getNumOperands() &&
-        n.getOperand(f.operand))
-    {
+    if (f.operand >= 0 &&
+        static_cast<unsigned>(f.operand) < n.getNumOperands() &&
+        n.getOperand(f.operand)) {
       const OpDef *def = lookupOpDef(n.getOp());
       const SignatureSlot *slot = def ? def->operandSlot(f.operand) : nullptr;
       return needs("operand '" +
@@ -137,8 +136,8 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
       return "per-axis quantization (" + what +
              ") needs opset 13, the model has opset " + std::to_string(opset);
     if (q->getExpressedKind() != ElementKind::F32 && opset < 19)
-      return getElementKindName(q->getExpressedKind()).str() +
-             " scales (" + what + ") need opset 19, the model has opset " +
+      return getElementKindName(q->getExpressedKind()).str() + " scales (" +
+             what + ") need opset 19, the model has opset " +
              std::to_string(opset);
     ElementKind s = q->getStorageKind();
     if ((s == ElementKind::I16 || s == ElementKind::U16) && opset < 21)

@@ -271,9 +271,9 @@ llvm::Error opimpl::inferRange(InferenceContext &ctx) {
 }
 
 llvm::Error opimpl::inferNonZero(InferenceContext &ctx) {
-  ctx.setResultShape(0, {ctx.hasRank(0) ? Dim::fixed(ctx.getRank(0))
-                                        : Dim::dynamic(),
-                         Dim::dynamic()});
+  ctx.setResultShape(
+      0, {ctx.hasRank(0) ? Dim::fixed(ctx.getRank(0)) : Dim::dynamic(),
+          Dim::dynamic()});
   return llvm::Error::success();
 }
 
@@ -356,10 +356,10 @@ llvm::Expected<Shape> opimpl::slidingWindowShape(InferenceContext &ctx,
   size_t spatial = input.size() - 2;
   if (kernel.size() != spatial)
     return ctx.error("kernel has " + llvm::Twine(kernel.size()) +
-                     " spatial dimensions but the input " +
-                     shapeToText(input) + " has " + llvm::Twine(spatial));
-  auto listOr = [&](llvm::StringRef name, size_t size, int64_t fill)
-      -> llvm::Expected<std::vector<int64_t>> {
+                     " spatial dimensions but the input " + shapeToText(input) +
+                     " has " + llvm::Twine(spatial));
+  auto listOr = [&](llvm::StringRef name, size_t size,
+                    int64_t fill) -> llvm::Expected<std::vector<int64_t>> {
     std::vector<int64_t> v = ctx.getInts(name);
     if (v.empty())
       return std::vector<int64_t>(size, fill);
@@ -508,8 +508,8 @@ llvm::Error opimpl::inferConvTranspose(InferenceContext &ctx) {
                      " channels but the weight " + shapeToText(ws) +
                      " expects " + llvm::Twine(ws[0].size));
   size_t spatial = xs.size() - 2;
-  Dim channels = ws[1].isStatic() ? Dim::fixed(ws[1].size * group)
-                                  : Dim::dynamic();
+  Dim channels =
+      ws[1].isStatic() ? Dim::fixed(ws[1].size * group) : Dim::dynamic();
   Shape out{xs[0], channels};
   std::vector<int64_t> outputShape = ctx.getInts("output_shape");
   std::vector<int64_t> kernel = ctx.getInts("kernel_shape");
@@ -523,7 +523,7 @@ llvm::Error opimpl::inferConvTranspose(InferenceContext &ctx) {
       out.push_back(Dim::fixed(outputShape[i]));
       continue;
     }
-    int64_t k = i < kernel.size() ? kernel[i]
+    int64_t k = i < kernel.size()      ? kernel[i]
                 : ws[i + 2].isStatic() ? ws[i + 2].size
                                        : -1;
     if (!xs[i + 2].isStatic() || k < 0) {
@@ -592,9 +592,9 @@ static llvm::Error inferMatMulLike(InferenceContext &ctx, unsigned a,
     bs.push_back(Dim::fixed(1));
   const Dim &k1 = as.back(), &k2 = bs[bs.size() - 2];
   if (k1.isStatic() && k2.isStatic() && k1.size != k2.size)
-    return ctx.error("inner dimensions differ: " +
-                     shapeToText(ctx.getShape(a)) + " times " +
-                     shapeToText(ctx.getShape(b)));
+    return ctx.error(
+        "inner dimensions differ: " + shapeToText(ctx.getShape(a)) + " times " +
+        shapeToText(ctx.getShape(b)));
   auto batch = broadcastShapes(ctx, llvm::ArrayRef<Dim>(as).drop_back(2),
                                llvm::ArrayRef<Dim>(bs).drop_back(2));
   if (!batch)
@@ -623,26 +623,25 @@ llvm::Error opimpl::inferGemm(InferenceContext &ctx) {
     return llvm::Error::success();
   llvm::ArrayRef<Dim> as = ctx.getShape(0), bs = ctx.getShape(1);
   if (as.size() != 2 || bs.size() != 2)
-    return ctx.error("operands must be 2-D, got " + shapeToText(as) +
-                     " and " + shapeToText(bs));
+    return ctx.error("operands must be 2-D, got " + shapeToText(as) + " and " +
+                     shapeToText(bs));
   bool ta = ctx.getInt("transA") != 0, tb = ctx.getInt("transB") != 0;
   const Dim &m = as[ta ? 1 : 0], &k1 = as[ta ? 0 : 1];
   const Dim &k2 = bs[tb ? 1 : 0], &n = bs[tb ? 0 : 1];
   if (k1.isStatic() && k2.isStatic() && k1.size != k2.size)
     return ctx.error("inner dimensions differ: " + shapeToText(as) +
-                     (ta ? " (transposed)" : "") + " times " +
-                     shapeToText(bs) + (tb ? " (transposed)" : ""));
+                     (ta ? " (transposed)" : "") + " times " + shapeToText(bs) +
+                     (tb ? " (transposed)" : ""));
   Shape out{m, n};
   if (ctx.getOperand(2) && ctx.hasRank(2)) {
     auto b = broadcastShapes(ctx, out, ctx.getShape(2));
     if (!b)
       return b.takeError();
-    if (b->size() != 2 || ((*b)[0].isStatic() && m.isStatic() &&
-                           (*b)[0].size != m.size) ||
+    if (b->size() != 2 ||
+        ((*b)[0].isStatic() && m.isStatic() && (*b)[0].size != m.size) ||
         ((*b)[1].isStatic() && n.isStatic() && (*b)[1].size != n.size))
       return ctx.error("C " + shapeToText(ctx.getShape(2)) +
-                       " does not broadcast to the result " +
-                       shapeToText(out));
+                       " does not broadcast to the result " + shapeToText(out));
   }
   ctx.setResultShape(0, out);
   return llvm::Error::success();
@@ -662,8 +661,7 @@ llvm::Error opimpl::inferBatchNorm(InferenceContext &ctx) {
                               ctx.getShape(i)[0].size != c.size)))
         return ctx.error("operand " + llvm::Twine(i) + " " +
                          operandShapeText(ctx, i) + " does not match " +
-                         llvm::Twine(c.isStatic() ? c.size : -1) +
-                         " channels");
+                         llvm::Twine(c.isStatic() ? c.size : -1) + " channels");
     for (unsigned i = 1; i < ctx.getNumResults(); ++i)
       ctx.setResultShape(i, {c});
   }

@@ -45,7 +45,8 @@ llvm::Error opimpl::inferReshape(InferenceContext &ctx) {
     int64_t d = (*target)[i];
     if (d == -1) {
       if (inferredAt >= 0)
-        return ctx.error("shape " + listText(*target) + " has more than one -1");
+        return ctx.error("shape " + listText(*target) +
+                         " has more than one -1");
       inferredAt = i;
       out.push_back(Dim::dynamic());
     } else if (d == 0 && !allowZero) {
@@ -54,9 +55,9 @@ llvm::Error opimpl::inferReshape(InferenceContext &ctx) {
         continue;
       }
       if (static_cast<int64_t>(i) >= ctx.getRank(0))
-        return ctx.error("shape " + listText(*target) +
-                         " copies dimension " + llvm::Twine(i) +
-                         " of an input of rank " + llvm::Twine(ctx.getRank(0)));
+        return ctx.error("shape " + listText(*target) + " copies dimension " +
+                         llvm::Twine(i) + " of an input of rank " +
+                         llvm::Twine(ctx.getRank(0)));
       out.push_back(ctx.getShape(0)[i]);
     } else if (d < 0) {
       return ctx.error("invalid dimension " + llvm::Twine(d) + " in shape " +
@@ -133,8 +134,8 @@ llvm::Error opimpl::inferFlatten(InferenceContext &ctx) {
   llvm::ArrayRef<Dim> in = ctx.getShape(0);
   int64_t rank = in.size(), axis = ctx.getInt("axis");
   if (axis < -rank || axis > rank)
-    return ctx.error("axis " + llvm::Twine(axis) + " is out of range for rank " +
-                     llvm::Twine(rank));
+    return ctx.error("axis " + llvm::Twine(axis) +
+                     " is out of range for rank " + llvm::Twine(rank));
   if (axis < 0)
     axis += rank;
   // One symbolic dimension times static ones of product 1 stays symbolic.
@@ -353,7 +354,8 @@ llvm::Error opimpl::inferSplit(InferenceContext &ctx) {
     if (outputs > 1 && chunk * (outputs - 1) >= dim)
       return ctx.error("axis " + llvm::Twine(*axis) + " of size " +
                        llvm::Twine(dim) + " cannot be split into " +
-                       llvm::Twine(outputs) + " outputs (the last would be "
+                       llvm::Twine(outputs) +
+                       " outputs (the last would be "
                        "empty)");
     for (unsigned i = 0; i < outputs; ++i)
       sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
@@ -390,16 +392,15 @@ llvm::Error opimpl::inferConcat(InferenceContext &ctx) {
     if (static_cast<int64_t>(s.size()) != rank)
       return ctx.error("input " + llvm::Twine(i) + " has shape " +
                        shapeToText(s) + ", input 0 has " +
-                       shapeToText(ctx.getShape(first)) +
-                       ": ranks differ");
+                       shapeToText(ctx.getShape(first)) + ": ranks differ");
     for (int64_t d = 0; d < rank; ++d) {
       if (d == *axis)
         continue;
       if (s[d].isStatic() && out[d].isStatic() && s[d].size != out[d].size)
         return ctx.error("input " + llvm::Twine(i) + " has shape " +
                          shapeToText(s) + ", input 0 has " +
-                         shapeToText(ctx.getShape(first)) +
-                         ": dimension " + llvm::Twine(d) + " differs");
+                         shapeToText(ctx.getShape(first)) + ": dimension " +
+                         llvm::Twine(d) + " differs");
       if ((!out[d].isStatic() && s[d].isStatic()) ||
           (!out[d].isStatic() && !out[d].isSymbolic() && s[d].isSymbolic()))
         out[d] = s[d];
@@ -434,9 +435,8 @@ llvm::Error opimpl::inferGather(InferenceContext &ctx) {
 
 llvm::Error opimpl::inferGatherElements(InferenceContext &ctx) {
   if (ctx.hasRank(0) && ctx.hasRank(1) && ctx.getRank(0) != ctx.getRank(1))
-    return ctx.error("indices " + shapeToText(ctx.getShape(1)) +
-                     " and data " + shapeToText(ctx.getShape(0)) +
-                     " have different ranks");
+    return ctx.error("indices " + shapeToText(ctx.getShape(1)) + " and data " +
+                     shapeToText(ctx.getShape(0)) + " have different ranks");
   ctx.setResultShapeLike(0, 1);
   return llvm::Error::success();
 }
@@ -450,8 +450,8 @@ llvm::Error opimpl::inferGatherND(InferenceContext &ctx) {
     return llvm::Error::success();
   int64_t k = idx.back().size;
   if (batch < 0 || batch + k > static_cast<int64_t>(data.size()))
-    return ctx.error("indices " + shapeToText(idx) + " index past the rank of " +
-                     shapeToText(data));
+    return ctx.error("indices " + shapeToText(idx) +
+                     " index past the rank of " + shapeToText(data));
   Shape out(idx.begin(), idx.end() - 1);
   out.insert(out.end(), data.begin() + batch + k, data.end());
   ctx.setResultShape(0, out);
@@ -575,8 +575,8 @@ llvm::Error opimpl::inferResize(InferenceContext &ctx) {
           scale.reset();
           break;
         }
-        float s = static_cast<float>(sizes->getAsInt(i)) /
-                  static_cast<float>(d.size);
+        float s =
+            static_cast<float>(sizes->getAsInt(i)) / static_cast<float>(d.size);
         if (!scale || (policy == "not_larger" ? s < *scale : s > *scale))
           scale = s;
       }
@@ -596,9 +596,9 @@ llvm::Error opimpl::inferResize(InferenceContext &ctx) {
       const Dim &d = in[axes[i]];
       // In float, as ONNX Runtime computes it (3 * 5/3 is 5, not 4).
       float size = static_cast<float>(d.size) * static_cast<float>(s);
-      out[axes[i]] = d.isStatic() ? Dim::fixed(static_cast<int64_t>(
-                                        std::floor(size)))
-                                  : Dim::dynamic();
+      out[axes[i]] = d.isStatic()
+                         ? Dim::fixed(static_cast<int64_t>(std::floor(size)))
+                         : Dim::dynamic();
     }
   } else {
     for (int64_t a : axes)
@@ -622,9 +622,9 @@ static llvm::Error inferBlockMove(InferenceContext &ctx, bool toSpace) {
   };
   if (toSpace) {
     if (in[1].isStatic() && in[1].size % (b * b) != 0)
-      return ctx.error(llvm::Twine(in[1].size) +
-                       " channels do not divide by blocksize^2 = " +
-                       llvm::Twine(b * b));
+      return ctx.error(
+          llvm::Twine(in[1].size) +
+          " channels do not divide by blocksize^2 = " + llvm::Twine(b * b));
     ctx.setResultShape(0, {in[0], scale(in[1], 1, b * b), scale(in[2], b, 1),
                            scale(in[3], b, 1)});
   } else {
@@ -650,7 +650,7 @@ llvm::Error opimpl::inferSpaceToDepth(InferenceContext &ctx) {
 //===----------------------------------------------------------------------===//
 
 static std::string dimText(const Dim &d) {
-  return d.isStatic() ? std::to_string(d.size)
+  return d.isStatic()     ? std::to_string(d.size)
          : d.isSymbolic() ? "\"" + d.symbol + "\""
                           : std::string("?");
 }
@@ -665,15 +665,16 @@ llvm::Expected<int64_t> opimpl::remapSameAxis(const Node &n, int64_t axis,
   if (!(a.isStatic() && b.isStatic() && a.size == b.size) &&
       !(a.isSymbolic() && a == b))
     return nodeError(n, "per-axis quantization cannot cross: quantized axis " +
-                            llvm::Twine(axis) + " changes size (" +
-                            dimText(a) + " -> " + dimText(b) + ")");
+                            llvm::Twine(axis) + " changes size (" + dimText(a) +
+                            " -> " + dimText(b) + ")");
   return axis;
 }
 
 llvm::Expected<int64_t> opimpl::remapReshape(const Node &n, int64_t axis,
                                              llvm::ArrayRef<Dim> in,
                                              llvm::ArrayRef<Dim> out) {
-  auto ints = [](llvm::ArrayRef<Dim> dims) -> std::optional<std::vector<int64_t>> {
+  auto ints =
+      [](llvm::ArrayRef<Dim> dims) -> std::optional<std::vector<int64_t>> {
     std::vector<int64_t> v;
     for (const Dim &d : dims) {
       if (!d.isStatic())

@@ -188,33 +188,41 @@ const QuantType *Context::getQuantType(ElementKind storage,
   return slot.get();
 }
 
-static std::string tensorKey(const std::optional<std::vector<Dim>> &shape,
+/// Uniquing key: the element pointer, then per dimension its size as 8
+/// raw bytes and its symbol (if any) between quotes; '*' when unranked.
+/// Built without copying the shape, which is copied only on insertion.
+static std::string tensorKey(const llvm::ArrayRef<Dim> *shape,
                              const Type *element) {
   std::string key;
+  key.reserve(sizeof(element) + 1 + (shape ? shape->size() * 10 : 0));
   key.append(reinterpret_cast<const char *>(&element), sizeof(element));
   if (!shape) {
     key.push_back('*');
     return key;
   }
+  key.push_back('<');
   for (const Dim &d : *shape) {
-    key.append(std::to_string(d.size));
+    key.append(reinterpret_cast<const char *>(&d.size), sizeof(d.size));
     if (d.isSymbolic()) {
       key.push_back('"');
       key.append(d.symbol);
       key.push_back('"');
+    } else {
+      key.push_back('x');
     }
-    key.push_back('x');
   }
   return key;
 }
 
 const TensorType *Context::getTensorType(llvm::ArrayRef<Dim> shape,
                                          const Type *element) {
-  std::optional<std::vector<Dim>> s(
-      std::vector<Dim>(shape.begin(), shape.end()));
-  auto &slot = tensorTypes[tensorKey(s, element)];
-  if (!slot)
-    slot.reset(new TensorType(this, std::move(s), element));
+  std::string key = tensorKey(&shape, element);
+  auto it = tensorTypes.find(key);
+  if (it != tensorTypes.end())
+    return it->second.get();
+  auto &slot = tensorTypes[std::move(key)];
+  slot.reset(new TensorType(this, std::vector<Dim>(shape.begin(), shape.end()),
+                            element));
   return slot.get();
 }
 
@@ -227,8 +235,7 @@ const TensorType *Context::getTensorType(llvm::ArrayRef<int64_t> staticShape,
 }
 
 const TensorType *Context::getUnrankedTensorType(const Type *element) {
-  std::optional<std::vector<Dim>> s;
-  auto &slot = tensorTypes[tensorKey(s, element)];
+  auto &slot = tensorTypes[tensorKey(nullptr, element)];
   if (!slot)
     slot.reset(new TensorType(this, std::nullopt, element));
   return slot.get();

@@ -250,8 +250,8 @@ private:
     auto inferred = inferResultTypes(n);
     if (!inferred)
       return inferred.takeError();
-    bool keepsQuant = def.hasTrait(OpTrait::DataMovement) ||
-                      def.hasTrait(OpTrait::Monotonic);
+    bool keepsQuant =
+        def.hasTrait(OpTrait::DataMovement) || def.hasTrait(OpTrait::Monotonic);
     for (unsigned i = 0; i < n.getNumResults(); ++i) {
       const Value *r = n.getResult(i);
       if (r->isAbsent())
@@ -273,10 +273,11 @@ private:
           return axis.takeError();
       }
       if (keepsQuant && expected->isQuantized() && !declared->isQuantized())
-        return fail(n.describe(),
-                    "result '" + r->getName().str() + "' drops the quantized "
-                    "type " + typeToString(expected->getQuantType()) +
-                    " of its input; data movement keeps it");
+        return fail(n.describe(), "result '" + r->getName().str() +
+                                      "' drops the quantized "
+                                      "type " +
+                                      typeToString(expected->getQuantType()) +
+                                      " of its input; data movement keeps it");
     }
     return llvm::Error::success();
   }
@@ -297,10 +298,9 @@ private:
       if (k == ElementKind::Unknown)
         return llvm::Error::success();
       if (!(typeSetOf(k) & slot->allowed))
-        return fail(n.describe(), what + " has element type " +
-                                      getElementKindName(k).str() +
-                                      ", expected " +
-                                      describeTypeSet(slot->allowed));
+        return fail(n.describe(),
+                    what + " has element type " + getElementKindName(k).str() +
+                        ", expected " + describeTypeSet(slot->allowed));
       if (slot->typeVar.empty())
         return llvm::Error::success();
       for (auto &[var, b] : bound) {
@@ -319,9 +319,8 @@ private:
         if (dataMovement && !isResult && (qa || qb) && qa != qb)
           return fail(n.describe(),
                       what + " has type " + typeToString(t->getElementType()) +
-                          " but " + b.what + " has " +
-                          typeToString(b.elem) + ": the inputs of " +
-                          n.getOpType().str() +
+                          " but " + b.what + " has " + typeToString(b.elem) +
+                          ": the inputs of " + n.getOpType().str() +
                           " must share one quantized type");
         return llvm::Error::success();
       }

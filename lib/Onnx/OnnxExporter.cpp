@@ -42,12 +42,11 @@ public:
 
   llvm::Error run() {
     const Graph &g = model.getGraph();
-    // Only a valid graph is written, and only what ONNX can say at the
-    // model's opset.
-    if (auto err = verifyGraph(g))
-      return err;
-    opset = model.getDefaultOpsetVersion() ? model.getDefaultOpsetVersion()
-                                           : 13;
+    // Only what ONNX can say at the model's opset is written. (The graph
+    // itself must be valid: callers verify it, as qopt does before every
+    // write.)
+    opset =
+        model.getDefaultOpsetVersion() ? model.getDefaultOpsetVersion() : 13;
     for (const Node &n : g.getNodes()) {
       std::string why = whyNotExpressibleAtOpset(n, opset);
       if (!why.empty())
@@ -153,8 +152,10 @@ private:
     auto check = [&](const Value *v, const std::string &where) -> llvm::Error {
       if (!v->getType()->isQuantized() || recorded.count(v))
         return llvm::Error::success();
-      return makeError(where + ": '" + v->getName() + "' has the quantized "
-                       "type " + typeToString(v->getType()->getQuantType()) +
+      return makeError(where + ": '" + v->getName() +
+                       "' has the quantized "
+                       "type " +
+                       typeToString(v->getType()->getQuantType()) +
                        ", but no QuantizeLinear or DequantizeLinear in the "
                        "exported model records its parameters");
     };
@@ -237,8 +238,8 @@ private:
       if (kind == ElementKind::F32) {
         bytes.append(reinterpret_cast<const char *>(&f), 4);
       } else {
-        uint16_t bits = kind == ElementKind::F16 ? floatToHalfBits(f)
-                                                 : floatToBf16Bits(f);
+        uint16_t bits =
+            kind == ElementKind::F16 ? floatToHalfBits(f) : floatToBf16Bits(f);
         bytes.append(reinterpret_cast<const char *>(&bits), 2);
       }
     }
@@ -265,7 +266,8 @@ private:
     auto shared = freshParamsByContent.find(key);
     if (shared != freshParamsByContent.end())
       return shared->second;
-    std::string name = uniqueName(stem + (zeroPoint ? "_zero_point" : "_scale"));
+    std::string name =
+        uniqueName(stem + (zeroPoint ? "_zero_point" : "_scale"));
     paramsByName[name] = key;
     freshParamsByContent[key] = name;
     t.set_name(name);
@@ -275,7 +277,8 @@ private:
   /// Whether the graph's constant `name` holds exactly the tensor `t`.
   bool liveConstantMatches(llvm::StringRef name, ElementKind kind,
                            const onnx::TensorProto &t) {
-    const DenseElements *d = getConstantData(model.getGraph().lookupValue(name));
+    const DenseElements *d =
+        getConstantData(model.getGraph().lookupValue(name));
     if (!d || d->getKind() != kind ||
         d->getDims().size() != static_cast<size_t>(t.dims_size()) ||
         d->getRawBytes() != t.raw_data())
@@ -318,8 +321,8 @@ private:
 
   /// Writes the scale and zero-point inputs of a Q/DQ with parameters `q`,
   /// as the node's param_names/param_ranks record says the source had them.
-  void addParamInputs(const Node &n, const QuantType *q,
-                      onnx::NodeProto *node, const std::string &stem) {
+  void addParamInputs(const Node &n, const QuantType *q, onnx::NodeProto *node,
+                      const std::string &stem) {
     std::vector<std::string> names;
     if (const Attribute *a = n.getAttr("param_names"))
       if (auto *v = a->getIf<std::vector<std::string>>())
@@ -332,14 +335,13 @@ private:
                                      rankOf(0), stem));
     // The zero point may be left out when it is 0 and the storage follows
     // without it: a DQ's input type, a Q's u8 default or output_dtype.
-    bool zeroZp = std::all_of(q->getZeroPoints().begin(),
-                              q->getZeroPoints().end(),
-                              [](int64_t z) { return z == 0; });
+    bool zeroZp =
+        std::all_of(q->getZeroPoints().begin(), q->getZeroPoints().end(),
+                    [](int64_t z) { return z == 0; });
     int64_t dtype = getIntAttrOr(n, "output_dtype", 0);
-    bool defaultStorage = n.isa(ops::Dequantize) ||
-                          q->getStorageKind() == ElementKind::U8 ||
-                          (dtype != 0 && dtype == onnxDataTypeOf(
-                                                      q->getStorageKind()));
+    bool defaultStorage =
+        n.isa(ops::Dequantize) || q->getStorageKind() == ElementKind::U8 ||
+        (dtype != 0 && dtype == onnxDataTypeOf(q->getStorageKind()));
     if (names.size() == 1 && zeroZp && defaultStorage)
       return;
     node->add_input(paramInitializer(q, true, names.size() > 1 ? names[1] : "",
@@ -470,12 +472,13 @@ private:
     inputs = {inputs[0], scales};
     if (opset >= 10)
       return llvm::Error::success();
-    std::string coord = getStringAttrOr(n, "coordinate_transformation_mode",
-                                        "asymmetric");
+    std::string coord =
+        getStringAttrOr(n, "coordinate_transformation_mode", "asymmetric");
     if (coord != "asymmetric")
       return makeError(n.describe() + ": opset " + llvm::Twine(opset) +
                        " has only Upsample, which cannot express "
-                       "coordinate_transformation_mode '" + coord + "'");
+                       "coordinate_transformation_mode '" +
+                       coord + "'");
     node->set_op_type("Upsample");
     droppedAttrs.insert("coordinate_transformation_mode");
     droppedAttrs.insert("nearest_mode");
@@ -519,9 +522,8 @@ private:
           return makeError(n.describe() + ": '" + sp.attrName +
                            "' must be one value for opset " +
                            llvm::Twine(opset));
-        attrs.push_back(
-            {sp.attrName.str(),
-             Attribute(static_cast<float>(d->getAsDouble(0)))});
+        attrs.push_back({sp.attrName.str(),
+                         Attribute(static_cast<float>(d->getAsDouble(0)))});
       }
       inputs[sp.operandIndex] = nullptr;
     }

@@ -10,9 +10,11 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -289,12 +291,19 @@ private:
   void eraseAbsorbedParams();
   llvm::Error emitOutputs();
 
-  llvm::Expected<const TensorType *> declaredType(const std::string &name) {
+  /// Converted once (collectDeclaredTypes converts every declaration up
+  /// front, so a malformed one fails early with the value's name).
+  llvm::Expected<const TensorType *> declaredType(llvm::StringRef name) {
     auto it = declared.find(name);
     if (it == declared.end())
       return ctx.getUnknownTensorType();
-    return onnxbridge::tensorTypeFromProto(*it->second, ctx,
-                                           "value '" + name + "'");
+    if (it->second.converted)
+      return it->second.converted;
+    auto t = onnxbridge::tensorTypeFromProto(*it->second.proto, ctx,
+                                             "value '" + name.str() + "'");
+    if (t)
+      it->second.converted = *t;
+    return t;
   }
   /// Kind known for a value name before emission (declared or constant).
   ElementKind knownKind(const std::string &name);
@@ -308,22 +317,27 @@ private:
   std::unique_ptr<Model> model;
   int64_t opset = 0;
 
-  std::unordered_map<std::string, const onnx::TypeProto *> declared;
+  struct DeclaredType {
+    const onnx::TypeProto *proto;
+    const TensorType *converted = nullptr;
+  };
+  // Keys are the proto's own strings, which outlive the import.
+  llvm::DenseMap<llvm::StringRef, DeclaredType> declared;
   std::unordered_map<std::string, onnx::TensorProto *> initializers;
   std::vector<std::string> initializerOrder;
   /// Output of a Constant node with a `value` tensor -> that node.
   std::unordered_map<std::string, const onnx::NodeProto *> constantNodes;
   std::unordered_map<std::string, DenseElementsRef> constantCache;
   std::unordered_map<std::string, std::optional<std::vector<Dim>>> shapeCache;
-  std::unordered_map<std::string, int> producers; // value -> node index
+  llvm::DenseMap<llvm::StringRef, int> producers; // value -> node index
   llvm::StringSet<> graphInputs;
   std::vector<int> order;
   /// Per node (file order): outer names its subgraphs read.
   std::vector<std::vector<std::string>> captureNames;
   std::vector<QdqInfo> qdq;
   /// Quantized element type assigned to a value name.
-  std::unordered_map<std::string, const QuantType *> valueQuant;
-  std::unordered_map<std::string, Value *> values;
+  llvm::DenseMap<llvm::StringRef, const QuantType *> valueQuant;
+  llvm::DenseMap<llvm::StringRef, Value *> values;
   /// Scale/zero-point initializers read by converted Q/DQ nodes.
   llvm::StringSet<> absorbedParams;
 };
@@ -381,17 +395,21 @@ llvm::Error Importer::collectDeclaredTypes() {
   const onnx::GraphProto &g = proto.graph();
   for (const auto &vi : g.value_info())
     if (vi.has_type())
-      declared[vi.name()] = &vi.type();
+      declared[vi.name()] = {&vi.type()};
   for (const auto &vi : g.output())
     if (vi.has_type())
-      declared[vi.name()] = &vi.type();
+      declared[vi.name()] = {&vi.type()};
   for (const auto &vi : g.input())
     if (vi.has_type())
-      declared[vi.name()] = &vi.type();
+      declared[vi.name()] = {&vi.type()};
   // Convert each once so malformed types fail early with the value's name.
-  for (const auto &[name, type] : declared)
-    if (auto t = declaredType(name); !t)
-      return t.takeError();
+  // In file order (inputs, value_info, outputs), so the error reported for
+  // a model with several bad declarations does not depend on hashing.
+  for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto &vi : *list)
+      if (vi.has_type())
+        if (auto t = declaredType(vi.name()); !t)
+          return t.takeError();
   return llvm::Error::success();
 }
 
@@ -423,7 +441,7 @@ llvm::Error Importer::collectConstants() {
       if (initializers.count(out) || graphInputs.count(out))
         return makeError(describeProto(n) + ": output '" + out +
                          "' has the name of a graph input or initializer");
-      auto [it, inserted] = producers.emplace(out, i);
+      auto [it, inserted] = producers.try_emplace(out, i);
       if (!inserted)
         return makeError(describeProto(n) + ": value name '" + out +
                          "' is already produced by " +
@@ -539,9 +557,9 @@ ElementKind Importer::knownKind(const std::string &name) {
   if (const DenseElements *d = constantData(name))
     return d->getKind();
   auto it = declared.find(name);
-  if (it != declared.end() && it->second->has_tensor_type()) {
+  if (it != declared.end() && it->second.proto->has_tensor_type()) {
     auto k = onnxbridge::elementKindFromOnnx(
-        it->second->tensor_type().elem_type(), name);
+        it->second.proto->tensor_type().elem_type(), name);
     if (k)
       return *k;
     llvm::consumeError(k.takeError());
@@ -826,7 +844,8 @@ llvm::Error Importer::assignQuantTypes() {
   }
   // Then each DQ input not produced by a convertible Q takes the parameters
   // its DQ consumers agree on.
-  std::unordered_map<std::string, std::vector<int>> dqUsers;
+  // Keyed by the proto's strings: valueQuant keeps these keys.
+  llvm::DenseMap<llvm::StringRef, std::vector<int>> dqUsers;
   for (int i : order) {
     const onnx::NodeProto &n = g.node(i);
     if (qdq[i].convertible && n.op_type() == "DequantizeLinear")
@@ -843,7 +862,7 @@ llvm::Error Importer::assignQuantTypes() {
     bool agree = true;
     for (int u : users)
       agree &= qdq[u].quant == qdq[users.front()].quant;
-    ElementKind kind = knownKind(name);
+    ElementKind kind = knownKind(name.str());
     if (agree && (kind == ElementKind::Unknown ||
                   kind == qdq[users.front()].quant->getStorageKind())) {
       valueQuant[name] = qdq[users.front()].quant;
@@ -858,16 +877,15 @@ llvm::Error Importer::assignQuantTypes() {
 /// Older opsets wrote some operands as attributes: they become constant
 /// operands (the canonical spelling), named after the node's first output.
 llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
-                                          llvm::StringRef op,
-                                          std::vector<Value *> &operands,
-                                          std::vector<NamedAttribute> &attrs) {
+                                           llvm::StringRef op,
+                                           std::vector<Value *> &operands,
+                                           std::vector<NamedAttribute> &attrs) {
   Graph &graph = model->getGraph();
   for (const AttrOperandSpelling &sp : getAttrOperandSpellings(op)) {
     if (opset >= sp.operandSince)
       continue;
-    auto it = std::find_if(attrs.begin(), attrs.end(), [&](auto &a) {
-      return a.name == sp.attrName;
-    });
+    auto it = std::find_if(attrs.begin(), attrs.end(),
+                           [&](auto &a) { return a.name == sp.attrName; });
     if (it == attrs.end())
       continue;
     if (operands.size() > sp.operandIndex && operands[sp.operandIndex])
@@ -914,16 +932,15 @@ llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
       default:
         put(*f);
       }
-      data = std::make_shared<const DenseElements>(
-          kind, std::vector<int64_t>{}, std::move(bytes));
+      data = std::make_shared<const DenseElements>(kind, std::vector<int64_t>{},
+                                                   std::move(bytes));
     }
     std::vector<Dim> dims;
     for (int64_t d : data->getDims())
       dims.push_back(Dim::fixed(d));
-    std::string stem = (n.output_size() && !n.output(0).empty()
-                            ? n.output(0)
-                            : n.name()) +
-                       "_" + sp.attrName.str();
+    std::string stem =
+        (n.output_size() && !n.output(0).empty() ? n.output(0) : n.name()) +
+        "_" + sp.attrName.str();
     Node *c = graph.createNode(
         ops::Constant, {},
         {{ctx.getTensorType(dims, ctx.getElementType(data->getKind())),
@@ -1021,7 +1038,14 @@ llvm::Error Importer::emitNodes() {
 
   for (int i : order) {
     const onnx::NodeProto &n = g.node(i);
-    std::string where = describeProto(n);
+    // Built only for an error message.
+    struct LazyWhere {
+      const onnx::NodeProto &n;
+      operator std::string() const { return describeProto(n); }
+      std::string operator+(const char *s) const {
+        return describeProto(n) + s;
+      }
+    } where{n};
     bool isQ = isDefaultDomain(n.domain()) && n.op_type() == "QuantizeLinear";
     bool isDQ =
         isDefaultDomain(n.domain()) && n.op_type() == "DequantizeLinear";
@@ -1029,7 +1053,8 @@ llvm::Error Importer::emitNodes() {
     // A DQ whose input ended up on other parameters (a data-movement op
     // carried a Q's type to it) keeps its explicit parameters.
     if (toQ && isDQ) {
-      const QuantType *actual = values.at(n.input(0))->getType()->getQuantType();
+      const QuantType *actual =
+          values.lookup(n.input(0))->getType()->getQuantType();
       toQ = actual == qdq[i].quant;
     }
 
@@ -1054,14 +1079,15 @@ llvm::Error Importer::emitNodes() {
     int numInputs = toQ ? 1 : n.input_size();
     for (int k = 0; k < numInputs; ++k) {
       const std::string &in = n.input(k);
-      operands.push_back(in.empty() ? nullptr : values.at(in));
+      operands.push_back(in.empty() ? nullptr : values.lookup(in));
     }
 
     std::vector<NamedAttribute> attrs;
     for (const auto &a : n.attribute()) {
       if (toQ && a.name() == "axis" && qdq[i].quant->isPerAxis())
         continue; // the type carries it
-      auto attr = onnxbridge::attributeFromProto(a, baseDir, where);
+      auto attr =
+          onnxbridge::attributeFromProto(a, baseDir, std::string(where));
       if (!attr)
         return attr.takeError();
       attrs.push_back({a.name(), std::move(*attr)});
@@ -1096,7 +1122,7 @@ llvm::Error Importer::emitNodes() {
     Node *node =
         graph.createNode(op, operands, results, std::move(attrs), n.name());
     for (const std::string &name : captureNames[i])
-      node->addCapture(values.at(name));
+      node->addCapture(values.lookup(name));
     // Constant nodes share the tensor already decoded for parameter lookup.
     if (op == "onnx.Constant" && n.output_size() == 1 &&
         constantNodes.count(n.output(0)))
@@ -1247,18 +1273,23 @@ qopt::importOnnxFile(llvm::StringRef path, Context &ctx) {
   int fd = ::open(path.str().c_str(), O_RDONLY);
   if (fd < 0)
     return makeError("cannot open file: " + llvm::Twine(std::strerror(errno)));
-  onnx::ModelProto proto;
+  // The message lives in an arena: a model of 100k nodes is 100k small
+  // messages, and allocating and freeing them one by one costs more than
+  // the import.
+  google::protobuf::Arena arena;
+  auto *proto =
+      google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   llvm::Error err = llvm::Error::success();
   {
     google::protobuf::io::FileInputStream in(fd);
-    err = parseProto(in, proto);
+    err = parseProto(in, *proto);
   }
   ::close(fd);
   if (err)
     return std::move(err);
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
-  return Importer(proto, dir, ctx).run();
+  return Importer(*proto, dir, ctx).run();
 }
 
 llvm::Expected<std::unique_ptr<Model>>
@@ -1268,8 +1299,10 @@ qopt::importOnnxBuffer(llvm::StringRef bytes, llvm::StringRef baseDir,
     return makeError("model larger than 2 GiB; use external data");
   google::protobuf::io::ArrayInputStream in(bytes.data(),
                                             static_cast<int>(bytes.size()));
-  onnx::ModelProto proto;
-  if (auto err = parseProto(in, proto))
+  google::protobuf::Arena arena;
+  auto *proto =
+      google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  if (auto err = parseProto(in, *proto))
     return std::move(err);
-  return Importer(proto, baseDir, ctx).run();
+  return Importer(*proto, baseDir, ctx).run();
 }

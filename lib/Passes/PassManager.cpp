@@ -2,8 +2,8 @@
 
 #include "qopt/Passes/PassManager.h"
 
-#include <algorithm>
 #include "qopt/IR/Graph.h"
+#include <algorithm>
 
 #include "llvm/Support/WithColor.h"
 

@@ -37,8 +37,8 @@ std::string reasonOf(llvm::Error err, const Node &n) {
 }
 
 bool sameGrid(const QuantType *a, const QuantType *b) {
-  return a == b || (a->hasSameParams(b) &&
-                    a->getStorageKind() == b->getStorageKind());
+  return a == b ||
+         (a->hasSameParams(b) && a->getStorageKind() == b->getStorageKind());
 }
 
 /// The operands that carry the data through a data-movement or monotonic op:
@@ -56,8 +56,8 @@ llvm::SmallVector<unsigned, 4> dataOperands(const Node &n, const OpDef &def) {
 
 /// Why a constant operand (Pad's value, Clip's bounds) is not on `q`, or
 /// empty when it is (or absent).
-std::string offGridConstant(const Node &n, unsigned operand,
-                            const QuantType *q, llvm::StringRef what) {
+std::string offGridConstant(const Node &n, unsigned operand, const QuantType *q,
+                            llvm::StringRef what) {
   if (operand >= n.getNumOperands() || !n.getOperand(operand))
     return {};
   const DenseElements *d = getConstantData(n.getOperand(operand));
@@ -67,8 +67,7 @@ std::string offGridConstant(const Node &n, unsigned operand,
   if (isOnGrid(v, q))
     return {};
   return (what + " " + formatFloat(static_cast<float>(v)) +
-          " is not on the grid " +
-          gridText(q))
+          " is not on the grid " + gridText(q))
       .str();
 }
 
@@ -136,8 +135,8 @@ private:
     llvm::SmallVector<unsigned, 4> data = dataOperands(n, def);
     const ScaleInfo *first = nullptr;
     for (unsigned i : data) {
-      const ScaleInfo *si = n.getOperand(i) ? r.lookup(n.getOperand(i))
-                                            : nullptr;
+      const ScaleInfo *si =
+          n.getOperand(i) ? r.lookup(n.getOperand(i)) : nullptr;
       if (!si)
         return "input " + std::to_string(i) + " has no grid";
       if (!first) {
@@ -145,8 +144,7 @@ private:
       } else if (!sameGrid(si->quant, first->quant)) {
         return "inputs are on different grids: input " + std::to_string(i) +
                " on " + gridText(si->quant) + ", input " +
-               std::to_string(data.front()) + " on " +
-               gridText(first->quant);
+               std::to_string(data.front()) + " on " + gridText(first->quant);
       }
     }
     const QuantType *q = first->quant;
@@ -262,9 +260,8 @@ void ScaleAnalysis::Result::print(llvm::raw_ostream &os) const {
       os << " stops: " << why;
     }
     if (bw)
-      os << (fw || !why.empty() ? ";" : "") << " -> "
-         << typeToString(bw->quant) << " (into "
-         << formatValueName(bw->source->getName()) << ")";
+      os << (fw || !why.empty() ? ";" : "") << " -> " << typeToString(bw->quant)
+         << " (into " << formatValueName(bw->source->getName()) << ")";
     os << "\n";
   };
   for (const Value *in : graph->getInputs())

@@ -1580,8 +1580,8 @@ llvm::Error resizeKernel(KernelContext &ctx) {
         return ctx.error("scales must be positive");
       // The product in float, as ONNX Runtime and the shape inference in
       // lib/IR compute it (3 * 5/3 gives 5, not 4).
-      double out = std::floor(static_cast<double>(
-          static_cast<float>(a.inLen) * static_cast<float>(a.scale)));
+      double out = std::floor(static_cast<double>(static_cast<float>(a.inLen) *
+                                                  static_cast<float>(a.scale)));
       if (out > double(int64_t(1) << 40))
         return ctx.error("resized dimension is too large");
       a.outLen = static_cast<int64_t>(out);

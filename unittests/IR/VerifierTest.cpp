@@ -116,8 +116,8 @@ TEST_F(VerifierTest, RetypingAQuantizeAndItsDequantizeStaysValid) {
   // The type is the only place the parameters live: a pass that changes a
   // scale changes two types and nothing else can go stale.
   Value *x = g.addInput(f32x4(), "x");
-  Node *q = g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 0), "xq"}}, {},
-                         "q1");
+  Node *q =
+      g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 0), "xq"}}, {}, "q1");
   Node *dq = g.createNode(ops::Dequantize, {q->getResult()}, {{f32x4(), "y"}},
                           {}, "dq1");
   g.addOutput(dq->getResult());

@@ -337,7 +337,8 @@ TEST_F(PassManagerTest, AnAnalysisIsInvalidatedWithWhatItWasComputedFrom) {
   PreservedAnalyses pa;
   pa.preserve<DerivedAnalysis>();
   pa.preserve<OtherAnalysis>();
-  g.createNode("onnx.Relu", {g.getInput(0)}, {{ctx.getUnknownTensorType(), "r"}});
+  g.createNode("onnx.Relu", {g.getInput(0)},
+               {{ctx.getUnknownTensorType(), "r"}});
   am.invalidate(g, pa);
   EXPECT_EQ(am.getCachedResult<NodeCountAnalysis>(g), nullptr);
   EXPECT_EQ(am.getCachedResult<DerivedAnalysis>(g), nullptr);

@@ -1,4 +1,5 @@
-//===- OpDefinition.h - The op table: signatures, traits, inference -*- C++ -*-===//
+//===- OpDefinition.h - The op table: signatures, traits, inference -*- C++
+//-*-===//
 //
 // One table (qopt/IR/Ops.def) describes every op qopt reasons about: its
 // operands and results with their type constraints, its attributes with
@@ -72,8 +73,16 @@ inline OpTrait operator|(OpTrait a, OpTrait b) {
 }
 
 /// Attribute kinds of the schema (ONNX's AttributeProto types qopt uses).
-enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats, Strings,
-                                Tensor, Graph };
+enum class AttrKind : uint8_t {
+  Int,
+  Float,
+  String,
+  Ints,
+  Floats,
+  Strings,
+  Tensor,
+  Graph
+};
 
 /// One attribute of an op's schema. `defaultValue` is absent for required
 /// attributes and for optional ones whose default depends on the operands
@@ -142,8 +151,8 @@ using VerifyFn = llvm::Error (*)(const Node &);
 
 class OpDef {
 public:
-  llvm::StringRef name;    // "onnx.Conv"
-  int64_t sinceVersion;    // first default-domain opset with this spelling
+  llvm::StringRef name; // "onnx.Conv"
+  int64_t sinceVersion; // first default-domain opset with this spelling
   std::vector<SignatureSlot> operands;
   std::vector<SignatureSlot> results;
   std::vector<AttrSpec> attributes;
@@ -258,8 +267,7 @@ private:
 
 /// Infers the result types of `n` from its operands. Known ops only; an
 /// opaque op returns its current types. Errors name the node.
-llvm::Expected<std::vector<const TensorType *>>
-inferResultTypes(const Node &n);
+llvm::Expected<std::vector<const TensorType *>> inferResultTypes(const Node &n);
 
 /// The more precise of two compatible types (static over dynamic dims,
 /// symbols over '?', ranked over unranked, a known element over '?').
