@@ -1,0 +1,381 @@
+//===- OnnxImportQdq.cpp - Which Q/DQ become q.* ops ----------------------===//
+//
+// A QuantizeLinear/DequantizeLinear with constant parameters becomes
+// q.quantize/q.dequantize; its parameters go into the quantized type of the
+// value it writes or reads, and only their initializer names are recorded
+// (param_names), for export.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporterImpl.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/Verifier.h"
+#include "qopt/Support/FloatFormat.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace qopt;
+using namespace qopt::onnximport;
+
+ElementKind Importer::knownKind(const std::string &name) {
+  if (const DenseElements *d = constantData(name))
+    return d->getKind();
+  auto it = declared.find(name);
+  if (it != declared.end() && it->second.proto->has_tensor_type()) {
+    auto k = onnxbridge::elementKindFromOnnx(
+        it->second.proto->tensor_type().elem_type(), name);
+    if (k)
+      return *k;
+    llvm::consumeError(k.takeError());
+  }
+  auto q = valueQuant.find(name);
+  if (q != valueQuant.end())
+    return q->second->getStorageKind();
+  return ElementKind::Unknown;
+}
+
+std::optional<std::vector<Dim>> Importer::knownShape(const std::string &name) {
+  // Walks back through Q/DQ chains (a Q/DQ's output has its input's shape)
+  // iteratively, remembering every answer: linear in the chain length.
+  std::vector<std::string> chain;
+  std::optional<std::vector<Dim>> result;
+  std::string cur = name;
+  while (true) {
+    auto cached = shapeCache.find(cur);
+    if (cached != shapeCache.end()) {
+      result = cached->second;
+      break;
+    }
+    chain.push_back(cur);
+    if (const DenseElements *d = constantData(cur)) {
+      std::vector<Dim> dims;
+      for (int64_t x : d->getDims())
+        dims.push_back(Dim::fixed(x));
+      result = dims;
+      break;
+    }
+    auto t = declaredType(cur);
+    if (!t) {
+      llvm::consumeError(t.takeError());
+      break;
+    }
+    if ((*t)->hasRank()) {
+      result =
+          std::vector<Dim>((*t)->getShape().begin(), (*t)->getShape().end());
+      break;
+    }
+    auto p = producers.find(cur);
+    if (p == producers.end())
+      break;
+    const onnx::NodeProto &n = proto.graph().node(p->second);
+    if (!isDefaultDomain(n.domain()) ||
+        (n.op_type() != "QuantizeLinear" &&
+         n.op_type() != "DequantizeLinear") ||
+        n.input_size() == 0 || n.input(0).empty())
+      break;
+    cur = n.input(0);
+  }
+  for (const std::string &c : chain)
+    shapeCache[c] = result;
+  return result;
+}
+
+llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
+  bool isQ = n.op_type() == "QuantizeLinear";
+  std::string where = describeProto(n);
+  int numInputs = n.input_size();
+  while (numInputs > 0 && n.input(numInputs - 1).empty())
+    --numInputs;
+  if (numInputs < 2 || numInputs > 3)
+    return makeError(where +
+                     ": expects 2 or 3 inputs (x, scale, "
+                     "zero_point), got " +
+                     llvm::Twine(n.input_size()));
+  if (n.input(0).empty() || n.input(1).empty())
+    return makeError(where + ": input x and scale are required");
+  if (n.output_size() != 1)
+    return makeError(where + ": expects 1 output, got " +
+                     llvm::Twine(n.output_size()));
+
+  std::optional<int64_t> axisAttr, outputDtype;
+  bool knownAttrsOnly = true;
+  std::string misplacedAttr;
+  for (const auto &a : n.attribute()) {
+    if (a.name() == "axis") {
+      axisAttr = a.i();
+    } else if (a.name() == "block_size") {
+      if (opset < 21) {
+        // Not an attribute of this opset: reported after the other checks,
+        // which usually find the model's real defect.
+        misplacedAttr = a.name();
+      } else if (a.i() != 0) {
+        return makeError(where + ": blocked quantization (block_size = " +
+                         llvm::Twine(a.i()) + ") is not supported");
+      }
+    } else if (a.name() == "output_dtype" && isQ) {
+      if (opset < 21)
+        misplacedAttr = a.name();
+      outputDtype = a.i();
+    } else if (a.name() != "saturate") {
+      knownAttrsOnly = false;
+    }
+  }
+
+  const std::string &x = n.input(0);
+  const std::string &scaleName = n.input(1);
+  std::string zpName = numInputs == 3 ? n.input(2) : std::string();
+
+  // Parameters that are not constants keep the node opaque.
+  const DenseElements *scale = constantData(scaleName);
+  const DenseElements *zp = zpName.empty() ? nullptr : constantData(zpName);
+  ElementKind scaleKind = knownKind(scaleName);
+  if (scaleKind != ElementKind::Unknown && !isFloatKind(scaleKind))
+    return makeError(where + ": scale '" + scaleName +
+                     "' must be a float tensor, got " +
+                     getElementKindName(scaleKind));
+  ElementKind zpKind =
+      zpName.empty() ? ElementKind::Unknown : knownKind(zpName);
+  if (zpKind != ElementKind::Unknown && !isQuantStorageKind(zpKind))
+    return makeError(where + ": zero point '" + zpName +
+                     "' must be int8, uint8, int16, uint16" +
+                     (isQ ? "" : " or int32") + ", got " +
+                     getElementKindName(zpKind));
+  if ((zpKind == ElementKind::I16 || zpKind == ElementKind::U16) && opset < 21)
+    return makeError(where + ": 16-bit zero point '" + zpName +
+                     "' needs opset 21, but the model imports opset " +
+                     llvm::Twine(opset));
+  if (isQ && zpKind == ElementKind::I32)
+    return makeError(where + ": zero point '" + zpName +
+                     "' of type i32 is only valid for DequantizeLinear");
+  if (scale && scale->getKind() == ElementKind::F64)
+    return makeError(where + ": scale '" + scaleName +
+                     "' must be float, float16 or bfloat16, got f64");
+
+  // Storage type: zero point, else output_dtype (Q) / x's type (DQ), else u8.
+  ElementKind storage = zpKind;
+  if (outputDtype && *outputDtype != 0) {
+    auto k = onnxbridge::elementKindFromOnnx(*outputDtype, where);
+    if (!k)
+      return k.takeError();
+    if (!isQuantStorageKind(*k) || *k == ElementKind::I32)
+      return makeError(where + ": output_dtype " + getElementKindName(*k) +
+                       " is not a supported quantized type");
+    if (storage != ElementKind::Unknown && storage != *k)
+      return makeError(where + ": output_dtype " + getElementKindName(*k) +
+                       " does not match the zero point type " +
+                       getElementKindName(storage));
+    storage = *k;
+  }
+  ElementKind xKind = knownKind(x);
+  if (isQ) {
+    if (xKind != ElementKind::Unknown && !isFloatKind(xKind))
+      return makeError(where + ": input '" + x +
+                       "' must be a float tensor, "
+                       "got " +
+                       getElementKindName(xKind));
+    if (storage == ElementKind::Unknown && zpName.empty())
+      storage = ElementKind::U8;
+  } else {
+    if (xKind != ElementKind::Unknown) {
+      if (!isQuantStorageKind(xKind))
+        return makeError(where + ": input '" + x +
+                         "' must be int8, uint8, "
+                         "int16, uint16 or int32, "
+                         "got " +
+                         getElementKindName(xKind));
+      if (storage != ElementKind::Unknown && storage != xKind)
+        return makeError(where + ": input '" + x + "' is " +
+                         getElementKindName(xKind) + " but the zero point is " +
+                         getElementKindName(storage));
+      storage = xKind;
+    }
+  }
+  // Declared result type of a Q must be the storage type.
+  if (isQ && storage != ElementKind::Unknown) {
+    ElementKind declaredOut = knownKind(n.output(0));
+    if (declaredOut != ElementKind::Unknown && declaredOut != storage)
+      return makeError(where + ": output '" + n.output(0) + "' is declared " +
+                       getElementKindName(declaredOut) +
+                       " but the quantized type is " +
+                       getElementKindName(storage) +
+                       " (from the zero point or output_dtype)");
+  }
+
+  // Shapes, from constants or declared types: per tensor (one element,
+  // rank <= 1) or per axis (rank 1). Checked even for dynamic parameters.
+  auto staticDims =
+      [&](const std::string &name) -> std::optional<std::vector<int64_t>> {
+    auto shape = knownShape(name);
+    if (!shape)
+      return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const Dim &d : *shape) {
+      if (!d.isStatic())
+        return std::nullopt;
+      dims.push_back(d.size);
+    }
+    return dims;
+  };
+  auto numElements = [](const std::vector<int64_t> &dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      if (d < 0 || __builtin_mul_overflow(n, d, &n))
+        return std::numeric_limits<int64_t>::max(); // reads as "blocked"
+    return n;
+  };
+  std::optional<std::vector<int64_t>> sdims = staticDims(scaleName);
+  std::optional<std::vector<int64_t>> zdims =
+      zpName.empty() ? std::nullopt : staticDims(zpName);
+  if (sdims && zdims && *zdims != *sdims &&
+      !(numElements(*sdims) == 1 && numElements(*zdims) == 1))
+    return makeError(where + ": zero point shape " + shapeText(*zdims) +
+                     " does not match scale shape " + shapeText(*sdims));
+  if (sdims && sdims->size() > 1 && numElements(*sdims) != 1)
+    return makeError(where + ": scale of shape " + shapeText(*sdims) +
+                     " means blocked quantization, which is not supported");
+  if (sdims && numElements(*sdims) == 0)
+    return makeError(where + ": scale '" + scaleName + "' is empty");
+  std::optional<int64_t> axis;
+  if (sdims && numElements(*sdims) > 1) {
+    int64_t channels = numElements(*sdims);
+    int64_t a = axisAttr.value_or(1);
+    if (auto xShape = knownShape(x)) {
+      int64_t rank = static_cast<int64_t>(xShape->size());
+      if (a < -rank || a >= rank)
+        return makeError(where + ": axis " + llvm::Twine(a) +
+                         " is out of range for input '" + x + "' of rank " +
+                         llvm::Twine(rank));
+      if (a < 0)
+        a += rank;
+      const Dim &d = (*xShape)[a];
+      if (d.isStatic() && d.size != channels)
+        return makeError(where + ": per-axis scale has " +
+                         llvm::Twine(channels) + " elements but axis " +
+                         llvm::Twine(a) + " of input '" + x + "' has size " +
+                         llvm::Twine(d.size));
+      axis = a;
+    } else if (a < 0) {
+      return llvm::Error::success(); // cannot normalise: stay opaque
+    } else {
+      axis = a;
+    }
+  }
+
+  if (!misplacedAttr.empty())
+    return makeError(where + ": attribute '" + misplacedAttr +
+                     "' needs opset 21, but the model imports opset " +
+                     llvm::Twine(opset));
+
+  if (!scale || (!zpName.empty() && !zp) || !knownAttrsOnly ||
+      storage == ElementKind::Unknown)
+    return llvm::Error::success(); // dynamic parameters: opaque node
+
+  int64_t channels = scale->getNumElements();
+  std::vector<float> scales;
+  std::vector<int64_t> zps;
+  for (int64_t i = 0; i < channels; ++i) {
+    float s = static_cast<float>(scale->getAsDouble(i));
+    if (!std::isfinite(s) || !(s > 0))
+      return makeError(where + ": scale '" + scaleName +
+                       "' must be finite and > 0, got " +
+                       (std::isnan(s) ? std::string("nan") : formatFloat(s)));
+    scales.push_back(s);
+    zps.push_back(zp ? zp->getAsInt(i) : 0);
+  }
+  const QuantType *q =
+      ctx.getQuantType(storage, scale->getKind(), axis, scales, zps);
+  std::string why = checkQuantType(q);
+  if (!why.empty())
+    return makeError(where + ": " + why);
+  info.convertible = true;
+  info.quant = q;
+  return llvm::Error::success();
+}
+
+llvm::Error Importer::assignQuantTypes() {
+  const onnx::GraphProto &g = proto.graph();
+  qdq.resize(g.node_size());
+  // Quantize results first: they define their values' types.
+  for (int i : order) {
+    const onnx::NodeProto &n = g.node(i);
+    if (!isDefaultDomain(n.domain()) ||
+        (n.op_type() != "QuantizeLinear" && n.op_type() != "DequantizeLinear"))
+      continue;
+    if (auto err = analyzeQdq(n, qdq[i]))
+      return err;
+    if (qdq[i].convertible && n.op_type() == "QuantizeLinear")
+      valueQuant[n.output(0)] = qdq[i].quant;
+  }
+  // Then each DQ input not produced by a convertible Q takes the parameters
+  // its DQ consumers agree on.
+  // Keyed by the proto's strings: valueQuant keeps these keys.
+  llvm::DenseMap<llvm::StringRef, std::vector<int>> dqUsers;
+  for (int i : order) {
+    const onnx::NodeProto &n = g.node(i);
+    if (qdq[i].convertible && n.op_type() == "DequantizeLinear")
+      dqUsers[n.input(0)].push_back(i);
+  }
+  for (auto &[name, users] : dqUsers) {
+    auto q = valueQuant.find(name);
+    if (q != valueQuant.end()) {
+      for (int u : users)
+        if (qdq[u].quant != q->second)
+          qdq[u].convertible = false; // different params: keep ONNX DQ
+      continue;
+    }
+    bool agree = true;
+    for (int u : users)
+      agree &= qdq[u].quant == qdq[users.front()].quant;
+    ElementKind kind = knownKind(name.str());
+    if (agree && (kind == ElementKind::Unknown ||
+                  kind == qdq[users.front()].quant->getStorageKind())) {
+      valueQuant[name] = qdq[users.front()].quant;
+    } else {
+      for (int u : users)
+        qdq[u].convertible = false;
+    }
+  }
+  return llvm::Error::success();
+}
+
+/// What export needs to restore a Q/DQ's parameter initializers: their
+/// names and, where not the default, their ranks. The numbers stay in the
+/// quantized type only.
+void Importer::recordParamNames(const onnx::NodeProto &n, const QuantType *q,
+                                std::vector<NamedAttribute> &attrs) {
+  std::vector<std::string> names;
+  std::vector<int64_t> ranks;
+  bool defaultRanks = true;
+  int defaultRank = q->isPerAxis() ? 1 : 0;
+  for (int k = 1; k < n.input_size() && k < 3; ++k) {
+    if (n.input(k).empty())
+      break;
+    names.push_back(n.input(k));
+    absorbedParams.insert(n.input(k));
+    const DenseElements *d = constantData(n.input(k));
+    int rank = d ? static_cast<int>(d->getDims().size()) : defaultRank;
+    ranks.push_back(rank);
+    defaultRanks &= rank == defaultRank;
+  }
+  attrs.push_back({"param_names", Attribute(std::move(names))});
+  if (!defaultRanks)
+    attrs.push_back({"param_ranks", Attribute(std::move(ranks))});
+}
+
+/// Parameter initializers whose every reader became a q.* node are gone:
+/// the quantized types hold the numbers, export writes them back.
+void Importer::eraseAbsorbedParams() {
+  Graph &graph = model->getGraph();
+  llvm::StringSet<> keep;
+  for (const std::string &name : graph.getInitializerInputs())
+    keep.insert(name);
+  for (const auto &entry : absorbedParams) {
+    llvm::StringRef name = entry.getKey();
+    Value *v = graph.lookupValue(name);
+    if (!v || keep.count(name) || v->hasUses() || !v->getDefiningNode() ||
+        !v->getDefiningNode()->isa(ops::Constant))
+      continue;
+    graph.eraseNode(v->getDefiningNode());
+  }
+}

@@ -1,0 +1,143 @@
+//===- OnnxImportSpellings.cpp - Older opsets' spellings, canonicalized ---===//
+//
+//   opset 4:  Reshape(x) {shape = [1, -1]}
+//   IR:       %y_shape = onnx.Constant() {value = dense<[1, -1]>}
+//             %y = onnx.Reshape(%x, %y_shape)
+//
+// The table of such spellings is qopt/IR/OpsetSpellings.h; the exporter
+// writes them back for the model's opset.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporterImpl.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpsetSpellings.h"
+#include "qopt/Support/FloatFormat.h"
+
+using namespace qopt;
+using namespace qopt::onnximport;
+
+/// Older opsets wrote some operands as attributes: they become constant
+/// operands (the canonical spelling), named after the node's first output.
+llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
+                                           llvm::StringRef op,
+                                           std::vector<Value *> &operands,
+                                           std::vector<NamedAttribute> &attrs) {
+  Graph &graph = model->getGraph();
+  for (const AttrOperandSpelling &sp : getAttrOperandSpellings(op)) {
+    if (opset >= sp.operandSince)
+      continue;
+    auto it = std::find_if(attrs.begin(), attrs.end(),
+                           [&](auto &a) { return a.name == sp.attrName; });
+    if (it == attrs.end())
+      continue;
+    if (operands.size() > sp.operandIndex && operands[sp.operandIndex])
+      return makeError(describeProto(n) + ": '" + sp.attrName +
+                       "' is given as an attribute and as input " +
+                       llvm::Twine(sp.operandIndex));
+    DenseElementsRef data;
+    if (sp.attrKind == AttrKind::Ints) {
+      if (!it->value.getIf<std::vector<int64_t>>() &&
+          !it->value.getIf<EmptyList>())
+        return makeError(describeProto(n) + ": attribute '" + sp.attrName +
+                         "' must be a list of ints");
+      std::vector<int64_t> v = it->value.getInts();
+      std::string bytes(reinterpret_cast<const char *>(v.data()),
+                        v.size() * sizeof(int64_t));
+      data = std::make_shared<const DenseElements>(
+          ElementKind::I64, std::vector<int64_t>{int64_t(v.size())},
+          std::move(bytes));
+    } else {
+      const float *f = it->value.getIf<float>();
+      if (!f)
+        return makeError(describeProto(n) + ": attribute '" + sp.attrName +
+                         "' must be a float");
+      // The bound has the data's float type (Clip, Pad are one T).
+      ElementKind kind = ElementKind::F32;
+      if (!operands.empty() && operands[0] &&
+          isFloatKind(operands[0]->getType()->getStorageKind()))
+        kind = operands[0]->getType()->getStorageKind();
+      std::string bytes;
+      double d = *f;
+      auto put = [&](auto v) {
+        bytes.assign(reinterpret_cast<const char *>(&v), sizeof(v));
+      };
+      switch (kind) {
+      case ElementKind::F64:
+        put(d);
+        break;
+      case ElementKind::F16:
+        put(floatToHalf(*f));
+        break;
+      case ElementKind::BF16:
+        put(floatToBFloat16(*f));
+        break;
+      default:
+        put(*f);
+      }
+      data = std::make_shared<const DenseElements>(kind, std::vector<int64_t>{},
+                                                   std::move(bytes));
+    }
+    std::vector<Dim> dims;
+    for (int64_t d : data->getDims())
+      dims.push_back(Dim::fixed(d));
+    std::string stem =
+        (n.output_size() && !n.output(0).empty() ? n.output(0) : n.name()) +
+        "_" + sp.attrName.str();
+    Node *c = graph.createNode(
+        ops::Constant, {},
+        {{ctx.getTensorType(dims, ctx.getElementType(data->getKind())),
+          graph.makeUniqueName(stem)}},
+        {{"value", Attribute(data)}});
+    if (operands.size() <= sp.operandIndex)
+      operands.resize(sp.operandIndex + 1, nullptr);
+    operands[sp.operandIndex] = c->getResult();
+    attrs.erase(it);
+  }
+  return llvm::Error::success();
+}
+
+/// Upsample (opsets 7-9) is Resize with asymmetric coordinates; Resize-10
+/// has no roi operand.
+void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
+                                  std::vector<Value *> &operands,
+                                  std::vector<NamedAttribute> &attrs) {
+  if (op == "onnx.Resize" && opset < 11 && operands.size() == 2) {
+    operands = {operands[0], nullptr, operands[1]};
+    return;
+  }
+  if (op != "onnx.Upsample")
+    return;
+  op = "onnx.Resize";
+  std::string mode = "nearest";
+  for (auto it = attrs.begin(); it != attrs.end();) {
+    if (it->name == "mode" && it->value.isString())
+      mode = *it->value.getIf<std::string>();
+    if (it->name == "scales" && it->value.getIf<std::vector<float>>()) {
+      // Upsample-7 keeps the scales in an attribute.
+      const std::vector<float> &v = *it->value.getIf<std::vector<float>>();
+      std::string bytes(reinterpret_cast<const char *>(v.data()),
+                        v.size() * sizeof(float));
+      auto data = std::make_shared<const DenseElements>(
+          ElementKind::F32, std::vector<int64_t>{int64_t(v.size())},
+          std::move(bytes));
+      Graph &graph = model->getGraph();
+      Node *c = graph.createNode(
+          ops::Constant, {},
+          {{ctx.getTensorType(llvm::ArrayRef<int64_t>{int64_t(v.size())},
+                              ctx.getElementType(ElementKind::F32)),
+            graph.makeUniqueName(n.output(0) + "_scales")}},
+          {{"value", Attribute(data)}});
+      operands.push_back(c->getResult());
+      it = attrs.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  attrs.push_back({"coordinate_transformation_mode", Attribute("asymmetric")});
+  if (mode == "nearest")
+    attrs.push_back({"nearest_mode", Attribute("floor")});
+  // Resize(X, roi, scales): Upsample's scales move to position 2.
+  if (operands.size() >= 2)
+    operands = {operands[0], nullptr, operands[1]};
+}

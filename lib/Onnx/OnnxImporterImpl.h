@@ -1,0 +1,125 @@
+//===- OnnxImporterImpl.h - The ONNX importer, shared by its files -*- C++
+//-*-===//
+//
+// Private to lib/Onnx. The importer is one class whose steps live in files by
+// what they do: OnnxImporter.cpp (reading the graph, emitting nodes with
+// shape inference), OnnxImportQdq.cpp (which Q/DQ become q.* ops and which
+// values get quantized types), OnnxImportSpellings.cpp (older opsets'
+// spellings to the canonical form), OnnxTensorData.cpp (tensor payloads).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_ONNX_ONNXIMPORTERIMPL_H
+#define QOPT_LIB_ONNX_ONNXIMPORTERIMPL_H
+
+#include "OnnxTypes.h"
+#include "qopt/IR/Graph.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace qopt {
+namespace onnximport {
+
+llvm::Error makeError(const llvm::Twine &msg);
+/// "node 'conv1' (Conv)" for diagnostics.
+std::string describeProto(const onnx::NodeProto &n);
+bool isDefaultDomain(const std::string &d);
+/// "[1,3,8,8]".
+std::string shapeText(llvm::ArrayRef<int64_t> dims);
+
+/// What the pre-pass decided about one QuantizeLinear/DequantizeLinear.
+struct QdqInfo {
+  bool convertible = false;
+  const QuantType *quant = nullptr;
+};
+
+class Importer {
+public:
+  Importer(onnx::ModelProto &proto, llvm::StringRef baseDir, Context &ctx)
+      : proto(proto), baseDir(baseDir), ctx(ctx) {}
+
+  llvm::Expected<std::unique_ptr<Model>> run();
+
+private:
+  llvm::Error importHeader();
+  llvm::Error collectDeclaredTypes();
+  llvm::Error collectConstants();
+  llvm::Error sortNodes();
+  llvm::Error analyzeQdq(const onnx::NodeProto &n, QdqInfo &info);
+  llvm::Error assignQuantTypes();
+  llvm::Error emitNodes();
+  llvm::Error canonicalizeSpelling(const onnx::NodeProto &n, llvm::StringRef op,
+                                   std::vector<Value *> &operands,
+                                   std::vector<NamedAttribute> &attrs);
+  void canonicalizeResize(const onnx::NodeProto &n, std::string &op,
+                          std::vector<Value *> &operands,
+                          std::vector<NamedAttribute> &attrs);
+  void recordParamNames(const onnx::NodeProto &n, const QuantType *q,
+                        std::vector<NamedAttribute> &attrs);
+  void eraseAbsorbedParams();
+  llvm::Error emitOutputs();
+
+  /// Converted once (collectDeclaredTypes converts every declaration up
+  /// front, so a malformed one fails early with the value's name).
+  llvm::Expected<const TensorType *> declaredType(llvm::StringRef name) {
+    auto it = declared.find(name);
+    if (it == declared.end())
+      return ctx.getUnknownTensorType();
+    if (it->second.converted)
+      return it->second.converted;
+    auto t = onnxbridge::tensorTypeFromProto(*it->second.proto, ctx,
+                                             "value '" + name.str() + "'");
+    if (t)
+      it->second.converted = *t;
+    return t;
+  }
+  /// Kind known for a value name before emission (declared or constant).
+  ElementKind knownKind(const std::string &name);
+  /// Rank known for a value name before emission.
+  std::optional<std::vector<Dim>> knownShape(const std::string &name);
+  const DenseElements *constantData(const std::string &name);
+
+  onnx::ModelProto &proto;
+  std::string baseDir;
+  Context &ctx;
+  std::unique_ptr<Model> model;
+  int64_t opset = 0;
+
+  struct DeclaredType {
+    const onnx::TypeProto *proto;
+    const TensorType *converted = nullptr;
+  };
+  // Keys are the proto's own strings, which outlive the import.
+  llvm::DenseMap<llvm::StringRef, DeclaredType> declared;
+  std::unordered_map<std::string, onnx::TensorProto *> initializers;
+  std::vector<std::string> initializerOrder;
+  /// Output of a Constant node with a `value` tensor -> that node.
+  std::unordered_map<std::string, const onnx::NodeProto *> constantNodes;
+  std::unordered_map<std::string, DenseElementsRef> constantCache;
+  std::unordered_map<std::string, std::optional<std::vector<Dim>>> shapeCache;
+  llvm::DenseMap<llvm::StringRef, int> producers; // value -> node index
+  llvm::StringSet<> graphInputs;
+  std::vector<int> order;
+  /// Per node (file order): outer names its subgraphs read.
+  std::vector<std::vector<std::string>> captureNames;
+  std::vector<QdqInfo> qdq;
+  /// Quantized element type assigned to a value name.
+  llvm::DenseMap<llvm::StringRef, const QuantType *> valueQuant;
+  llvm::DenseMap<llvm::StringRef, Value *> values;
+  /// Scale/zero-point initializers read by converted Q/DQ nodes.
+  llvm::StringSet<> absorbedParams;
+};
+
+} // namespace onnximport
+} // namespace qopt
+
+#endif // QOPT_LIB_ONNX_ONNXIMPORTERIMPL_H

@@ -1,0 +1,210 @@
+//===- OnnxTensorData.cpp - ONNX TensorProto payloads -> DenseElements ----===//
+//
+// Raw, typed-field and external data, with every size checked before
+// anything is allocated; external files are confined to the model directory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporterImpl.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace qopt;
+using namespace qopt::onnximport;
+
+//===----------------------------------------------------------------------===//
+// Tensor data
+//===----------------------------------------------------------------------===//
+
+/// Confines an external data location to the model directory.
+static llvm::Expected<std::string> resolveExternalPath(llvm::StringRef base,
+                                                       llvm::StringRef loc,
+                                                       llvm::StringRef what) {
+  if (loc.empty())
+    return makeError(what + ": external data has no location");
+  if (llvm::sys::path::is_absolute(loc))
+    return makeError(what + ": external data path '" + loc +
+                     "' is absolute; it must be relative to the model");
+  for (auto it = llvm::sys::path::begin(loc), e = llvm::sys::path::end(loc);
+       it != e; ++it)
+    if (*it == "..")
+      return makeError(what + ": external data path '" + loc +
+                       "' escapes the model directory");
+  llvm::SmallString<256> full(base.empty() ? "." : base);
+  llvm::sys::path::append(full, loc);
+  // Symbolic links may not lead out of the model's directory either.
+  llvm::SmallString<256> realBase, realFull;
+  if (!llvm::sys::fs::real_path(base.empty() ? "." : base, realBase) &&
+      !llvm::sys::fs::real_path(full, realFull)) {
+    llvm::StringRef f = realFull, b = realBase;
+    if (!f.startswith(b) || (f.size() > b.size() && f[b.size()] != '/'))
+      return makeError(what + ": external data path '" + loc +
+                       "' leads out of the model directory");
+  }
+  return std::string(full.str());
+}
+
+llvm::Expected<DenseElementsRef>
+qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
+                                  llvm::StringRef what) {
+  auto kind = elementKindFromOnnx(t.data_type(), what);
+  if (!kind)
+    return kind.takeError();
+  if (*kind == ElementKind::Unknown)
+    return makeError(what + ": tensor has no data type (UNDEFINED)");
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      return makeError(what + ": negative dimension in " + shapeText(dims));
+    if (__builtin_mul_overflow(count, d, &count))
+      return makeError(what + ": element count of " + shapeText(dims) +
+                       " overflows");
+  }
+  if (*kind == ElementKind::String) {
+    if (t.string_data_size() != count)
+      return makeError(what + ": has " + llvm::Twine(t.string_data_size()) +
+                       " strings, expected " + llvm::Twine(count));
+    return std::make_shared<const DenseElements>(
+        dims,
+        std::vector<std::string>(t.string_data().begin(),
+                                 t.string_data().end()),
+        t.name());
+  }
+  auto bytes = DenseElements::byteSizeFor(*kind, count);
+  constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 34; // 16 GiB
+  if (!bytes || *bytes > kMaxTensorBytes)
+    return makeError(what + ": " + llvm::Twine(count) +
+                     " elements is more than qopt accepts for one tensor");
+  unsigned width = getElementByteSize(*kind);
+
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;
+    for (const auto &kv : t.external_data()) {
+      uint64_t v = 0;
+      if (kv.key() == "location") {
+        location = kv.value();
+      } else if (kv.key() == "offset" || kv.key() == "length") {
+        if (llvm::StringRef(kv.value()).getAsInteger(10, v))
+          return makeError(what + ": invalid external data " + kv.key() + " '" +
+                           kv.value() + "'");
+        if (kv.key() == "offset")
+          offset = v;
+        else
+          length = v;
+      }
+    }
+    auto path = resolveExternalPath(baseDir, location, what);
+    if (!path)
+      return path.takeError();
+    uint64_t fileSize = 0;
+    if (!llvm::sys::fs::is_regular_file(*path) ||
+        llvm::sys::fs::file_size(*path, fileSize))
+      return makeError(what + ": external data file '" + location +
+                       "' is missing or not a regular file");
+    uint64_t len = length ? *length : *bytes;
+    if (len != *bytes)
+      return makeError(what + ": external data length " + llvm::Twine(len) +
+                       " does not match the " + llvm::Twine(*bytes) +
+                       " bytes its shape needs");
+    if (offset > fileSize || fileSize - offset < len)
+      return makeError(what + ": external data file '" + location +
+                       "' is too short");
+    int fd = ::open(path->c_str(), O_RDONLY);
+    if (fd < 0)
+      return makeError(what + ": cannot open external data file '" + location +
+                       "'");
+    std::string data(len, '\0');
+    ssize_t got = ::pread(fd, data.data(), len, static_cast<off_t>(offset));
+    ::close(fd);
+    if (got < 0 || static_cast<uint64_t>(got) != len)
+      return makeError(what + ": short read from external data file '" +
+                       location + "'");
+    return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
+                                                 t.name());
+  }
+
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != *bytes)
+      return makeError(what + ": raw_data has " +
+                       llvm::Twine(t.raw_data().size()) + " bytes, expected " +
+                       llvm::Twine(*bytes) + " for shape " + shapeText(dims));
+    std::string data;
+    data.swap(*t.mutable_raw_data()); // no copy of large weights
+    return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
+                                                 t.name());
+  }
+
+  auto countMismatch = [&](int have) {
+    return makeError(what + ": has " + llvm::Twine(have) +
+                     " values, expected " + llvm::Twine(count) + " for shape " +
+                     shapeText(dims));
+  };
+  // The typed field's length is checked before anything is allocated.
+  int have;
+  switch (*kind) {
+  case ElementKind::F32:
+    have = t.float_data_size();
+    break;
+  case ElementKind::F64:
+    have = t.double_data_size();
+    break;
+  case ElementKind::I64:
+    have = t.int64_data_size();
+    break;
+  case ElementKind::U32:
+  case ElementKind::U64:
+    have = t.uint64_data_size();
+    break;
+  default:
+    have = t.int32_data_size();
+  }
+  if (have != count)
+    return countMismatch(have);
+  std::string data(*bytes, '\0');
+  switch (*kind) {
+  case ElementKind::F32:
+    if (t.float_data_size() != count)
+      return countMismatch(t.float_data_size());
+    if (*bytes)
+      std::memcpy(data.data(), t.float_data().data(), *bytes);
+    break;
+  case ElementKind::F64:
+    if (t.double_data_size() != count)
+      return countMismatch(t.double_data_size());
+    if (*bytes)
+      std::memcpy(data.data(), t.double_data().data(), *bytes);
+    break;
+  case ElementKind::I64:
+    if (t.int64_data_size() != count)
+      return countMismatch(t.int64_data_size());
+    if (*bytes)
+      std::memcpy(data.data(), t.int64_data().data(), *bytes);
+    break;
+  case ElementKind::U32:
+  case ElementKind::U64:
+    if (t.uint64_data_size() != count)
+      return countMismatch(t.uint64_data_size());
+    for (int64_t i = 0; i < count; ++i) {
+      uint64_t v = t.uint64_data(i);
+      std::memcpy(&data[i * width], &v, width);
+    }
+    break;
+  default: // int32_data carries I32 and all narrower kinds (and f16 bits)
+    if (t.int32_data_size() != count)
+      return countMismatch(t.int32_data_size());
+    for (int64_t i = 0; i < count; ++i) {
+      int32_t v = t.int32_data(i);
+      std::memcpy(&data[i * width], &v, width);
+    }
+  }
+  return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
+                                               t.name());
+}
