@@ -1124,6 +1124,10 @@ llvm::Error Parser::parseGraph(Model &m) {
       } else if (a.name == "initializer_inputs" && a.value &&
                  a.value->getIf<std::vector<std::string>>()) {
         g.getInitializerInputs() = *a.value->getIf<std::vector<std::string>>();
+      } else if (a.name == "initializer_input_positions" && a.value &&
+                 (a.value->getIf<std::vector<int64_t>>() ||
+                  a.value->getIf<EmptyList>())) {
+        g.getInitializerInputPositions() = a.value->getInts();
       } else {
         return error(loc, "unknown graph attribute '" + a.name + "'");
       }

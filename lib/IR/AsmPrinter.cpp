@@ -145,6 +145,13 @@ public:
         s += (i ? ", " : "") + quoteString(g.getInitializerInputs()[i]);
       graphAttrs.push_back(s + "]");
     }
+    if (!g.getInitializerInputPositions().empty()) {
+      std::string s = "initializer_input_positions = [";
+      for (size_t i = 0; i < g.getInitializerInputPositions().size(); ++i)
+        s += (i ? ", " : "") +
+             std::to_string(g.getInitializerInputPositions()[i]);
+      graphAttrs.push_back(s + "]");
+    }
     if (!graphAttrs.empty()) {
       os << " attributes {";
       for (size_t i = 0; i < graphAttrs.size(); ++i)

@@ -118,6 +118,25 @@ public:
         return fail("initializer_inputs",
                     "'" + name + "' is not an initializer of the graph");
     }
+    const std::vector<int64_t> &positions =
+        graph.getInitializerInputPositions();
+    if (!positions.empty()) {
+      size_t total = graph.getNumInputs() + graph.getInitializerInputs().size();
+      if (positions.size() != graph.getInitializerInputs().size())
+        return fail("initializer_input_positions",
+                    std::to_string(positions.size()) + " positions for " +
+                        std::to_string(graph.getInitializerInputs().size()) +
+                        " initializer inputs");
+      std::vector<bool> taken(total, false);
+      for (int64_t p : positions) {
+        if (p < 0 || static_cast<size_t>(p) >= total || taken[p])
+          return fail("initializer_input_positions",
+                      "position " + std::to_string(p) +
+                          " is out of range or repeated (" +
+                          std::to_string(total) + " inputs in all)");
+        taken[p] = true;
+      }
+    }
     for (unsigned i = 0; i < graph.getNumOutputs(); ++i) {
       const Value *v = graph.getOutput(i);
       if (!v || !defined.count(v))

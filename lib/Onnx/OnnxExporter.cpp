@@ -98,9 +98,23 @@ public:
     if (!attributeError.empty())
       return makeError(attributeError);
 
-    for (const std::string &name : g.getInitializerInputs())
-      if (const Value *v = g.lookupValue(name))
-        addValueInfo(graph->add_input(), name, v->getType());
+    // Initializer inputs go back where the source model had them.
+    const std::vector<int64_t> &positions = g.getInitializerInputPositions();
+    for (size_t i = 0; i < g.getInitializerInputs().size(); ++i) {
+      const std::string &name = g.getInitializerInputs()[i];
+      const Value *v = g.lookupValue(name);
+      if (!v)
+        continue;
+      onnx::ValueInfoProto vi;
+      addValueInfo(&vi, name, v->getType());
+      auto *inputs = graph->mutable_input();
+      int at = i < positions.size()
+                   ? std::min<int>(positions[i], inputs->size())
+                   : inputs->size();
+      *inputs->Add() = std::move(vi);
+      for (int k = inputs->size() - 1; k > at; --k)
+        inputs->SwapElements(k, k - 1);
+    }
     llvm::DenseSet<const Value *> outputs;
     for (const Value *out : g.getOutputs()) {
       addValueInfo(graph->add_output(), out->getName(), out->getType());

@@ -137,16 +137,24 @@ llvm::Error Importer::collectConstants() {
       return makeError("duplicate initializer '" + t.name() + "'");
     initializerOrder.push_back(t.name());
   }
+  Graph &graph = model->getGraph();
+  bool allLast = true; // initializer inputs after every real input
   for (const auto &in : g.input()) {
     if (in.name().empty())
       return makeError("a graph input has no name");
     if (initializers.count(in.name())) {
-      model->getGraph().getInitializerInputs().push_back(in.name());
+      graph.getInitializerInputPositions().push_back(
+          static_cast<int64_t>(&in - &*g.input().begin()));
+      graph.getInitializerInputs().push_back(in.name());
       continue;
     }
+    allLast &= graph.getInitializerInputs().empty();
     if (!graphInputs.insert(in.name()).second)
       return makeError("duplicate graph input '" + in.name() + "'");
   }
+  if (allLast)
+    graph.getInitializerInputPositions().clear(); // the default: appended
+
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto &n = g.node(i);
     for (const std::string &out : n.output()) {

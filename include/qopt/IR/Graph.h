@@ -236,6 +236,14 @@ public:
   const std::vector<std::string> &getInitializerInputs() const {
     return initializerInputs;
   }
+  /// Where each initializer input stood in the source model's input list
+  /// (same order as getInitializerInputs); empty when they all came last.
+  std::vector<int64_t> &getInitializerInputPositions() {
+    return initializerInputPositions;
+  }
+  const std::vector<int64_t> &getInitializerInputPositions() const {
+    return initializerInputPositions;
+  }
 
 private:
   friend class Value;
@@ -249,6 +257,7 @@ private:
   std::vector<unsigned> outputUsePos;
   NodeList nodes;
   std::vector<std::string> initializerInputs;
+  std::vector<int64_t> initializerInputPositions;
   llvm::StringMap<Value *> valuesByName;
   uint64_t uniqueCounter = 0;
   void registerName(Value *v);
