@@ -104,8 +104,11 @@ private:
     if (stored)
       return;
     if (n.isa(ops::Dequantize)) {
-      if (const ScaleInfo *si = r.lookup(n.getOperand(0)))
-        r.forward[n.getResult()] = *si;
+      // Copied before inserting: insertion may move the map's entries.
+      if (const ScaleInfo *si = r.lookup(n.getOperand(0))) {
+        ScaleInfo copy = *si;
+        r.forward[n.getResult()] = copy;
+      }
       return;
     }
     bool anyGrid = false;
@@ -147,7 +150,10 @@ private:
                std::to_string(data.front()) + " on " + gridText(first->quant);
       }
     }
-    const QuantType *q = first->quant;
+    // Copied: inserting results below may move the map's entries.
+    const ScaleInfo grid = *first;
+    first = nullptr;
+    const QuantType *q = grid.quant;
     if (n.isa("onnx.Resize")) {
       std::string mode = getStringAttrOr(n, "mode", "nearest");
       if (mode != "nearest")
@@ -183,7 +189,7 @@ private:
         }
         out = quant::withAxis(n.getGraph()->getContext(), q, *axis);
       }
-      r.forward[res] = {out, first->source};
+      r.forward[res] = {out, grid.source};
     }
     return {};
   }
@@ -223,10 +229,11 @@ private:
     }
     if (!grid)
       return;
+    const ScaleInfo copy = *grid; // noteBackward may move the map's entries
     for (unsigned i : data)
       if (const Value *v = n.getOperand(i))
         if (!v->getType()->isQuantized())
-          noteBackward(v, *grid);
+          noteBackward(v, copy);
   }
 
   ScaleAnalysis::Result &r;
