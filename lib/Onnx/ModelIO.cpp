@@ -61,7 +61,28 @@ ModelFormat qopt::formatForPath(llvm::StringRef path) {
 
 llvm::Error qopt::saveModelFile(const Model &model, llvm::StringRef path,
                                 ModelFormat format,
-                                const PrintOptions &printOptions) {
+                                const PrintOptions &printOptions,
+                                ExternalData externalData) {
+  bool external = format == ModelFormat::Onnx &&
+                  (externalData == ExternalData::Always ||
+                   getInitializerBytes(model) > kExternalDataAutoThreshold);
+  if (external) {
+    if (path == "-")
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "external data needs an output file, "
+                                     "not stdout");
+    // The data file is committed first (inner), then the model that
+    // refers to it; if anything fails, neither is written.
+    OnnxExportOptions options;
+    options.externalDataLocation =
+        (llvm::sys::path::filename(path) + ".data").str();
+    std::string dataPath = (path + ".data").str();
+    return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+      return writeFileAtomically(dataPath, [&](llvm::raw_ostream &data) {
+        return exportOnnx(model, os, options, &data);
+      });
+    });
+  }
   return writeFileAtomically(path, [&](llvm::raw_ostream &os) -> llvm::Error {
     if (format == ModelFormat::Onnx)
       return exportOnnx(model, os);

@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <limits>
 #include <map>
 
 using namespace qopt;
@@ -581,7 +582,9 @@ uint16_t Exporter::floatToBf16Bits(float f) { return floatToBFloat16(f); }
 /// never copied into the protobuf message. Protobuf accepts fields in any
 /// order, so the bytes parse to the same message as a plain serialization.
 static bool writeStreaming(onnx::ModelProto &proto, const Exporter &exporter,
-                           google::protobuf::io::CodedOutputStream &out) {
+                           google::protobuf::io::CodedOutputStream &out,
+                           const OnnxExportOptions &options,
+                           llvm::raw_ostream *externalData) {
   using google::protobuf::io::CodedOutputStream;
   onnx::GraphProto graph;
   graph.Swap(proto.mutable_graph());
@@ -592,17 +595,44 @@ static bool writeStreaming(onnx::ModelProto &proto, const Exporter &exporter,
     inits.emplace_back().Swap(&t);
   graph.clear_initializer();
 
+  // Large payloads go to the external data file, at increasing offsets; the
+  // TensorProto keeps only where they are.
+  std::vector<bool> external(inits.size(), false);
+  if (externalData) {
+    uint64_t offset = 0;
+    for (size_t i = 0; i < inits.size(); ++i) {
+      const DenseElements *d = exporter.rawDataFor(i);
+      if (!d || d->getRawBytes().size() < options.externalDataMinBytes)
+        continue;
+      uint64_t length = d->getRawBytes().size();
+      inits[i].set_data_location(onnx::TensorProto::EXTERNAL);
+      auto add = [&](const char *key, const std::string &value) {
+        auto *kv = inits[i].add_external_data();
+        kv->set_key(key);
+        kv->set_value(value);
+      };
+      add("location", options.externalDataLocation);
+      add("offset", std::to_string(offset));
+      add("length", std::to_string(length));
+      external[i] = true;
+      offset += length;
+    }
+  }
+
   std::vector<size_t> tensorSizes(inits.size());
   size_t graphSize = graph.ByteSizeLong();
   for (size_t i = 0; i < inits.size(); ++i) {
     size_t size = inits[i].ByteSizeLong();
-    if (const DenseElements *d = exporter.rawDataFor(i)) {
+    if (const DenseElements *d = exporter.rawDataFor(i); d && !external[i]) {
       size_t raw = d->getRawBytes().size();
       size += 1 + CodedOutputStream::VarintSize64(raw) + raw;
     }
     tensorSizes[i] = size;
     graphSize += 1 + CodedOutputStream::VarintSize64(size) + size;
   }
+  if (graphSize > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    return false; // over protobuf's 2 GiB: the caller chooses external data
+
   if (!proto.SerializeToCodedStream(&out))
     return false;
   out.WriteTag(onnx::ModelProto::kGraphFieldNumber << 3 | 2);
@@ -616,6 +646,10 @@ static bool writeStreaming(onnx::ModelProto &proto, const Exporter &exporter,
       return false;
     if (const DenseElements *d = exporter.rawDataFor(i)) {
       llvm::StringRef raw = d->getRawBytes();
+      if (external[i]) {
+        externalData->write(raw.data(), raw.size());
+        continue;
+      }
       out.WriteTag(onnx::TensorProto::kRawDataFieldNumber << 3 | 2);
       out.WriteVarint64(raw.size());
       out.WriteRaw(raw.data(), static_cast<int>(raw.size()));
@@ -624,7 +658,9 @@ static bool writeStreaming(onnx::ModelProto &proto, const Exporter &exporter,
   return !out.HadError();
 }
 
-llvm::Error qopt::exportOnnx(const Model &model, llvm::raw_ostream &os) {
+llvm::Error qopt::exportOnnx(const Model &model, llvm::raw_ostream &os,
+                             const OnnxExportOptions &options,
+                             llvm::raw_ostream *externalData) {
   onnx::ModelProto proto;
   Exporter exporter(model, proto);
   if (auto err = exporter.run())
@@ -635,11 +671,23 @@ llvm::Error qopt::exportOnnx(const Model &model, llvm::raw_ostream &os) {
   bool ok;
   {
     google::protobuf::io::CodedOutputStream coded(&adaptor);
-    ok = writeStreaming(proto, exporter, coded);
+    ok = writeStreaming(proto, exporter, coded, options, externalData);
   }
   adaptor.Flush();
   if (!ok)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "failed to write the ONNX model");
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        externalData ? "failed to write the ONNX model"
+                     : "failed to write the ONNX model (over protobuf's 2 GiB "
+                       "limit: write the weights as external data)");
   return llvm::Error::success();
+}
+
+uint64_t qopt::getInitializerBytes(const Model &model) {
+  uint64_t total = 0;
+  for (const Node &n : model.getGraph().getNodes())
+    if (const DenseElements *d =
+            getConstantData(n.getNumResults() == 1 ? n.getResult() : nullptr))
+      total += d->getRawBytes().size();
+  return total;
 }

@@ -66,6 +66,12 @@ static cl::opt<int64_t> targetOpset(
              "and nodes that opset cannot express are an error"),
     cl::init(0));
 
+static cl::opt<bool> externalData(
+    "external-data",
+    cl::desc("Write ONNX initializers of 1 KiB or more to <output>.data next "
+             "to the model (automatic when the weights pass 2 GiB)"),
+    cl::init(false));
+
 static cl::opt<bool> disableOutput(
     "disable-output",
     cl::desc("Run the pipeline and its checks, but write no output"),
@@ -295,7 +301,10 @@ int main(int argc, char **argv) {
   PrintOptions printOptions;
   printOptions.inlineElementsLimit = inlineElementsLimit;
   printOptions.elideResourceData = elideResourceData;
-  if (auto err = saveModelFile(**model, outputPath, format, printOptions))
-    return reportError(std::move(err), outputPath);
+  if (auto err = saveModelFile(**model, outputPath, format, printOptions,
+                               externalData ? ExternalData::Always
+                                            : ExternalData::Auto))
+    return reportError(std::move(err),
+                       outputPath == "-" ? "<stdout>" : outputPath.getValue());
   return 0;
 }

@@ -30,10 +30,20 @@ llvm::Expected<std::unique_ptr<Model>> loadModelFile(llvm::StringRef path,
 /// Format implied by an output path's extension (qir unless ".onnx").
 ModelFormat formatForPath(llvm::StringRef path);
 
-/// Writes atomically; "-" is stdout.
+/// How an ONNX model's weights are written.
+enum class ExternalData {
+  /// Inline, unless they pass protobuf's 2 GiB limit (then as Always).
+  Auto,
+  /// Initializers of 1 KiB or more go to "<model file name>.data" next to
+  /// the model (ONNX external data).
+  Always,
+};
+
+/// Writes atomically (the model and its external data file); "-" is stdout.
 llvm::Error saveModelFile(const Model &model, llvm::StringRef path,
                           ModelFormat format,
-                          const PrintOptions &printOptions = {});
+                          const PrintOptions &printOptions = {},
+                          ExternalData externalData = ExternalData::Auto);
 
 /// Reads a serialized onnx::TensorProto (the ONNX test-data .pb files).
 llvm::Expected<DenseElementsRef> readTensorProtoFile(llvm::StringRef path);
