@@ -85,6 +85,12 @@ llvm::Expected<int64_t> remapGather(const Node &n, int64_t axis,
 llvm::Expected<int64_t> remapBroadcast(const Node &n, int64_t axis,
                                        llvm::ArrayRef<Dim> in,
                                        llvm::ArrayRef<Dim> out);
+llvm::Expected<int64_t> remapSlice(const Node &n, int64_t axis,
+                                   llvm::ArrayRef<Dim> in,
+                                   llvm::ArrayRef<Dim> out);
+llvm::Expected<int64_t> remapPad(const Node &n, int64_t axis,
+                                 llvm::ArrayRef<Dim> in,
+                                 llvm::ArrayRef<Dim> out);
 llvm::Expected<int64_t> remapBatchOnly(const Node &n, int64_t axis,
                                        llvm::ArrayRef<Dim> in,
                                        llvm::ArrayRef<Dim> out);
@@ -101,6 +107,10 @@ llvm::Error verifyDequantize(const Node &n);
 llvm::Error verifyRequantize(const Node &n);
 
 //===--- Shared helpers ---------------------------------------------------===//
+
+/// Largest size inference computes from a float (Resize scales, OneHot
+/// depth, Range counts): beyond it the value is an error, not a cast.
+constexpr double kMaxInferredDim = double(int64_t(1) << 40);
 
 llvm::Error nodeError(const Node &n, const llvm::Twine &msg);
 /// Normalises an axis in [-rank, rank) to [0, rank), or fails.

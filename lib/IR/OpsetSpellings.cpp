@@ -77,6 +77,15 @@ const FeatureSince kFeatures[] = {
     {"onnx.Shape", "end", -1, 15},
     {"onnx.Reshape", "allowzero", -1, 14},
     {"onnx.ReduceSum", "noop_with_empty_axes", -1, 13},
+    {"onnx.ReduceMean", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceMax", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceMin", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceProd", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceL1", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceL2", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceSumSquare", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceLogSum", "noop_with_empty_axes", -1, 18},
+    {"onnx.ReduceLogSumExp", "noop_with_empty_axes", -1, 18},
     {"onnx.MaxPool", "dilations", -1, 10},
     {"onnx.MaxPool", "ceil_mode", -1, 10},
     {"onnx.AveragePool", "ceil_mode", -1, 10},
@@ -147,9 +156,59 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
   return {};
 }
 
+const char *qopt::resize10NearestMode(const Value *scales) {
+  const DenseElements *d = getConstantData(scales);
+  if (!d)
+    return nullptr;
+  bool up = false, down = false;
+  for (int64_t i = 0; i < d->getNumElements(); ++i) {
+    double s = d->getAsDouble(i);
+    up |= s > 1;
+    down |= s < 1;
+  }
+  return up && down ? nullptr : down ? "ceil" : "floor";
+}
+
+/// Softmax, LogSoftmax and Hardmax before opset 13 work on the input
+/// flattened to 2-D at `axis` (default 1); from 13 on one axis (default -1).
+/// The two agree only when that axis is the last one.
+static std::string retargetSoftmax(Node &n, int64_t from, int64_t to) {
+  if (!n.isa("onnx.Softmax") && !n.isa("onnx.LogSoftmax") &&
+      !n.isa("onnx.Hardmax"))
+    return {};
+  if ((from < 13) == (to < 13))
+    return {};
+  const Value *x = n.getNumOperands() ? n.getOperand(0) : nullptr;
+  if (!x || !x->getType()->hasRank())
+    return "the meaning of its axis changes at opset 13 and the input rank "
+           "is unknown";
+  int64_t rank = x->getType()->getRank();
+  // The attribute as written: the table's default is the newest one.
+  int64_t axis = n.getIntAttr("axis").value_or(from < 13 ? 1 : -1);
+  if (axis < 0)
+    axis += rank;
+  if (axis != rank - 1)
+    return "before opset 13 it normalizes over every axis from " +
+           std::to_string(axis) +
+           " on, from 13 over that one axis only; they agree only on the "
+           "last axis";
+  n.setAttr("axis", Attribute(static_cast<int64_t>(rank - 1)));
+  return {};
+}
+
 llvm::Error qopt::retargetOpset(Model &model, int64_t opset) {
-  for (const Node &n : model.getGraph().getNodes()) {
+  int64_t from = model.getDefaultOpsetVersion();
+  for (Node &n : model.getGraph().getNodes()) {
     std::string why = whyNotExpressibleAtOpset(n, opset);
+    if (why.empty())
+      why = retargetSoftmax(n, from, opset);
+    if (why.empty() && n.isa("onnx.Resize") && from < 11 && opset >= 11 &&
+        getStringAttrOr(n, "mode", "nearest") == "nearest" &&
+        !n.getAttr("nearest_mode"))
+      why = "Resize-10 rounds nearest neighbours by the direction of its "
+            "scales, which are computed or mixed here; no nearest_mode of "
+            "opset " +
+            std::to_string(opset) + " says the same";
     for (const AttrOperandSpelling &sp : getAttrOperandSpellings(n.getOp()))
       if (why.empty() && opset < sp.operandSince &&
           sp.operandIndex < n.getNumOperands() &&

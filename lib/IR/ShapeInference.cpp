@@ -266,6 +266,11 @@ llvm::Error opimpl::inferRange(InferenceContext &ctx) {
   if (delta == 0)
     return ctx.error("delta is 0");
   double count = std::ceil((l->getAsDouble(0) - s->getAsDouble(0)) / delta);
+  if (!std::isfinite(count) || count > kMaxInferredDim)
+    return ctx.error("the range has " +
+                     (std::isfinite(count) ? std::to_string(count)
+                                           : std::string("no finite")) +
+                     " elements");
   ctx.setResultShape(0, {Dim::fixed(std::max<int64_t>(0, count))});
   return llvm::Error::success();
 }
@@ -286,8 +291,12 @@ llvm::Error opimpl::inferOneHot(InferenceContext &ctx) {
     return axis.takeError();
   Dim depth = Dim::dynamic();
   if (const DenseElements *d = ctx.getConstant(1))
-    if (d->getNumElements() == 1)
-      depth = Dim::fixed(static_cast<int64_t>(d->getAsDouble(0)));
+    if (d->getNumElements() == 1) {
+      double v = d->getAsDouble(0);
+      if (!(v >= 0 && v <= kMaxInferredDim))
+        return ctx.error("depth " + std::to_string(v) + " is not a valid size");
+      depth = Dim::fixed(static_cast<int64_t>(v));
+    }
   out.insert(out.begin() + *axis, depth);
   ctx.setResultShape(0, out);
   return llvm::Error::success();

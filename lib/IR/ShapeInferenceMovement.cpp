@@ -580,10 +580,14 @@ llvm::Error opimpl::inferResize(InferenceContext &ctx) {
         if (!scale || (policy == "not_larger" ? s < *scale : s > *scale))
           scale = s;
       }
-      for (size_t i = 0; i < axes.size(); ++i)
-        out[axes[i]] = scale ? Dim::fixed(static_cast<int64_t>(std::floor(
-                                   in[axes[i]].size * *scale + 0.5f)))
-                             : Dim::dynamic();
+      for (size_t i = 0; i < axes.size(); ++i) {
+        float size = scale ? std::floor(in[axes[i]].size * *scale + 0.5f) : 0;
+        if (!(size <= kMaxInferredDim))
+          return ctx.error("sizes make axis " + llvm::Twine(axes[i]) +
+                           " too large");
+        out[axes[i]] =
+            scale ? Dim::fixed(static_cast<int64_t>(size)) : Dim::dynamic();
+      }
     }
   } else if (scales) {
     if (scales->getNumElements() != static_cast<int64_t>(axes.size()))
@@ -596,6 +600,9 @@ llvm::Error opimpl::inferResize(InferenceContext &ctx) {
       const Dim &d = in[axes[i]];
       // In float, as ONNX Runtime computes it (3 * 5/3 is 5, not 4).
       float size = static_cast<float>(d.size) * static_cast<float>(s);
+      if (d.isStatic() && !(std::floor(size) <= kMaxInferredDim))
+        return ctx.error("scale " + std::to_string(s) + " makes axis " +
+                         llvm::Twine(axes[i]) + " too large");
       out[axes[i]] = d.isStatic()
                          ? Dim::fixed(static_cast<int64_t>(std::floor(size)))
                          : Dim::dynamic();
@@ -739,6 +746,77 @@ llvm::Expected<int64_t> opimpl::remapBroadcast(const Node &n, int64_t axis,
   if (!same)
     return same.takeError();
   return *same + shift;
+}
+
+/// A Slice keeps per-axis parameters only when it does not touch the
+/// quantized axis: a reversed or shifted slice of the same size reorders the
+/// channels.
+llvm::Expected<int64_t> opimpl::remapSlice(const Node &n, int64_t axis,
+                                           llvm::ArrayRef<Dim> in,
+                                           llvm::ArrayRef<Dim> out) {
+  auto refuse = [&](const llvm::Twine &why) {
+    return nodeError(n, "per-axis quantization cannot cross: " + why);
+  };
+  int64_t rank = in.size();
+  auto starts =
+      n.getNumOperands() > 1 ? getConstantInts(n.getOperand(1)) : std::nullopt;
+  auto ends =
+      n.getNumOperands() > 2 ? getConstantInts(n.getOperand(2)) : std::nullopt;
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (n.getNumOperands() > 3 && n.getOperand(3))
+    axes = getConstantInts(n.getOperand(3));
+  else if (starts)
+    axes = [&] {
+      std::vector<int64_t> v(starts->size());
+      std::iota(v.begin(), v.end(), 0);
+      return v;
+    }();
+  if (n.getNumOperands() > 4 && n.getOperand(4))
+    steps = getConstantInts(n.getOperand(4));
+  if (!starts || !ends || !axes ||
+      (n.getNumOperands() > 4 && n.getOperand(4) && !steps))
+    return refuse("the slice is computed, so it may cut the quantized axis");
+  for (size_t i = 0; i < axes->size() && i < starts->size(); ++i) {
+    int64_t a = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+    if (a != axis)
+      continue;
+    int64_t step = steps && i < steps->size() ? (*steps)[i] : 1;
+    int64_t start = (*starts)[i];
+    bool whole = step == 1 && (start == 0 || start <= -in[axis].size) &&
+                 in[axis].isStatic() && i < ends->size() &&
+                 (*ends)[i] >= in[axis].size;
+    if (!whole)
+      return refuse("the slice selects or reorders along quantized axis " +
+                    llvm::Twine(axis));
+  }
+  return remapSameAxis(n, axis, in, out);
+}
+
+/// A Pad keeps per-axis parameters only when it pads no other axis than
+/// the quantized one by nothing.
+llvm::Expected<int64_t> opimpl::remapPad(const Node &n, int64_t axis,
+                                         llvm::ArrayRef<Dim> in,
+                                         llvm::ArrayRef<Dim> out) {
+  auto pads =
+      n.getNumOperands() > 1 ? getConstantInts(n.getOperand(1)) : std::nullopt;
+  std::optional<std::vector<int64_t>> axes;
+  if (n.getNumOperands() > 3 && n.getOperand(3))
+    axes = getConstantInts(n.getOperand(3));
+  else {
+    axes.emplace(in.size());
+    std::iota(axes->begin(), axes->end(), 0);
+  }
+  if (!pads || !axes || pads->size() != 2 * axes->size())
+    return nodeError(n, "per-axis quantization cannot cross: the pads are "
+                        "computed, so they may pad the quantized axis");
+  for (size_t i = 0; i < axes->size(); ++i) {
+    int64_t a = (*axes)[i] < 0 ? (*axes)[i] + in.size() : (*axes)[i];
+    if (a == axis && ((*pads)[i] != 0 || (*pads)[i + axes->size()] != 0))
+      return nodeError(n, "per-axis quantization cannot cross: the op pads "
+                          "quantized axis " +
+                              llvm::Twine(axis));
+  }
+  return remapSameAxis(n, axis, in, out);
 }
 
 llvm::Expected<int64_t> opimpl::remapBatchOnly(const Node &n, int64_t axis,

@@ -189,7 +189,8 @@ const QuantType *Context::getQuantType(ElementKind storage,
 }
 
 /// Uniquing key: the element pointer, then per dimension its size as 8
-/// raw bytes and its symbol (if any) between quotes; '*' when unranked.
+/// raw bytes and, if it has one, its symbol with its length; '*' when
+/// unranked.
 /// Built without copying the shape, which is copied only on insertion.
 static std::string tensorKey(const llvm::ArrayRef<Dim> *shape,
                              const Type *element) {
@@ -204,9 +205,11 @@ static std::string tensorKey(const llvm::ArrayRef<Dim> *shape,
   for (const Dim &d : *shape) {
     key.append(reinterpret_cast<const char *>(&d.size), sizeof(d.size));
     if (d.isSymbolic()) {
+      // Length first: a symbol may contain any bytes, quotes included.
+      uint64_t length = d.symbol.size();
       key.push_back('"');
+      key.append(reinterpret_cast<const char *>(&length), sizeof(length));
       key.append(d.symbol);
-      key.push_back('"');
     } else {
       key.push_back('x');
     }

@@ -309,7 +309,12 @@ private:
       std::string what;
     };
     llvm::SmallVector<std::pair<llvm::StringRef, Binding>, 4> bound;
-    bool dataMovement = def.hasTrait(OpTrait::DataMovement);
+    // Data movement, and ops that select among several inputs (Max, Min),
+    // pass stored values through: their inputs must share one grid.
+    bool dataMovement =
+        def.hasTrait(OpTrait::DataMovement) ||
+        (def.hasTrait(OpTrait::Monotonic) && !def.operands.empty() &&
+         def.operands.front().variadic);
     auto check = [&](const Value *v, const SignatureSlot *slot,
                      const std::string &what, bool isResult) -> llvm::Error {
       const TensorType *t = v->getType();

@@ -239,8 +239,11 @@ private:
     onnx::TensorProto t;
     ElementKind kind = zeroPoint ? q->getStorageKind() : q->getExpressedKind();
     t.set_data_type(onnxDataTypeOf(kind));
-    if (q->isPerAxis() || rank >= 1)
+    if (q->isPerAxis())
       t.add_dims(q->getNumChannels());
+    else
+      for (int r = 0; r < rank; ++r) // scalar, [1], [1, 1], ...
+        t.add_dims(1);
     std::string bytes;
     unsigned width = getElementByteSize(kind);
     for (size_t i = 0; i < q->getNumChannels(); ++i) {
@@ -485,18 +488,29 @@ private:
                        " cannot write Resize with roi or sizes");
     const Value *scales = inputs.size() > 2 ? inputs[2] : nullptr;
     inputs = {inputs[0], scales};
-    if (opset >= 10)
-      return llvm::Error::success();
+    // Before 11, coordinates are asymmetric and nearest neighbours round by
+    // the direction of the scales; the IR must say exactly that.
     std::string coord =
-        getStringAttrOr(n, "coordinate_transformation_mode", "asymmetric");
+        getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel");
     if (coord != "asymmetric")
       return makeError(n.describe() + ": opset " + llvm::Twine(opset) +
-                       " has only Upsample, which cannot express "
-                       "coordinate_transformation_mode '" +
-                       coord + "'");
-    node->set_op_type("Upsample");
+                       " cannot express coordinate_transformation_mode '" +
+                       coord + "' (only asymmetric)");
+    if (getStringAttrOr(n, "mode", "nearest") == "nearest") {
+      const char *implied = resize10NearestMode(scales);
+      std::string nearest =
+          getStringAttrOr(n, "nearest_mode", "round_prefer_floor");
+      if (!implied || nearest != implied)
+        return makeError(n.describe() + ": opset " + llvm::Twine(opset) +
+                         " rounds nearest neighbours by the direction of the "
+                         "scales, which nearest_mode '" +
+                         nearest + "' does not match here");
+    }
     droppedAttrs.insert("coordinate_transformation_mode");
     droppedAttrs.insert("nearest_mode");
+    if (opset >= 10)
+      return llvm::Error::success();
+    node->set_op_type("Upsample");
     if (opset < 9) {
       const DenseElements *d = getConstantData(scales);
       if (!d)

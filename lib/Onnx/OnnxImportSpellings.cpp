@@ -103,7 +103,19 @@ void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
                                   std::vector<Value *> &operands,
                                   std::vector<NamedAttribute> &attrs) {
   if (op == "onnx.Resize" && opset < 11 && operands.size() == 2) {
+    // Resize-10 maps coordinates asymmetrically and rounds nearest neighbours
+    // down when upsampling, up when downsampling: say so in the newest
+    // spelling where the constant scales decide it.
     operands = {operands[0], nullptr, operands[1]};
+    attrs.push_back(
+        {"coordinate_transformation_mode", Attribute("asymmetric")});
+    std::string mode = "nearest";
+    for (auto &a : attrs)
+      if (a.name == "mode" && a.value.isString())
+        mode = *a.value.getIf<std::string>();
+    if (mode == "nearest")
+      if (const char *nearest = resize10NearestMode(operands[2]))
+        attrs.push_back({"nearest_mode", Attribute(nearest)});
     return;
   }
   if (op != "onnx.Upsample")

@@ -99,12 +99,10 @@ void AnalysisManager::addDependents(
     auto it = dependents.find(dead[i]);
     if (it == dependents.end())
       continue;
-    for (AnalysisKey *user : it->second) {
-      std::pair<Graph *, AnalysisKey *> k{&g, user};
+    for (const auto &k : it->second)
       if (cache.count(k) &&
           std::find(dead.begin(), dead.end(), k) == dead.end())
         dead.push_back(k);
-    }
   }
 }
 

@@ -7,6 +7,8 @@
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Support/FloatFormat.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 using namespace qopt;
 
 AnalysisKey ScaleAnalysis::Key;
@@ -89,8 +91,6 @@ public:
       order.push_back(&n);
     for (auto it = order.rbegin(); it != order.rend(); ++it)
       backwardNode(**it);
-    for (const Value *v : conflicted)
-      r.backward.erase(v);
   }
 
 private:
@@ -194,10 +194,16 @@ private:
     return {};
   }
 
+  /// A value its consumers would quantize differently gets no backward
+  /// grid, and (visited in reverse order, consumers first) passes none on.
   void noteBackward(const Value *v, ScaleInfo si) {
+    if (conflicted.count(v))
+      return;
     auto [it, inserted] = r.backward.try_emplace(v, si);
-    if (!inserted && !sameGrid(it->second.quant, si.quant))
-      conflicted.push_back(v);
+    if (!inserted && !sameGrid(it->second.quant, si.quant)) {
+      r.backward.erase(it);
+      conflicted.insert(v);
+    }
   }
 
   void backwardNode(const Node &n) {
@@ -237,7 +243,7 @@ private:
   }
 
   ScaleAnalysis::Result &r;
-  std::vector<const Value *> conflicted;
+  llvm::DenseSet<const Value *> conflicted;
 };
 
 } // namespace

@@ -38,6 +38,11 @@ llvm::ArrayRef<AttrOperandSpelling> getAttrOperandSpellings(llvm::StringRef op);
 /// quantized types (21).
 std::string whyNotExpressibleAtOpset(const Node &n, int64_t opset);
 
+/// Resize-10's nearest rounding in Resize-11 terms: "floor" when every
+/// constant scale that is not 1 upsamples, "ceil" when every one
+/// downsamples; null when the scales are computed or mixed.
+const char *resize10NearestMode(const Value *scales);
+
 /// Sets the model's default-domain opset to `opset` after checking that
 /// every node can be written there (whyNotExpressibleAtOpset, and operands
 /// the older spelling needs as constant attributes).

@@ -22,7 +22,9 @@
 #define QOPT_PASSES_PASSMANAGER_H
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/TypeName.h"
@@ -165,15 +167,18 @@ public:
   template <typename AnalysisT>
   typename AnalysisT::Result &getResult(Graph &g) {
     AnalysisKey *key = &AnalysisT::Key;
-    if (!computing.empty())
-      dependents[{&g, key}].insert(computing.back());
+    if (!computing.empty()) {
+      auto &users = dependents[{&g, key}];
+      if (llvm::find(users, computing.back()) == users.end())
+        users.push_back(computing.back());
+    }
     auto it = cache.find({&g, key});
     if (it == cache.end()) {
       llvm::StringRef name = displayName(key, AnalysisT::name());
       if (instrumentation)
         instrumentation->runBeforeAnalysis(name, g);
       AnalysisT analysis;
-      computing.push_back(key);
+      computing.push_back({&g, key});
       auto model = std::make_unique<
           detail::AnalysisResultModel<typename AnalysisT::Result>>(
           analysis.run(g, *this));
@@ -235,9 +240,9 @@ private:
   llvm::DenseMap<AnalysisKey *, std::string> displayNames;
   /// Analyses being computed (innermost last) and, per (graph, analysis),
   /// the analyses whose results were computed from it.
-  std::vector<AnalysisKey *> computing;
+  std::vector<std::pair<Graph *, AnalysisKey *>> computing;
   llvm::DenseMap<std::pair<Graph *, AnalysisKey *>,
-                 llvm::SmallPtrSet<AnalysisKey *, 2>>
+                 llvm::SmallVector<std::pair<Graph *, AnalysisKey *>, 2>>
       dependents;
   /// Adds to `dead` every cached analysis computed from one in it.
   void addDependents(Graph &g,
