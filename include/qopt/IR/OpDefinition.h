@@ -51,7 +51,10 @@ enum class OpTrait : uint32_t {
   /// parameters follow through the op's axis-remap function.
   DataMovement = 1u << 0,
   /// Selects or clamps values without computing new ones (MaxPool, Relu,
-  /// Clip, Max, ReduceMax): commutes with Q/DQ when the scale is > 0.
+  /// Clip, Max, ReduceMax): order-preserving, so with scale > 0,
+  /// Q(f(x)) = f'(Q(x)) where f' is f with its bounds moved onto the grid.
+  /// On stored integers ONNX applies f itself (Relu clamps at 0, not at the
+  /// zero point): a pass moving Q/DQ across a clamp must map its bound.
   Monotonic = 1u << 1,
   /// Computes each result element from the elements at the same position
   /// of its (broadcast) operands.
