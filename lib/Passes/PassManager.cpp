@@ -84,17 +84,12 @@ void AnalysisManager::invalidate(Graph &g, const PreservedAnalyses &pa) {
   for (auto &entry : cache)
     if (entry.first.first == &g && !pa.isPreserved(entry.first.second))
       dead.push_back(entry.first);
-  addDependents(g, dead);
-  for (auto &k : dead) {
-    if (instrumentation)
-      instrumentation->runAnalysisInvalidated(displayName(k.second, "analysis"),
-                                              g);
-    cache.erase(k);
-  }
+  eraseWithDependents(g, std::move(dead));
 }
 
-void AnalysisManager::addDependents(
-    Graph &g, std::vector<std::pair<Graph *, AnalysisKey *>> &dead) {
+void AnalysisManager::eraseWithDependents(
+    Graph &g, std::vector<std::pair<Graph *, AnalysisKey *>> dead) {
+  // Whatever was computed from a dead result dies with it.
   for (size_t i = 0; i < dead.size(); ++i) {
     auto it = dependents.find(dead[i]);
     if (it == dependents.end())
@@ -104,6 +99,12 @@ void AnalysisManager::addDependents(
           std::find(dead.begin(), dead.end(), k) == dead.end())
         dead.push_back(k);
   }
+  for (auto &k : dead) {
+    if (instrumentation)
+      instrumentation->runAnalysisInvalidated(displayName(k.second, "analysis"),
+                                              g);
+    cache.erase(k);
+  }
 }
 
 void AnalysisManager::invalidateOne(Graph &g, AnalysisKey *key) {
@@ -111,16 +112,8 @@ void AnalysisManager::invalidateOne(Graph &g, AnalysisKey *key) {
     invalidate(g, PreservedAnalyses::none());
     return;
   }
-  if (!cache.count({&g, key}))
-    return;
-  std::vector<std::pair<Graph *, AnalysisKey *>> dead{{&g, key}};
-  addDependents(g, dead);
-  for (auto &k : dead) {
-    if (instrumentation)
-      instrumentation->runAnalysisInvalidated(displayName(k.second, "analysis"),
-                                              g);
-    cache.erase(k);
-  }
+  if (cache.count({&g, key}))
+    eraseWithDependents(g, {{&g, key}});
 }
 
 PreservedAnalyses PassManager::run(Graph &g, AnalysisManager &am) {

@@ -244,9 +244,10 @@ private:
   llvm::DenseMap<std::pair<Graph *, AnalysisKey *>,
                  llvm::SmallVector<std::pair<Graph *, AnalysisKey *>, 2>>
       dependents;
-  /// Adds to `dead` every cached analysis computed from one in it.
-  void addDependents(Graph &g,
-                     std::vector<std::pair<Graph *, AnalysisKey *>> &dead);
+  /// Drops the results in `dead` and every cached result computed from
+  /// one of them.
+  void eraseWithDependents(Graph &g,
+                           std::vector<std::pair<Graph *, AnalysisKey *>> dead);
 };
 
 /// Type-erased pass.
