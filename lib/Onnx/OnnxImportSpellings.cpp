@@ -12,7 +12,7 @@
 #include "OnnxImporterImpl.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpsetSpellings.h"
-#include "qopt/Support/FloatFormat.h"
+#include "qopt/IR/QuantMath.h"
 
 using namespace qopt;
 using namespace qopt::onnximport;
@@ -42,11 +42,7 @@ llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
         return makeError(describeProto(n) + ": attribute '" + sp.attrName +
                          "' must be a list of ints");
       std::vector<int64_t> v = it->value.getInts();
-      std::string bytes(reinterpret_cast<const char *>(v.data()),
-                        v.size() * sizeof(int64_t));
-      data = std::make_shared<const DenseElements>(
-          ElementKind::I64, std::vector<int64_t>{int64_t(v.size())},
-          std::move(bytes));
+      data = quant::makeDenseInt(ElementKind::I64, {int64_t(v.size())}, v);
     } else {
       const float *f = it->value.getIf<float>();
       if (!f)
@@ -57,26 +53,7 @@ llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
       if (!operands.empty() && operands[0] &&
           isFloatKind(operands[0]->getType()->getStorageKind()))
         kind = operands[0]->getType()->getStorageKind();
-      std::string bytes;
-      double d = *f;
-      auto put = [&](auto v) {
-        bytes.assign(reinterpret_cast<const char *>(&v), sizeof(v));
-      };
-      switch (kind) {
-      case ElementKind::F64:
-        put(d);
-        break;
-      case ElementKind::F16:
-        put(floatToHalf(*f));
-        break;
-      case ElementKind::BF16:
-        put(floatToBFloat16(*f));
-        break;
-      default:
-        put(*f);
-      }
-      data = std::make_shared<const DenseElements>(kind, std::vector<int64_t>{},
-                                                   std::move(bytes));
+      data = quant::makeDense(kind, {}, {static_cast<double>(*f)});
     }
     std::vector<Dim> dims;
     for (int64_t d : data->getDims())
@@ -128,11 +105,7 @@ void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
     if (it->name == "scales" && it->value.getIf<std::vector<float>>()) {
       // Upsample-7 keeps the scales in an attribute.
       const std::vector<float> &v = *it->value.getIf<std::vector<float>>();
-      std::string bytes(reinterpret_cast<const char *>(v.data()),
-                        v.size() * sizeof(float));
-      auto data = std::make_shared<const DenseElements>(
-          ElementKind::F32, std::vector<int64_t>{int64_t(v.size())},
-          std::move(bytes));
+      DenseElementsRef data = quant::makeDenseF32({int64_t(v.size())}, v);
       Graph &graph = model->getGraph();
       Node *c = graph.createNode(
           ops::Constant, {},
