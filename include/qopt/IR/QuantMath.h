@@ -211,6 +211,33 @@ DenseElementsRef reshapeDense(const DenseElements &elements,
 /// unchanged); a per-tensor type is returned unchanged.
 const QuantType *withAxis(Context &ctx, const QuantType *q, int64_t newAxis);
 
+//===----------------------------------------------------------------------===//
+// Grid relations (QuantGrid.cpp)
+//===----------------------------------------------------------------------===//
+//
+// Passes that move, merge or change quantization grids ask these whether a
+// rewrite is exact and, when it is not, what it costs. Both enumerate every
+// stored value of `from` (at most 65,536 per channel) through the fake-quant
+// chain, so the answer is exactly what the interpreter computes.
+
+/// True when Q_to(DQ_from(q)) dequantizes to DQ_from(q) for every stored
+/// value q of every channel: putting values of `from` onto `to` loses
+/// nothing (`to` contains `from`). Per-axis types must have the same axis
+/// and channel count, or one of them must be per tensor.
+bool gridContains(const QuantType *to, const QuantType *from);
+
+/// The largest |DQ_to(Q_to(DQ_from(q))) - DQ_from(q)| over every stored
+/// value q, in units of from's scale (LSB of the old grid): what moving
+/// values stored on `from` onto `to` costs, clipping included. 0 when
+/// gridContains(to, from).
+double maxRegridErrorLsb(const QuantType *from, const QuantType *to);
+
+/// The float range [lo, hi] a grid represents (per channel: the union).
+std::pair<double, double> representableRange(const QuantType *q);
+
+/// "i8 scale 0.031 zp 0" (per axis: "i8 scales {0.1,0.2} zps {0,0} axis 1").
+std::string describeParams(const QuantType *q);
+
 /// "64x27" (the scalar shape prints as "scalar").
 std::string shapeString(llvm::ArrayRef<int64_t> dims);
 

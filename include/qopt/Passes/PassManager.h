@@ -21,6 +21,8 @@
 #ifndef QOPT_PASSES_PASSMANAGER_H
 #define QOPT_PASSES_PASSMANAGER_H
 
+#include "qopt/Passes/CostReport.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -226,7 +228,12 @@ public:
   }
   PassInstrumentation *getInstrumentation() const { return instrumentation; }
 
+  /// Where lossy passes record what they cost (see CostReport.h). Lives as
+  /// long as the manager, across passes and invalidations.
+  CostReport &getCostReport() { return costReport; }
+
 private:
+  CostReport costReport;
   llvm::StringRef displayName(AnalysisKey *key, llvm::StringRef fallback) {
     auto it = displayNames.find(key);
     return it == displayNames.end() ? fallback : llvm::StringRef(it->second);

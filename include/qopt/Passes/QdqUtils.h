@@ -1,0 +1,84 @@
+//===- QdqUtils.h - Reading and building Q/DQ for placement passes -*- C++ -*-===//
+//
+// The vocabulary the placement passes share, so that each pass file holds
+// only its rewrite: which node produces a value, what grid a value is
+// stored on, building q.quantize / q.dequantize that keep the source
+// model's parameter records, and asking the op table how a grid crosses an
+// op.
+//
+//   if (Node *dq = getProducer(v, ops::Dequantize)) ...
+//   auto q = quantTypeAcross(*transpose, qin);   // axis remapped or why not
+//   Node *dq = createDequantize(r, stored, /*paramsLike=*/oldDq);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_PASSES_QDQUTILS_H
+#define QOPT_PASSES_QDQUTILS_H
+
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/Passes/PatternRewrite.h"
+
+#include "llvm/Support/Error.h"
+
+namespace qopt {
+
+/// The quant type `v` is stored with, or null for plain tensors.
+inline const QuantType *getStoredQuantType(const Value *v) {
+  return v->getType()->getQuantType();
+}
+
+/// The node producing `v` when it is an `op` node, else null.
+Node *getProducer(const Value *v, llvm::StringRef op);
+
+/// True for the result of an onnx.Constant holding a tensor (an
+/// initializer or a Constant node).
+bool isConstantValue(const Value *v);
+
+/// Users of `v` (graph-output uses excluded), one entry per use.
+std::vector<std::pair<Node *, unsigned>> getUsers(const Value *v);
+
+/// True when every use of `v` is an operand of an `op` node (and `v` has at
+/// least one use and is not a graph output).
+bool allUsersAre(const Value *v, llvm::StringRef op);
+
+/// A tensor type with `like`'s shape and element `elem`.
+const TensorType *withElement(const TensorType *like, const Type *elem);
+const TensorType *withElement(const TensorType *like, ElementKind kind);
+
+/// q with other storage, scales and zero points, same expressed type and
+/// axis (when per axis).
+const QuantType *withParams(Context &ctx, const QuantType *q,
+                            ElementKind storage, llvm::ArrayRef<float> scales,
+                            llvm::ArrayRef<int64_t> zeroPoints);
+
+/// The grid result `result` of `n` carries when its data operand(s) are
+/// stored on `q`: q itself when per tensor; per axis, the axis remapped by
+/// the op table, or the reason it cannot cross (the error names the node).
+llvm::Expected<const QuantType *>
+quantTypeAcross(const Node &n, const QuantType *q, unsigned result = 0);
+
+/// The parameter-record attributes (param_names / param_ranks) of a Q/DQ,
+/// for a new Q/DQ that should be exported with the same initializers and
+/// shapes.
+std::vector<NamedAttribute> paramRecordOf(const Node *qdq);
+
+/// q.quantize(x) onto `q`, created at the rewriter's insertion point, with
+/// `paramsLike`'s parameter record when given.
+Node *createQuantize(PatternRewriter &r, Value *x, const QuantType *q,
+                     const Node *paramsLike = nullptr, std::string name = {});
+/// q.dequantize(stored) to the expressed type of stored's quant type.
+Node *createDequantize(PatternRewriter &r, Value *stored,
+                       const Node *paramsLike = nullptr,
+                       std::string name = {});
+
+/// The activation Q/DQ of a value: a q.quantize whose operand is not a
+/// constant (weights are quantized constants).
+bool isActivationQuantize(const Node &n);
+/// A q.dequantize whose operand is not a constant and not produced by a
+/// q.quantize of a constant.
+bool isActivationDequantize(const Node &n);
+
+} // namespace qopt
+
+#endif // QOPT_PASSES_QDQUTILS_H
