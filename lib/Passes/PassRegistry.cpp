@@ -490,10 +490,19 @@ qopt::parsePassParams(llvm::StringRef passName, llvm::StringRef params,
                        (allowed.empty() ? "; it takes none"
                                         : "; expected one of: " + allowed));
     }
-    if (!part.contains('='))
-      return makeError("parameter '" + key + "' of '" + passName +
-                       "' needs a value ('" + key + "=...')");
-    out[key.str()] = value.trim().str();
+    // A bare key is a flag: `fold-weights<requantize-float-weights>`.
+    out[key.str()] = part.contains('=') ? value.trim().str() : "true";
   }
   return out;
+}
+
+llvm::Expected<bool> qopt::parseBoolParam(llvm::StringRef passName,
+                                          llvm::StringRef key,
+                                          llvm::StringRef value) {
+  if (value == "true" || value == "1")
+    return true;
+  if (value == "false" || value == "0")
+    return false;
+  return makeError("invalid value '" + value + "' for parameter '" + key +
+                   "' of '" + passName + "'; expected true or false");
 }

@@ -16,6 +16,19 @@ struct CommonSubexpressionEliminationPass
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct ScalarQParamsPass : PassInfoMixin<ScalarQParamsPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct EnsureUniqueDequantizePass
+    : PassInfoMixin<EnsureUniqueDequantizePass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct EnsureUniqueQuantizePass : PassInfoMixin<EnsureUniqueQuantizePass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 } // namespace qopt
 
 #endif // QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H

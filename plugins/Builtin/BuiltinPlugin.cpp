@@ -14,6 +14,17 @@ using namespace qopt;
 static void registerBuiltinPasses(PassRegistry &registry) {
 #define PASS(NAME, CLASS, DESCRIPTION)                                         \
   registry.registerPass<CLASS>(NAME, DESCRIPTION);
+#define PASS_WITH_PARAMS(NAME, CLASS, PARAMS, DESCRIPTION)                     \
+  registry.registerPass(                                                       \
+      NAME, DESCRIPTION,                                                       \
+      [](llvm::StringRef params)                                               \
+          -> llvm::Expected<std::unique_ptr<PassConcept>> {                    \
+        auto pass = CLASS::parse(params);                                      \
+        if (!pass)                                                             \
+          return pass.takeError();                                             \
+        return std::make_unique<PassModel<CLASS>>(std::move(*pass), NAME);     \
+      },                                                                       \
+      PARAMS);
 #define PIPELINE(NAME, TEXT, DESCRIPTION)                                      \
   registry.registerPipeline(NAME, DESCRIPTION, TEXT);
 #include "qopt/Passes/Passes.def"

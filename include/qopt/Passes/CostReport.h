@@ -18,6 +18,7 @@
 #ifndef QOPT_PASSES_COSTREPORT_H
 #define QOPT_PASSES_COSTREPORT_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 

@@ -127,10 +127,15 @@ private:
   std::unique_ptr<llvm::ErrorInfoBase> registrationError;
 };
 
-/// Parses "key=value;key2=value2" pass parameters, allowing only `keys`.
+/// Parses "key=value;key2=value2" pass parameters, allowing only `keys`. A
+/// key without a value is a flag and reads "true".
 llvm::Expected<std::map<std::string, std::string>>
 parsePassParams(llvm::StringRef passName, llvm::StringRef params,
                 llvm::ArrayRef<llvm::StringRef> keys);
+
+/// "true"/"1" or "false"/"0" (a bare flag parses as "true").
+llvm::Expected<bool> parseBoolParam(llvm::StringRef passName,
+                                    llvm::StringRef key, llvm::StringRef value);
 
 /// Registers the core analyses (see Passes.def).
 void registerCoreAnalyses(PassRegistry &registry);
