@@ -2,6 +2,7 @@
 
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Support/FloatFormat.h"
 
 using namespace qopt;
 
@@ -101,4 +102,76 @@ bool qopt::isActivationDequantize(const Node &n) {
     return false;
   Node *q = getProducer(in, ops::Quantize);
   return !(q && isConstantValue(q->getOperand(0)));
+}
+
+llvm::SmallVector<unsigned, 4> qopt::getDataOperands(const Node &n) {
+  llvm::SmallVector<unsigned, 4> out;
+  const OpDef *def = lookupOpDef(n.getOp());
+  if (def && !def->operands.empty() && def->operands.front().variadic) {
+    for (unsigned i = 0; i < n.getNumOperands(); ++i)
+      out.push_back(i);
+  } else if (n.getNumOperands()) {
+    out.push_back(0);
+  }
+  return out;
+}
+
+bool qopt::isDataResult(const Node &n, unsigned result) {
+  const OpDef *def = lookupOpDef(n.getOp());
+  if (!def || n.getNumOperands() == 0 || result >= n.getNumResults() ||
+      n.getResult(result)->isAbsent())
+    return false;
+  const SignatureSlot *data = def->operandSlot(getDataOperands(n).front());
+  const SignatureSlot *slot = def->resultSlot(result);
+  return data && slot && slot->typeVar == data->typeVar;
+}
+
+bool qopt::isOnGrid(double v, const QuantType *q) {
+  for (size_t c = 0; c < q->getNumChannels(); ++c) {
+    int64_t stored = quant::quantizeValue(static_cast<float>(v), q, c);
+    if (static_cast<double>(quant::dequantizeValue(stored, q, c)) != v)
+      return false;
+  }
+  return true;
+}
+
+/// Why a constant operand (Pad's value, Clip's bounds) is not on `q`, or
+/// empty when it is (or absent).
+static std::string offGridConstant(const Node &n, unsigned operand,
+                                   const QuantType *q, llvm::StringRef what) {
+  if (operand >= n.getNumOperands() || !n.getOperand(operand))
+    return {};
+  const DenseElements *d = getConstantData(n.getOperand(operand));
+  if (!d || d->getNumElements() != 1)
+    return (what + " is computed, so it may not lie on the grid").str();
+  double v = d->getAsDouble(0);
+  if (isOnGrid(v, q))
+    return {};
+  return (what + " " + formatFloat(static_cast<float>(v)) +
+          " is not on the grid " + typeToString(q))
+      .str();
+}
+
+std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
+  const OpDef *def = lookupOpDef(n.getOp());
+  if (!def)
+    return n.getOp().str() + " is opaque to qopt";
+  if (!def->hasTrait(OpTrait::DataMovement) &&
+      !def->hasTrait(OpTrait::Monotonic))
+    return n.getOp().str() + " computes new values";
+  if (n.isa("onnx.Resize")) {
+    std::string mode = getStringAttrOr(n, "mode", "nearest");
+    if (mode != "nearest")
+      return "Resize in " + mode + " mode computes new values";
+  }
+  if (n.isa("onnx.Pad") &&
+      getStringAttrOr(n, "mode", "constant") == "constant")
+    return offGridConstant(n, 2, q, "the pad value");
+  if (n.isa("onnx.Clip"))
+    for (unsigned i : {1u, 2u}) {
+      std::string why = offGridConstant(n, i, q, i == 1 ? "min" : "max");
+      if (!why.empty())
+        return why;
+    }
+  return {};
 }

@@ -1,11 +1,11 @@
 //===- ScaleAnalysis.cpp - Quantization grids of every tensor -------------===//
 
 #include "qopt/Passes/ScaleAnalysis.h"
+#include "qopt/Passes/QdqUtils.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/QuantMath.h"
-#include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -17,16 +17,6 @@ namespace {
 
 /// Params text without the storage/expressed prefix noise, for reasons.
 std::string gridText(const QuantType *q) { return typeToString(q); }
-
-/// Whether `v` is exactly representable on every channel of `q`.
-bool isOnGrid(double v, const QuantType *q) {
-  for (size_t c = 0; c < q->getNumChannels(); ++c) {
-    int64_t stored = quant::quantizeValue(static_cast<float>(v), q, c);
-    if (static_cast<double>(quant::dequantizeValue(stored, q, c)) != v)
-      return false;
-  }
-  return true;
-}
 
 /// The message of an op-table error without the node prefix (the printout
 /// already names the value).
@@ -41,36 +31,6 @@ std::string reasonOf(llvm::Error err, const Node &n) {
 bool sameGrid(const QuantType *a, const QuantType *b) {
   return a == b ||
          (a->hasSameParams(b) && a->getStorageKind() == b->getStorageKind());
-}
-
-/// The operands that carry the data through a data-movement or monotonic op:
-/// every operand of variadic ops (Concat, Max, Min), operand 0 otherwise.
-llvm::SmallVector<unsigned, 4> dataOperands(const Node &n, const OpDef &def) {
-  llvm::SmallVector<unsigned, 4> out;
-  if (!def.operands.empty() && def.operands.front().variadic) {
-    for (unsigned i = 0; i < n.getNumOperands(); ++i)
-      out.push_back(i);
-  } else if (n.getNumOperands()) {
-    out.push_back(0);
-  }
-  return out;
-}
-
-/// Why a constant operand (Pad's value, Clip's bounds) is not on `q`, or
-/// empty when it is (or absent).
-std::string offGridConstant(const Node &n, unsigned operand, const QuantType *q,
-                            llvm::StringRef what) {
-  if (operand >= n.getNumOperands() || !n.getOperand(operand))
-    return {};
-  const DenseElements *d = getConstantData(n.getOperand(operand));
-  if (!d || d->getNumElements() != 1)
-    return (what + " is computed, so it may not lie on the grid").str();
-  double v = d->getAsDouble(0);
-  if (isOnGrid(v, q))
-    return {};
-  return (what + " " + formatFloat(static_cast<float>(v)) +
-          " is not on the grid " + gridText(q))
-      .str();
 }
 
 class Propagation {
@@ -135,7 +95,7 @@ private:
   /// Passes the data operands' grid to the data results; returns the
   /// reason when it cannot.
   std::string passOn(const Node &n, const OpDef &def) {
-    llvm::SmallVector<unsigned, 4> data = dataOperands(n, def);
+    llvm::SmallVector<unsigned, 4> data = getDataOperands(n);
     const ScaleInfo *first = nullptr;
     for (unsigned i : data) {
       const ScaleInfo *si =
@@ -154,24 +114,9 @@ private:
     const ScaleInfo grid = *first;
     first = nullptr;
     const QuantType *q = grid.quant;
-    if (n.isa("onnx.Resize")) {
-      std::string mode = getStringAttrOr(n, "mode", "nearest");
-      if (mode != "nearest")
-        return "Resize in " + mode + " mode computes new values";
-    }
-    if (n.isa("onnx.Pad") &&
-        getStringAttrOr(n, "mode", "constant") == "constant") {
-      std::string why = offGridConstant(n, 2, q, "the pad value");
-      if (!why.empty())
-        return why;
-    }
-    if (n.isa("onnx.Clip")) {
-      for (unsigned i : {1u, 2u}) {
-        std::string why = offGridConstant(n, i, q, i == 1 ? "min" : "max");
-        if (!why.empty())
-          return why;
-      }
-    }
+    std::string blocked = whyGridCannotCross(n, q);
+    if (!blocked.empty())
+      return blocked;
     const SignatureSlot *dataSlot = def.operandSlot(data.front());
     std::string why;
     for (unsigned i = 0; i < n.getNumResults(); ++i) {
@@ -216,7 +161,7 @@ private:
     if (!def || !(def->hasTrait(OpTrait::DataMovement) ||
                   def->hasTrait(OpTrait::Monotonic)))
       return;
-    llvm::SmallVector<unsigned, 4> data = dataOperands(n, *def);
+    llvm::SmallVector<unsigned, 4> data = getDataOperands(n);
     if (data.empty())
       return;
     const SignatureSlot *dataSlot = def->operandSlot(data.front());

@@ -19,6 +19,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/Passes/PatternRewrite.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
 namespace qopt {
@@ -71,6 +72,24 @@ Node *createQuantize(PatternRewriter &r, Value *x, const QuantType *q,
 Node *createDequantize(PatternRewriter &r, Value *stored,
                        const Node *paramsLike = nullptr,
                        std::string name = {});
+
+/// The operands that carry the data through a data-movement or monotonic
+/// op: every operand of variadic ops (Concat, Max, Min), operand 0
+/// otherwise.
+llvm::SmallVector<unsigned, 4> getDataOperands(const Node &n);
+/// True for the results that hold the data operands' elements (not
+/// MaxPool's Indices).
+bool isDataResult(const Node &n, unsigned result);
+
+/// Whether `v` is exactly representable on every channel of `q`.
+bool isOnGrid(double v, const QuantType *q);
+
+/// Why the op-specific rules keep `n` from carrying the grid `q` of its
+/// data operands to its data results, or empty when they allow it. Checks
+/// the trait (DataMovement or Monotonic), Resize's mode (nearest only),
+/// Pad's constant value and Clip's bounds (on the grid). Per-axis axis
+/// remapping is checked separately (quantTypeAcross).
+std::string whyGridCannotCross(const Node &n, const QuantType *q);
 
 /// The activation Q/DQ of a value: a q.quantize whose operand is not a
 /// constant (weights are quantized constants).
