@@ -29,6 +29,10 @@ struct EnsureUniqueQuantizePass : PassInfoMixin<EnsureUniqueQuantizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct SinkQdqPass : PassInfoMixin<SinkQdqPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 } // namespace qopt
 
 #endif // QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H
