@@ -33,6 +33,16 @@ struct SinkQdqPass : PassInfoMixin<SinkQdqPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct RemoveRedundantQdqPass : PassInfoMixin<RemoveRedundantQdqPass> {
+  /// Lossy: Q_A -> requantize to B becomes Q_B.
+  bool mergeRequantize = false;
+  /// Lossy: Q -> DQ of a float activation is removed.
+  bool removeQdq = false;
+  static llvm::Expected<RemoveRedundantQdqPass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 } // namespace qopt
 
 #endif // QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H

@@ -147,7 +147,9 @@ static llvm::Error runPipeline(Model &m, const char *argv0) {
   si.registerCallbacks(pi);
   AnalysisManager am(&pi);
   registry.nameAnalyses(am);
-  return pm->runAndCheck(m.getGraph(), am);
+  llvm::Error err = pm->runAndCheck(m.getGraph(), am);
+  am.getCostReport().print(llvm::errs());
+  return err;
 }
 
 /// Op-by-op comparison: every node computes from the reference's values of
