@@ -4,6 +4,8 @@
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Support/FloatFormat.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 using namespace qopt;
 
 Node *qopt::getProducer(const Value *v, llvm::StringRef op) {
@@ -174,4 +176,81 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
         return why;
     }
   return {};
+}
+
+/// A node that moves stored integers without reading them as numbers.
+static bool carriesIntegers(const Node &n) {
+  return hasTrait(n, OpTrait::DataMovement) || n.isa("onnx.MaxPool");
+}
+
+StoredRegion qopt::collectStoredRegion(Value *start) {
+  StoredRegion region;
+  llvm::SmallPtrSet<Value *, 8> seen;
+  std::vector<Value *> work{start};
+  seen.insert(start);
+  const QuantType *grid = getStoredQuantType(start);
+  auto block = [&](std::string why) {
+    if (region.blocker.empty())
+      region.blocker = std::move(why);
+  };
+  auto visit = [&](Value *v) {
+    if (v && seen.insert(v).second)
+      work.push_back(v);
+  };
+  while (!work.empty()) {
+    Value *v = work.back();
+    work.pop_back();
+    region.values.push_back(v);
+    const QuantType *q = getStoredQuantType(v);
+    if (!q || q != grid)
+      block("'" + v->getName().str() + "' is on another grid");
+    else if (q->isPerAxis())
+      block("'" + v->getName().str() + "' has per-axis parameters");
+    if (v->isGraphInput() || v->isGraphOutput() || v->isCaptured())
+      block("'" + v->getName().str() + "' is a graph input or output");
+    Node *def = v->getDefiningNode();
+    if (def && (def->isa(ops::Quantize) || def->isa(ops::Requantize))) {
+      if (llvm::find(region.producers, def) == region.producers.end())
+        region.producers.push_back(def);
+    } else if (def && carriesIntegers(*def)) {
+      for (unsigned i : getDataOperands(*def))
+        visit(def->getOperand(i));
+      for (unsigned i = 0; i < def->getNumResults(); ++i)
+        if (isDataResult(*def, i))
+          visit(def->getResult(i));
+      if (def->isa("onnx.Pad"))
+        block("Pad '" + def->getName().str() + "' stores a constant value");
+    } else {
+      block("'" + v->getName().str() + "' is " +
+            (def ? "computed by " + def->getOp().str() : "not produced by a Q"));
+    }
+    for (auto [user, index] : getUsers(v)) {
+      if (user->isa(ops::Dequantize) || user->isa(ops::Requantize))
+        continue;
+      if (!carriesIntegers(*user) ||
+          llvm::find(getDataOperands(*user), index) ==
+              getDataOperands(*user).end()) {
+        block(user->describe() + " reads the integers");
+        continue;
+      }
+      if (user->isa("onnx.Pad"))
+        block("Pad '" + user->getName().str() + "' stores a constant value");
+      for (unsigned i : getDataOperands(*user))
+        visit(user->getOperand(i));
+      for (unsigned i = 0; i < user->getNumResults(); ++i)
+        if (isDataResult(*user, i))
+          visit(user->getResult(i));
+    }
+    if (region.values.size() > 100000) {
+      block("the region is too large");
+      break;
+    }
+  }
+  return region;
+}
+
+void qopt::retypeRegion(PatternRewriter &r, const StoredRegion &region,
+                        const QuantType *q) {
+  for (Value *v : region.values)
+    r.setType(*v, withElement(v->getType(), q));
 }

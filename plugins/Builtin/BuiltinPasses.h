@@ -39,7 +39,21 @@ struct RemoveRedundantQdqPass : PassInfoMixin<RemoveRedundantQdqPass> {
   /// Lossy: Q -> DQ of a float activation is removed.
   bool removeQdq = false;
   static llvm::Expected<RemoveRedundantQdqPass> parse(llvm::StringRef params);
+  bool isLossy() const { return mergeRequantize || removeQdq; }
   void printPipeline(llvm::raw_ostream &os) const;
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct CanonicalizePass : PassInfoMixin<CanonicalizePass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct ToUint8ActivationsPass : PassInfoMixin<ToUint8ActivationsPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct ReluIntoQuantizePass : PassInfoMixin<ReluIntoQuantizePass> {
+  bool isLossy() const { return true; }
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 

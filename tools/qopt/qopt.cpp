@@ -211,6 +211,14 @@ int main(int argc, char **argv) {
   if (adoptedFlagGiven("print-pipeline-passes")) {
     pipeline->printPipeline(llvm::outs());
     llvm::outs() << "\n";
+    std::vector<std::string> lossy;
+    pipeline->collectLossy(lossy);
+    if (!lossy.empty()) {
+      llvm::outs() << "lossy steps (their cost is reported after the run):";
+      for (const std::string &p : lossy)
+        llvm::outs() << " " << p;
+      llvm::outs() << "\n";
+    }
     return 0;
   }
   const std::string stopAfter = stopAfterPass();

@@ -266,6 +266,9 @@ public:
   virtual llvm::StringRef name() const = 0;
   /// Canonical pipeline text of this pass, parameters included.
   virtual void printPipeline(llvm::raw_ostream &os) const = 0;
+  /// Canonical text of every lossy pass in this one (itself, or for
+  /// containers their lossy members), for -print-pipeline-passes.
+  virtual void collectLossy(std::vector<std::string> &out) const {}
   /// Containers (sequences, fixpoint, repeat) are not reported to
   /// instrumentation as passes of their own.
   virtual bool isContainer() const { return false; }
@@ -274,6 +277,10 @@ public:
 namespace detail {
 template <typename T, typename = void>
 struct HasPrintPipeline : std::false_type {};
+template <typename T, typename = void> struct HasIsLossy : std::false_type {};
+template <typename T>
+struct HasIsLossy<T, std::void_t<decltype(std::declval<const T &>().isLossy())>>
+    : std::true_type {};
 template <typename T>
 struct HasPrintPipeline<
     T, std::void_t<decltype(std::declval<const T &>().printPipeline(
@@ -294,6 +301,16 @@ public:
       pass.printPipeline(os);
     else
       os << pipelineName;
+  }
+  /// A pass is lossy when it says so: `bool isLossy() const`.
+  void collectLossy(std::vector<std::string> &out) const override {
+    if constexpr (detail::HasIsLossy<PassT>::value)
+      if (pass.isLossy()) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        printPipeline(os);
+        out.push_back(os.str());
+      }
   }
   PassT &getPass() { return pass; }
 
@@ -324,6 +341,10 @@ public:
   llvm::StringRef name() const override { return "pass-manager"; }
   void printPipeline(llvm::raw_ostream &os) const override;
   bool isContainer() const override { return true; }
+  void collectLossy(std::vector<std::string> &out) const override {
+    for (const auto &p : passes)
+      p->collectLossy(out);
+  }
 
   /// Runs the pipeline and returns the first failure reported on the way.
   llvm::Error runAndCheck(Graph &g, AnalysisManager &am);
@@ -342,6 +363,9 @@ public:
   llvm::StringRef name() const override { return "fixpoint"; }
   void printPipeline(llvm::raw_ostream &os) const override;
   bool isContainer() const override { return true; }
+  void collectLossy(std::vector<std::string> &out) const override {
+    inner.collectLossy(out);
+  }
   static constexpr unsigned kDefaultMaxIterations = 10;
 
 private:
@@ -358,6 +382,9 @@ public:
   llvm::StringRef name() const override { return "repeat"; }
   void printPipeline(llvm::raw_ostream &os) const override;
   bool isContainer() const override { return true; }
+  void collectLossy(std::vector<std::string> &out) const override {
+    inner.collectLossy(out);
+  }
 
 private:
   PassManager inner;

@@ -91,6 +91,26 @@ bool isOnGrid(double v, const QuantType *q);
 /// remapping is checked separately (quantTypeAcross).
 std::string whyGridCannotCross(const Node &n, const QuantType *q);
 
+/// The values that hold one quantized tensor's integers between the ops
+/// that produce them (q.quantize, q.requantize) and the ops that read them
+/// as numbers (q.dequantize, q.requantize): the tensor itself and what
+/// data-movement ops and MaxPool make of it, joined across Concat.
+/// Changing the storage of such a region means retyping all of it.
+struct StoredRegion {
+  std::vector<Value *> values;
+  /// q.quantize / q.requantize nodes producing values of the region.
+  std::vector<Node *> producers;
+  /// Why the region cannot be retyped as a whole (a graph input or output,
+  /// a constant, an op outside the region reading it, per-axis parameters,
+  /// differing grids), or empty.
+  std::string blocker;
+};
+/// The region holding `v` (a value of quant type).
+StoredRegion collectStoredRegion(Value *v);
+/// Gives every value of `region` the grid `q` (shapes kept).
+void retypeRegion(PatternRewriter &r, const StoredRegion &region,
+                  const QuantType *q);
+
 /// The activation Q/DQ of a value: a q.quantize whose operand is not a
 /// constant (weights are quantized constants).
 bool isActivationQuantize(const Node &n);
