@@ -57,6 +57,11 @@ struct ReluIntoQuantizePass : PassInfoMixin<ReluIntoQuantizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct QuantizeActivationsPass : PassInfoMixin<QuantizeActivationsPass> {
+  bool isLossy() const { return true; }
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 } // namespace qopt
 
 #endif // QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H
