@@ -28,7 +28,7 @@ For every (M, P):
 Output: one line per (M, P): PASS / FAIL / SKIP, then a summary line. Exit 1 on any FAIL (each
   failing line names the model and the pass), 2 on harness errors, else 0.
 Cost (measured on the shared 2-core machine, busy): 48 models x 6 checks in 160 s; the reference
-  interpreter dominates (ResNet-18 about 4 s per qopt-run call, the models/ folder 130 s of it);
+  interpreter dominates (ResNet-18 about 4 s per qopt-run call, the four big models in models/ 103 s of it);
   ONNX Runtime costs 1.7 s for resnet18_qat's before + 6 afters, so (b) is never skipped. Each new
   exact pipeline adds about 1/6 of that.
 onnxruntime-node: $ORT_NODE_DIR, or the repository root's node_modules
