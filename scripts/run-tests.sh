@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test once against one build directory: unit tests, lit tests,
 # ONNX conformance on the reference interpreter, and (with ../shared) the
-# peer cases, the ONNX round trip and the comparison with ONNX Runtime.
+# peer cases, the ONNX round trip, the comparison with ONNX Runtime, the
+# exactness of exact passes and pipelines and ORT loading [1]-shaped params.
 # usage: scripts/run-tests.sh <build-dir>
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,13 @@ if [ -d "$shared/models" ]; then
   step "reference interpreter vs ONNX Runtime 1.30 on $shared/models"
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" \
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1
+  step "exact passes and pipelines: bit-identical outputs (reference interpreter, ONNX Runtime 1.30)"
+  /usr/bin/python3 "$root/test/placement/check_exact_passes.py" --qopt "$build/bin/qopt" \
+    --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/exact" | grep -v '^PASS ' || status=1
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  step "[1]-shaped Q/DQ parameters load in ONNX Runtime 1.30 at level all after qopt"
+  /usr/bin/python3 "$root/test/placement/ort_loads.py" --qopt "$build/bin/qopt" \
+    --shared "$shared" --work "$build/ortloads" || status=1
 else
   step "shared models: SKIPPED, nothing at $shared (set QOPT_SHARED_DIR)"
 fi
