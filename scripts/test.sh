@@ -19,7 +19,7 @@ if [ "${QOPT_SKIP_SANITIZERS:-0}" != 1 ]; then
   CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$root/build-asan" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DQOPT_ENABLE_FUZZERS=ON -DQOPT_BUILD_BENCH=OFF >/dev/null || exit 1
   cmake --build "$root/build-asan" || exit 1
-  ASAN_OPTIONS=detect_leaks=1 "$root/scripts/run-tests.sh" "$root/build-asan" || status=1
+  QOPT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 "$root/scripts/run-tests.sh" "$root/build-asan" || status=1
   "$root/scripts/fuzz.sh" "$root/build-asan" || status=1
 fi
 echo; echo "test.sh: $(( $(date +%s) - start )) s, status $status"
