@@ -98,6 +98,7 @@ public:
         return err;
     if (!attributeError.empty())
       return makeError(attributeError);
+    makeNodeNamesUnique();
 
     // Initializer inputs go back where the source model had them.
     const std::vector<int64_t> &positions = g.getInitializerInputPositions();
@@ -182,6 +183,29 @@ private:
         if (auto err = check(r, n.describe()))
           return err;
     return llvm::Error::success();
+  }
+
+  /// ONNX Runtime refuses a graph with two nodes of one name; passes that
+  /// copy or split nodes may produce such names. Later ones get "_1", "_2".
+  void makeNodeNamesUnique() {
+    llvm::StringSet<> names;
+    for (const auto &node : graph->node())
+      if (!node.name().empty())
+        names.insert(node.name());
+    llvm::StringSet<> seen;
+    for (auto &node : *graph->mutable_node()) {
+      if (node.name().empty() || seen.insert(node.name()).second)
+        continue;
+      std::string base = node.name(), name;
+      for (unsigned k = 1;; ++k) {
+        name = base + "_" + std::to_string(k);
+        if (!names.count(name))
+          break;
+      }
+      names.insert(name);
+      seen.insert(name);
+      node.set_name(name);
+    }
   }
 
   /// Constants read only as operands that this opset writes as attributes

@@ -171,9 +171,12 @@ struct SinkDequantize : RewritePattern {
     for (unsigned i = 0; i < m.getNumResults(); ++i) {
       Value *res = moved->getResult(i);
       if (grids[i] && !res->isAbsent())
-        res = createDequantize(r, res, firstDq,
-                               m.getName().empty() ? std::string()
-                                                   : m.getName().str() + "_dq")
+        res = createDequantize(
+                  r, res, firstDq,
+                  m.getName().empty()
+                      ? std::string()
+                      : m.getName().str() + "_dq" +
+                            (m.getNumResults() > 1 ? std::to_string(i) : ""))
                   ->getResult();
       replacements.push_back(res);
     }
