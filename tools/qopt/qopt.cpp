@@ -21,6 +21,7 @@
 #include "qopt/Passes/PassPlugin.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
+#include "qopt/Runtime/Compare.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/PrintPasses.h"
@@ -79,6 +80,25 @@ static cl::opt<bool> disableOutput(
 static cl::opt<bool>
     printStats("summary", cl::desc("Print a summary of the model to stderr"),
                cl::init(false), cl::cat(qoptCategory));
+
+static cl::opt<bool> measureCost(
+    "measure-cost",
+    cl::desc("Run the reference interpreter on seeded inputs before and after "
+             "the pipeline and print each output's cosine and max abs "
+             "difference (what the lossy steps cost, measured)"),
+    cl::cat(qoptCategory));
+static cl::opt<rt::InputDistribution> measureDist(
+    "dist", cl::desc("Input distribution for -measure-cost"),
+    cl::values(clEnumValN(rt::InputDistribution::Uniform, "uniform",
+                          "floats in [-1, 1)"),
+               clEnumValN(rt::InputDistribution::Image, "image",
+                          "smooth image-like values in [0, 1)"),
+               clEnumValN(rt::InputDistribution::ImageNet, "imagenet",
+                          "image-like, ImageNet-normalised")),
+    cl::init(rt::InputDistribution::Uniform), cl::cat(qoptCategory));
+static cl::opt<uint64_t> measureSeed("seed",
+                                     cl::desc("Seed for -measure-cost inputs"),
+                                     cl::init(1), cl::cat(qoptCategory));
 
 static cl::OptionCategory passCategory("Pipeline options");
 static cl::opt<std::string>
@@ -283,6 +303,21 @@ int main(int argc, char **argv) {
     si.printTimeReport();
     // What the lossy rewrites cost, in one summary after the run.
     am.getCostReport().print(llvm::errs());
+    if (measureCost) {
+      Context beforeCtx;
+      auto before = loadModelFile(inputPath, beforeCtx);
+      if (!before)
+        return reportError(before.takeError(), inputPath);
+      rt::CompareOptions options;
+      options.seed = measureSeed;
+      options.distribution = measureDist;
+      auto report = rt::compareModels(**before, **model, options);
+      if (!report)
+        return reportError(report.takeError(), "-measure-cost");
+      llvm::errs() << "measured cost (reference interpreter, seed "
+                   << measureSeed << "):\n";
+      report->print(llvm::errs());
+    }
   }
 
   if (targetOpset.getNumOccurrences()) {
