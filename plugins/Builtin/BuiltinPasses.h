@@ -20,12 +20,23 @@ struct ScalarQParamsPass : PassInfoMixin<ScalarQParamsPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
-struct EnsureUniqueDequantizePass
-    : PassInfoMixin<EnsureUniqueDequantizePass> {
+struct EnsureUniqueDequantizePass : PassInfoMixin<EnsureUniqueDequantizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
 struct EnsureUniqueQuantizePass : PassInfoMixin<EnsureUniqueQuantizePass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct FoldWeightsPass : PassInfoMixin<FoldWeightsPass> {
+  /// Lossy option: plain float weights of ops fed by a DQ become int8.
+  bool requantizeFloatWeights = false;
+  static llvm::Expected<FoldWeightsPass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct FoldConvBatchNormPass : PassInfoMixin<FoldConvBatchNormPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
