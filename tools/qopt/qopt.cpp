@@ -273,6 +273,8 @@ int main(int argc, char **argv) {
             inputPath);
       }
     si.printTimeReport();
+    // What the lossy rewrites cost, in one summary after the run.
+    am.getCostReport().print(llvm::errs());
   }
 
   if (targetOpset.getNumOccurrences()) {
