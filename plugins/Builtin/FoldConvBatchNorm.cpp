@@ -198,10 +198,15 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
       return false;
   }
 
+  // Names of the Q/DQ results, for the new ones once the old ones are gone.
+  std::string qName = q ? q->getResult()->getName().str() : std::string();
+  std::string dqName = dq ? dq->getResult()->getName().str() : std::string();
+
   PatternRewriter r(g);
   r.setRoot(conv);
   r.setInsertionPoint(conv);
   Value *newW;
+  Value *newQOut = nullptr;
   if (floatW) {
     DenseElementsRef scaled = scaleChannels(*floatData, axis, f);
     newW = createConstant(r, *scaled, ctx.getElementType(ElementKind::F32),
@@ -209,7 +214,7 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
     if (q) {
       Node *newQ =
           createQuantize(r, newW, newGrid, nullptr, q->getName().str());
-      newW = newQ->getResult();
+      newW = newQOut = newQ->getResult();
     }
   } else {
     newW = createConstant(r, *storedData, newGrid,
@@ -245,6 +250,15 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
   eraseIfDead(r, bias);
   for (Value *p : params)
     eraseIfDead(r, p);
+  // The new Q/DQ take the old ones' names when those are free again.
+  auto rename = [&](Value *v, const std::string &name) {
+    if (v && !name.empty() && v->getName() != name)
+      v->setName(
+          g.makeUniqueName(g.lookupValue(name) ? foldedName(name) : name));
+  };
+  rename(newQOut, qName);
+  if (dq)
+    rename(newW, dqName);
   return true;
 }
 

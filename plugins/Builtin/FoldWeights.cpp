@@ -134,8 +134,11 @@ static bool foldQuantizeOfConstant(Graph &g, Node &q) {
   Value *in = q.getOperand(0);
   const DenseElements *data = getConstantData(in);
   const QuantType *qt = getStoredQuantType(q.getResult());
+  // A Q that is itself a graph output is not a weight: ONNX outputs are
+  // produced by nodes.
   if (!data || !qt || in->getType()->isQuantized() ||
-      !isFloatKind(data->getKind()) || isOverridable(in))
+      !isFloatKind(data->getKind()) || isOverridable(in) ||
+      q.getResult()->isGraphOutput() || q.getResult()->isCaptured())
     return false;
   auto folded = quant::quantizeDense(*data, qt);
   if (!folded) {
@@ -219,18 +222,33 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
     return false;
   }
 
+  // The old DQ (and its constant) go away when this path is their only
+  // reader; otherwise they stay for the others and this path gets its own.
+  Value *dqOut = dq->getResult();
+  bool dqDies =
+      dqOut->hasOneUse() && !dqOut->isGraphOutput() && !dqOut->isCaptured();
+  std::string oldDqName = dqOut->getName().str();
+  std::string constName = foldedName(stored->getName());
+  // Free the name for the new constant when the old one dies with the DQ
+  // (so that a chain of folds keeps one "_folded" name).
+  if (dqDies && stored->hasOneUse() && stored->getName() == constName)
+    stored->setName(g.makeUniqueName(constName + ".old"));
+
   PatternRewriter r(g);
   r.setRoot(&mv);
   r.setInsertionPoint(&mv);
-  Value *c = createConstant(r, *moved, *newQ, foldedName(stored->getName()));
-  // Same numbers as the old DQ: keep its parameter record and node name.
-  Node *newDq = createDequantize(r, c, dq, dq->getName().str());
+  Value *c = createConstant(r, *moved, *newQ, constName);
+  // Same numbers as the old DQ: keep its parameter record and node name
+  // (with a suffix when the old DQ stays).
+  std::string nodeName = dq->getName().str();
+  if (!dqDies && !nodeName.empty())
+    nodeName = foldedName(nodeName);
+  Node *newDq = createDequantize(r, c, dq, nodeName);
   Value *out = newDq->getResult();
-  std::string oldDqName = dq->getResult()->getName().str();
   std::vector<Value *> others(mv.getOperands().begin() + 1,
                               mv.getOperands().end()); // shape, axes
   r.replaceNode(mv, {out});
-  eraseIfDead(r, dq->getResult());
+  eraseIfDead(r, dqOut);
   for (Value *v : others)
     eraseIfDead(r, v);
   // A graph output took its name over; otherwise the DQ keeps the old DQ's
