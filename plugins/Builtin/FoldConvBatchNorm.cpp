@@ -1,4 +1,4 @@
-//===- FoldConvBatchNorm.cpp - BatchNormalization into the conv (fold-conv-bn)
+//===- FoldConvBatchNorm.cpp - BatchNormalization into the conv -----------===//
 //
 // Exact at float level: with f[c] = gamma[c] / sqrt(var[c] + eps) computed in
 // float32, the conv gets weights w[c,...] * f[c] and bias
