@@ -20,8 +20,7 @@ struct ScalarQParamsPass : PassInfoMixin<ScalarQParamsPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
-struct EnsureUniqueDequantizePass
-    : PassInfoMixin<EnsureUniqueDequantizePass> {
+struct EnsureUniqueDequantizePass : PassInfoMixin<EnsureUniqueDequantizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
@@ -44,6 +43,15 @@ struct RemoveRedundantQdqPass : PassInfoMixin<RemoveRedundantQdqPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct FoldWeightsPass : PassInfoMixin<FoldWeightsPass> {
+  /// Lossy option: plain float weights of ops fed by a DQ become int8.
+  bool requantizeFloatWeights = false;
+  static llvm::Expected<FoldWeightsPass> parse(llvm::StringRef params);
+  bool isLossy() const { return requantizeFloatWeights; }
+  void printPipeline(llvm::raw_ostream &os) const;
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 struct CanonicalizePass : PassInfoMixin<CanonicalizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
@@ -59,6 +67,10 @@ struct ReluIntoQuantizePass : PassInfoMixin<ReluIntoQuantizePass> {
 
 struct QuantizeActivationsPass : PassInfoMixin<QuantizeActivationsPass> {
   bool isLossy() const { return true; }
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+struct FoldConvBatchNormPass : PassInfoMixin<FoldConvBatchNormPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
