@@ -373,6 +373,31 @@ const QuantType *widestGrid(Context &ctx,
 
 std::string gridText(const QuantType *q) { return quant::describeParams(q); }
 
+/// A weighted op reading `v` (through its DQ) whose bias is int32 through a
+/// DQ: the QLinear rule wants the bias on s_x * s_w, which a new input
+/// scale breaks for backends that take the int32 bias as it is. The float
+/// semantics are unchanged, so this is a note, not a rewrite.
+void noteInt32Bias(CostReport &report, const Value &v) {
+  for (auto [dq, i] : getUsers(&v)) {
+    (void)i;
+    if (!dq->isa(ops::Dequantize))
+      continue;
+    for (auto [user, idx] : getUsers(dq->getResult())) {
+      if (idx != 0 || !hasTrait(*user, OpTrait::Weighted) ||
+          user->getNumOperands() < 3 || !user->getOperand(2))
+        continue;
+      Node *biasDq = getProducer(user->getOperand(2), ops::Dequantize);
+      const QuantType *bq =
+          biasDq ? getStoredQuantType(biasDq->getOperand(0)) : nullptr;
+      if (bq && bq->getStorageKind() == ElementKind::I32)
+        report.recordNote(kPass, "%" + v.getName().str() +
+                                     " feeds " + opLabel(*user) +
+                                     ", whose int32 bias was made for the "
+                                     "old input scale (s_x * s_w)");
+    }
+  }
+}
+
 } // namespace
 
 /// One round: builds the groups and retypes them; true when it changed
@@ -482,6 +507,7 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
       r.setType(*v, withElement(v->getType(), target));
       std::string d = gb.detail.count(v) ? gb.detail[v] : where;
       report.recordRegrid(kPass, *v, old, target, d);
+      noteInt32Bias(report, *v);
       changed = true;
     }
   }
