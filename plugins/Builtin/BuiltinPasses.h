@@ -74,6 +74,23 @@ struct FoldConvBatchNormPass : PassInfoMixin<FoldConvBatchNormPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+/// unify-scales<policy=widest|output;max-iterations=N> (UnifyScales.cpp).
+struct UnifyScalesPass : PassInfoMixin<UnifyScalesPass> {
+  enum class Policy { Widest, Output };
+  Policy policy = Policy::Widest;
+  unsigned maxIterations = 8;
+  static llvm::Expected<UnifyScalesPass> parse(llvm::StringRef params);
+  bool isLossy() const { return true; }
+  void printPipeline(llvm::raw_ostream &os) const;
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+/// quantize-residual (QuantizeResidual.cpp).
+struct QuantizeResidualPass : PassInfoMixin<QuantizeResidualPass> {
+  bool isLossy() const { return true; }
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 } // namespace qopt
 
 #endif // QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H

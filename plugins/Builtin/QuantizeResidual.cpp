@@ -1,0 +1,285 @@
+//===- QuantizeResidual.cpp - Residual Adds as one INT8 unit ------------===//
+//
+// Lossy, reported. TensorRT fuses Conv (+ activation) + residual Add into
+// one INT8 kernel when the Add reads the conv's output directly and its
+// other input (the skip) is quantized; ONNX Runtime forms QLinearAdd only
+// when both inputs come from DQ. QAT exporters often leave the skip in
+// float (only one branch has Q/DQ) or put Q/DQ between the conv's
+// activation and the Add. For an onnx.Add of two inputs of one shape, one
+// of them (the branch) coming from a Weighted op (Conv, Gemm, ...),
+// possibly through an activation (Relu, Clip, LeakyRelu, SiLU =
+// Mul(x, Sigmoid(x))) and through Q/DQ pairs:
+//
+// 1. A skip that is a float tensor on no grid (not a DQ result, not data
+//    movement of one) gets Q/DQ with the grid of the Add's output Q (Add ->
+//    Q, or Add -> Relu/Clip/LeakyRelu -> Q when that grid holds negative
+//    values), else the grid of the branch's Q/DQ nearest the Add; with
+//    neither, the Add is left alone.
+//
+//      %d = q.dequantize(%cq)                %d = q.dequantize(%cq)
+//      %a = onnx.Add(%d, %skip)       =>     %sq = q.quantize(%skip)
+//      %o = q.quantize(%a)                   %sd = q.dequantize(%sq)
+//                                            %a = onnx.Add(%d, %sd)
+//
+// 2. When the Add's output is quantized, Q/DQ pairs between the branch's
+//    activation (or the Weighted op when there is none) and the Add are
+//    bypassed: the Add reads the float activation, and the unit
+//    requantizes once at its output. Pairs left without users are erased.
+//
+//      %c = onnx.Conv(...)                   %c = onnx.Conv(...)
+//      %cq = q.quantize(%c)           =>     %a = onnx.Add(%c, %sd)
+//      %d = q.dequantize(%cq)                %o = q.quantize(%a)
+//      %a = onnx.Add(%d, %sd)
+//      %o = q.quantize(%a)
+//
+// Both are recorded in the cost report as notes: the new grid with the
+// error of quantizing float values (0.5 LSB within its range, clipping
+// outside), and each bypassed Q/DQ with its grid.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BuiltinPasses.h"
+#include "qopt/IR/QuantMath.h"
+#include "qopt/Passes/CostReport.h"
+#include "qopt/Passes/QdqUtils.h"
+#include "qopt/Passes/ScaleAnalysis.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace qopt;
+
+static constexpr llvm::StringLiteral kPass = "quantize-residual";
+
+namespace {
+
+/// The float value a Q/DQ pair was applied to: DQ(Q(x)) -> x, repeatedly.
+/// `pairs` collects the (Q, DQ) nodes passed, nearest first.
+Value *stripQdq(Value *v, std::vector<std::pair<Node *, Node *>> *pairs) {
+  while (v) {
+    Node *dq = getProducer(v, ops::Dequantize);
+    if (!dq)
+      return v;
+    Node *q = getProducer(dq->getOperand(0), ops::Quantize);
+    if (!q)
+      return v;
+    if (pairs)
+      pairs->push_back({q, dq});
+    v = q->getOperand(0);
+  }
+  return v;
+}
+
+bool isSimpleActivation(const Node &n) {
+  return n.isa("onnx.Relu") || n.isa("onnx.Clip") || n.isa("onnx.LeakyRelu");
+}
+
+struct Branch {
+  Node *weighted = nullptr;
+  /// The activation node (Relu, Clip, LeakyRelu, or SiLU's Mul), if any.
+  Node *activation = nullptr;
+  /// Q/DQ pairs between the activation (or the weighted op) and the Add,
+  /// nearest the Add first.
+  std::vector<std::pair<Node *, Node *>> pairs;
+  /// Every Q on the path, nearest the Add first (for the grid to copy).
+  std::vector<Node *> qs;
+};
+
+/// The branch feeding Add operand `v`, when it comes from a Weighted op.
+std::optional<Branch> matchBranch(Value *v) {
+  Branch b;
+  Value *x = stripQdq(v, &b.pairs);
+  for (auto &p : b.pairs)
+    b.qs.push_back(p.first);
+  Node *n = x->getDefiningNode();
+  if (!n)
+    return std::nullopt;
+  if (isSimpleActivation(*n)) {
+    b.activation = n;
+    std::vector<std::pair<Node *, Node *>> inner;
+    x = stripQdq(n->getOperand(0), &inner);
+    for (auto &p : inner)
+      b.qs.push_back(p.first);
+    n = x->getDefiningNode();
+  } else if (n->isa("onnx.Mul") && n->getNumOperands() == 2) {
+    // SiLU: Mul(x, Sigmoid(x)), either order, Q/DQ anywhere.
+    for (unsigned s = 0; s < 2 && !b.activation; ++s) {
+      std::vector<std::pair<Node *, Node *>> sigPairs, xPairs;
+      Value *sig = stripQdq(n->getOperand(s), &sigPairs);
+      Node *sn = sig->getDefiningNode();
+      if (!sn || !sn->isa("onnx.Sigmoid"))
+        continue;
+      Value *a = stripQdq(sn->getOperand(0), nullptr);
+      Value *other = stripQdq(n->getOperand(1 - s), &xPairs);
+      if (a != other)
+        continue;
+      b.activation = n;
+      for (auto &p : xPairs)
+        b.qs.push_back(p.first);
+      x = a;
+    }
+    if (!b.activation)
+      return std::nullopt;
+    n = x->getDefiningNode();
+  }
+  if (!n || !hasTrait(*n, OpTrait::Weighted))
+    return std::nullopt;
+  b.weighted = n;
+  return b;
+}
+
+/// The Q storing the Add's output: Add -> Q, or Add -> activation -> Q
+/// (`throughActivation` set). Null when the output is not quantized.
+Node *outputQuantize(Node &add, bool &throughActivation) {
+  throughActivation = false;
+  Value *out = add.getResult();
+  for (auto [user, idx] : getUsers(out)) {
+    (void)idx;
+    if (user->isa(ops::Quantize))
+      return user;
+  }
+  if (out->getNumUses() == 1 && !out->isGraphOutput()) {
+    Node *act = out->getUses().front().user;
+    if (act && isSimpleActivation(*act) && act->getOperand(0) == out)
+      for (auto [user, idx] : getUsers(act->getResult())) {
+        (void)idx;
+        if (user->isa(ops::Quantize)) {
+          throughActivation = true;
+          return user;
+        }
+      }
+  }
+  return nullptr;
+}
+
+bool sameShape(const TensorType *a, const TensorType *b) {
+  if (!a->hasRank() || !b->hasRank() || !a->hasStaticShape() ||
+      !b->hasStaticShape())
+    return false;
+  return a->getShape() == b->getShape();
+}
+
+std::string label(const Node &n) {
+  std::string name = n.getName().str();
+  if (name.empty() && n.getNumResults())
+    name = n.getResult(0)->getName().str();
+  return n.getOpType().str() + " '" + name + "'";
+}
+
+} // namespace
+
+PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
+  CostReport &report = am.getCostReport();
+  auto &scales = am.getResult<ScaleAnalysis>(g);
+
+  struct Work {
+    Node *add;
+    unsigned branchIdx;
+    Branch branch;
+  };
+  std::vector<Work> work;
+  for (Node &n : g.getNodes()) {
+    if (!n.isa("onnx.Add") || n.getNumOperands() != 2 || !n.getOperand(0) ||
+        !n.getOperand(1))
+      continue;
+    if (!sameShape(n.getOperand(0)->getType(), n.getOperand(1)->getType()))
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      Value *skip = n.getOperand(1 - i);
+      // The skip must be quantized or quantizable (a float tensor).
+      if (!isFloatKind(skip->getType()->getStorageKind()))
+        continue;
+      auto b = matchBranch(n.getOperand(i));
+      if (!b)
+        continue;
+      work.push_back({&n, i, std::move(*b)});
+      break;
+    }
+  }
+
+  bool changed = false;
+  PatternRewriter r(g);
+  for (Work &w : work) {
+    Node &add = *w.add;
+    Value *skip = add.getOperand(1 - w.branchIdx);
+    bool throughAct = false;
+    Node *outQ = outputQuantize(add, throughAct);
+    const QuantType *outGrid = outQ ? getStoredQuantType(outQ->getResult())
+                                    : nullptr;
+
+    // 1. The skip on a grid.
+    bool skipOnGrid = getProducer(skip, ops::Dequantize) ||
+                      getStoredQuantType(skip) || scales.lookup(skip);
+    if (!skipOnGrid) {
+      const QuantType *grid = nullptr;
+      std::string from;
+      if (outGrid && !outGrid->isPerAxis() &&
+          (!throughAct || quant::representableRange(outGrid).first < 0)) {
+        grid = outGrid;
+        from = "the grid of the Add's output Q " + label(*outQ);
+      } else {
+        for (Node *q : w.branch.qs) {
+          const QuantType *bq = getStoredQuantType(q->getResult());
+          if (bq && !bq->isPerAxis()) {
+            grid = bq;
+            from = "the grid of the branch's Q " + label(*q);
+            break;
+          }
+        }
+      }
+      if (!grid) {
+        report.recordNote(kPass, label(add) + ": skip input %" +
+                                     skip->getName().str() +
+                                     " left in float: no per-tensor grid at "
+                                     "the Add's output or on its branch");
+        continue;
+      }
+      r.setRoot(&add);
+      r.setInsertionPoint(&add);
+      std::string base = skip->getName().str() + "_residual";
+      Node *q = createQuantize(r, skip, grid, nullptr, base + "_Q");
+      Node *dq = createDequantize(r, q->getResult(), nullptr, base + "_DQ");
+      add.setOperand(1 - w.branchIdx, dq->getResult());
+      r.notifyModified(add);
+      auto [lo, hi] = quant::representableRange(grid);
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "%" << skip->getName() << ": new Q/DQ on the skip input of "
+         << label(add) << ", " << quant::describeParams(grid) << " (" << from
+         << "), max error 0.5 LSB within [" << llvm::format("%g", lo) << ", "
+         << llvm::format("%g", hi) << "], clipped outside";
+      report.recordNote(kPass, os.str());
+      changed = true;
+    }
+
+    // 2. No Q/DQ between the activation and the Add when the Add's output
+    // is quantized: one requantize, at the unit's output.
+    if (!outQ || w.branch.pairs.empty())
+      continue;
+    auto [farQ, farDq] = w.branch.pairs.back();
+    Value *act = farQ->getOperand(0);
+    std::string text = label(add) + " reads %" + act->getName().str() +
+                       " in float: bypassed Q/DQ";
+    for (auto [q, dq] : w.branch.pairs)
+      text += " " + label(*q) + " (" +
+              quant::describeParams(getStoredQuantType(q->getResult())) + ")";
+    text += " between " +
+            label(w.branch.activation ? *w.branch.activation
+                                      : *w.branch.weighted) +
+            " and the Add";
+    add.setOperand(w.branchIdx, act);
+    r.notifyModified(add);
+    report.recordNote(kPass, text);
+    changed = true;
+    // Erase the pairs nothing reads any more, nearest the Add first.
+    for (auto [q, dq] : w.branch.pairs) {
+      if (!dq->getResult()->hasUses())
+        r.eraseNode(*dq);
+      if (!q->getResult()->hasUses())
+        r.eraseNode(*q);
+      else
+        break;
+    }
+  }
+  return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
