@@ -178,8 +178,9 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
   return {};
 }
 
-/// A node that moves stored integers without reading them as numbers.
-static bool carriesIntegers(const Node &n) {
+bool qopt::carriesIntegers(const Node &n) {
+  if (n.isa("onnx.Resize"))
+    return getStringAttrOr(n, "mode", "nearest") == "nearest";
   return hasTrait(n, OpTrait::DataMovement) || n.isa("onnx.MaxPool");
 }
 

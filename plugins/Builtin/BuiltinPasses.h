@@ -87,6 +87,10 @@ struct UnifyScalesPass : PassInfoMixin<UnifyScalesPass> {
 
 /// quantize-residual (QuantizeResidual.cpp).
 struct QuantizeResidualPass : PassInfoMixin<QuantizeResidualPass> {
+  /// Keep the Q/DQ inside the conv branch (QLinearConv + QLinearAdd).
+  bool keepBranchQdq = false;
+  static llvm::Expected<QuantizeResidualPass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
   bool isLossy() const { return true; }
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };

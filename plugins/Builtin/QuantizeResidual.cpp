@@ -32,6 +32,22 @@
 //      %a = onnx.Add(%d, %sd)
 //      %o = q.quantize(%a)
 //
+//    Q/DQ pairs between the Weighted op and its activation (inside SiLU
+//    too) are bypassed the same way for the activation's own reads, so
+//    Conv + activation + Add is one unit with one requantize:
+//
+//      %c = onnx.Conv(...)                   %c = onnx.Conv(...)
+//      %cq = q.quantize(%c)                  %s = onnx.Sigmoid(%c)
+//      %d = q.dequantize(%cq)         =>     %m = onnx.Mul(%c, %s)
+//      %s = onnx.Sigmoid(%d)                 %a = onnx.Add(%m, %sd)
+//      %m = onnx.Mul(%d, %s)                 %o = q.quantize(%a)
+//      %a = onnx.Add(%m, %sd)
+//      %o = q.quantize(%a)
+//
+//    With the option keep-branch-qdq (for backends that run the branch as
+//    QLinearConv + QLinearAdd, ONNX Runtime's CPU provider), step 2 is
+//    skipped.
+//
 // Both are recorded in the cost report as notes: the new grid with the
 // error of quantizing float values (0.5 LSB within its range, clipping
 // outside), and each bypassed Q/DQ with its grid.
@@ -41,6 +57,7 @@
 #include "BuiltinPasses.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/CostReport.h"
+#include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/Passes/ScaleAnalysis.h"
 
@@ -50,6 +67,25 @@
 using namespace qopt;
 
 static constexpr llvm::StringLiteral kPass = "quantize-residual";
+
+llvm::Expected<QuantizeResidualPass>
+QuantizeResidualPass::parse(llvm::StringRef params) {
+  QuantizeResidualPass pass;
+  auto p = parsePassParams(kPass, params, {"keep-branch-qdq"});
+  if (!p)
+    return p.takeError();
+  for (auto &[key, value] : *p) {
+    auto flag = parseBoolParam(kPass, key, value);
+    if (!flag)
+      return flag.takeError();
+    pass.keepBranchQdq = *flag;
+  }
+  return pass;
+}
+
+void QuantizeResidualPass::printPipeline(llvm::raw_ostream &os) const {
+  os << kPass << (keepBranchQdq ? "<keep-branch-qdq>" : "");
+}
 
 namespace {
 
@@ -81,6 +117,12 @@ struct Branch {
   /// Q/DQ pairs between the activation (or the weighted op) and the Add,
   /// nearest the Add first.
   std::vector<std::pair<Node *, Node *>> pairs;
+  /// Q/DQ pairs between the weighted op and the activation (and inside
+  /// SiLU), read by `activationNodes`.
+  std::vector<std::pair<Node *, Node *>> innerPairs;
+  /// The activation's nodes (Relu/Clip/LeakyRelu, or SiLU's Sigmoid and
+  /// Mul).
+  llvm::SmallVector<Node *, 2> activationNodes;
   /// Every Q on the path, nearest the Add first (for the grid to copy).
   std::vector<Node *> qs;
 };
@@ -96,26 +138,32 @@ std::optional<Branch> matchBranch(Value *v) {
     return std::nullopt;
   if (isSimpleActivation(*n)) {
     b.activation = n;
-    std::vector<std::pair<Node *, Node *>> inner;
-    x = stripQdq(n->getOperand(0), &inner);
-    for (auto &p : inner)
+    b.activationNodes.push_back(n);
+    x = stripQdq(n->getOperand(0), &b.innerPairs);
+    for (auto &p : b.innerPairs)
       b.qs.push_back(p.first);
     n = x->getDefiningNode();
   } else if (n->isa("onnx.Mul") && n->getNumOperands() == 2) {
     // SiLU: Mul(x, Sigmoid(x)), either order, Q/DQ anywhere.
     for (unsigned s = 0; s < 2 && !b.activation; ++s) {
-      std::vector<std::pair<Node *, Node *>> sigPairs, xPairs;
+      std::vector<std::pair<Node *, Node *>> sigPairs, aPairs, xPairs;
       Value *sig = stripQdq(n->getOperand(s), &sigPairs);
       Node *sn = sig->getDefiningNode();
       if (!sn || !sn->isa("onnx.Sigmoid"))
         continue;
-      Value *a = stripQdq(sn->getOperand(0), nullptr);
+      Value *a = stripQdq(sn->getOperand(0), &aPairs);
       Value *other = stripQdq(n->getOperand(1 - s), &xPairs);
       if (a != other)
         continue;
       b.activation = n;
+      b.activationNodes = {sn, n};
       for (auto &p : xPairs)
         b.qs.push_back(p.first);
+      // The Sigmoid's input and the Mul's x often share their Q/DQ.
+      for (auto *pairs : {&xPairs, &aPairs, &sigPairs})
+        for (auto &pair : *pairs)
+          if (!llvm::is_contained(b.innerPairs, pair))
+            b.innerPairs.push_back(pair);
       x = a;
     }
     if (!b.activation)
@@ -164,6 +212,40 @@ std::string label(const Node &n) {
   if (name.empty() && n.getNumResults())
     name = n.getResult(0)->getName().str();
   return n.getOpType().str() + " '" + name + "'";
+}
+
+/// Makes the activation read the weighted op's float output instead of a
+/// Q/DQ of it (step 2 of the file comment); the pairs nothing else reads
+/// are erased. True when anything changed.
+bool bypassInnerPairs(PatternRewriter &r, CostReport &report,
+                      const Branch &b) {
+  bool changed = false;
+  for (auto [q, dq] : b.innerPairs) {
+    Value *from = dq->getResult();
+    Value *to = q->getOperand(0);
+    bool bypassed = false;
+    for (auto [user, idx] : getUsers(from)) {
+      if (!llvm::is_contained(b.activationNodes, user))
+        continue;
+      user->setOperand(idx, to);
+      r.notifyModified(*user);
+      bypassed = true;
+    }
+    if (!bypassed)
+      continue;
+    changed = true;
+    report.recordNote(
+        kPass, label(*b.activationNodes.back()) + " reads %" +
+                   to->getName().str() + " in float: bypassed Q/DQ " +
+                   label(*q) + " (" +
+                   quant::describeParams(getStoredQuantType(q->getResult())) +
+                   ") inside the unit of " + label(*b.weighted));
+    if (!from->hasUses())
+      r.eraseNode(*dq);
+    if (!q->getResult()->hasUses())
+      r.eraseNode(*q);
+  }
+  return changed;
 }
 
 } // namespace
@@ -254,7 +336,11 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
 
     // 2. No Q/DQ between the activation and the Add when the Add's output
     // is quantized: one requantize, at the unit's output.
-    if (!outQ || w.branch.pairs.empty())
+    if (!outQ || keepBranchQdq)
+      continue;
+    if (bypassInnerPairs(r, report, w.branch))
+      changed = true;
+    if (w.branch.pairs.empty())
       continue;
     auto [farQ, farDq] = w.branch.pairs.back();
     Value *act = farQ->getOperand(0);

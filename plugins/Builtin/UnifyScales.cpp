@@ -1,7 +1,8 @@
 //===- UnifyScales.cpp - One grid around Concat, Split, MaxPool, ... -----===//
 //
 // Lossy, reported. Backends run Concat, Split, Slice, MaxPool, Resize
-// (nearest) and Pad on int8 only when their inputs and outputs share one
+// (nearest), Pad and the other data-movement ops of the op table (Reshape,
+// Transpose, ...) on int8 only when their inputs and outputs share one
 // grid; otherwise each differing Q around them is a requantize (TensorRT's
 // "Scale" layers, ONNX Runtime's float islands). This pass gives each such
 // group of tensors one grid:
@@ -14,7 +15,10 @@
 //   %o = q.quantize(%c) : !quant.uniform<i8:f32, 0.1>      (same, 0.2)
 //
 // Groups are built with union-find over values:
-//   - the data inputs and outputs of each listed op are one group;
+//   - the data inputs and outputs of each op that carries stored integers
+//     (QdqUtils' carriesIntegers: the table's DataMovement ops, MaxPool)
+//     are one group, so chains such as Concat -> Reshape -> Q -> DQ ->
+//     Concat become one group;
 //   - a float input produced by q.dequantize joins the stored tensor it
 //     reads (the Q that produced the input: `Q -> DQ -> Concat`, or after
 //     sink-qdq `Q -> Concat` on int8), walking back through int8 data
@@ -24,8 +28,6 @@
 //     further along Q -> DQ -> Q chains (so that the groups are the same
 //     before and after remove-redundant-qdq turns DQ -> Q into
 //     q.requantize);
-//   - int8 values linked by a data-movement op share their type (the
-//     verifier's rule), so they are one group too.
 // A Q whose result also feeds other ops (a Conv) is one tensor: its change
 // reaches them too, but it pulls nothing else in.
 //
@@ -105,37 +107,23 @@ void UnifyScalesPass::printPipeline(llvm::raw_ostream &os) const {
 
 namespace {
 
-/// Ops whose data inputs and outputs must share one grid.
-bool isGroupOp(const Node &n) {
-  if (n.isa("onnx.Concat") || n.isa("onnx.Split") || n.isa("onnx.Slice") ||
-      n.isa("onnx.MaxPool") || n.isa("onnx.Pad"))
-    return true;
-  if (n.isa("onnx.Resize"))
-    return getStringAttrOr(n, "mode", "nearest") == "nearest";
-  return false;
-}
+/// Ops whose data inputs and outputs must share one grid: the op table's
+/// data-movement ops and MaxPool (QdqUtils' carriesIntegers).
+bool isGroupOp(const Node &n) { return carriesIntegers(n); }
 
 llvm::SmallVector<unsigned, 4> dataOperands(const Node &n) {
   llvm::SmallVector<unsigned, 4> out;
-  if (n.isa("onnx.Concat")) {
-    for (unsigned i = 0; i < n.getNumOperands(); ++i)
-      if (n.getOperand(i))
-        out.push_back(i);
-  } else if (n.getNumOperands() && n.getOperand(0)) {
-    out.push_back(0);
-  }
+  for (unsigned i : getDataOperands(n))
+    if (i < n.getNumOperands() && n.getOperand(i))
+      out.push_back(i);
   return out;
 }
 
 llvm::SmallVector<unsigned, 4> dataResults(const Node &n) {
   llvm::SmallVector<unsigned, 4> out;
-  if (n.isa("onnx.Split")) {
-    for (unsigned i = 0; i < n.getNumResults(); ++i)
-      if (!n.getResult(i)->isAbsent())
-        out.push_back(i);
-  } else if (n.getNumResults()) {
-    out.push_back(0); // MaxPool's Indices are not data
-  }
+  for (unsigned i = 0; i < n.getNumResults(); ++i)
+    if (!n.getResult(i)->isAbsent() && isDataResult(n, i))
+      out.push_back(i);
   return out;
 }
 
@@ -144,17 +132,6 @@ std::string opLabel(const Node &n) {
   if (name.empty() && n.getNumResults())
     name = n.getResult(0)->getName().str();
   return n.getOpType().str() + " '" + name + "'";
-}
-
-/// A data-movement op (not one of the group ops) carrying int8 from its
-/// first operand to its results.
-bool isInt8DataMovement(const Node &n) {
-  if (isGroupOp(n) || !hasTrait(n, OpTrait::DataMovement))
-    return false;
-  if (!n.getNumOperands() || !n.getOperand(0) ||
-      !getStoredQuantType(n.getOperand(0)))
-    return false;
-  return true;
 }
 
 class GroupBuilder {
@@ -196,12 +173,6 @@ public:
 
   void build() {
     for (Node &n : g.getNodes()) {
-      if (isInt8DataMovement(n)) {
-        for (Value *res : n.getResults())
-          if (!res->isAbsent() && getStoredQuantType(res))
-            unite(n.getOperand(0), res);
-        continue;
-      }
       if (!isGroupOp(n))
         continue;
       std::string label = opLabel(n);
@@ -253,11 +224,8 @@ private:
         continue;
       }
       note(v, where);
-      if (p && isInt8DataMovement(*p)) {
-        v = p->getOperand(0);
-        continue;
-      }
-      return; // Q, q.requantize, group op, or a tensor we cannot retype
+      return; // Q, q.requantize, group op (which joins its own inputs), or a
+              // tensor we cannot retype
     }
   }
 
@@ -276,21 +244,11 @@ private:
         if (user->isa(ops::Quantize) || user->isa(ops::Requantize)) {
           next = user->getResult();
           outputSide.insert(next);
-        } else if (user->isa(ops::Dequantize) ||
-                   (isInt8DataMovement(*user) && getStoredQuantType(cur))) {
+        } else if (user->isa(ops::Dequantize)) {
           next = user->getResult();
         }
         if (!next)
-          continue;
-        if (isInt8DataMovement(*user)) {
-          for (Value *res : user->getResults())
-            if (!res->isAbsent()) {
-              unite(cur, res);
-              note(res, "after " + where);
-              work.push_back(res);
-            }
-          continue;
-        }
+          continue; // group ops reading `cur` join it themselves
         unite(cur, next);
         note(next, (outputSide.count(next) && cur != v ? "after " : "") + where);
         work.push_back(next);
@@ -320,9 +278,8 @@ bool feedsFurther(Value *v, const llvm::DenseSet<Value *> &members) {
           return true;
         continue;
       }
-      if (user->isa(ops::Dequantize) || isInt8DataMovement(*user))
-        for (Value *res : user->getResults())
-          work.push_back(res);
+      if (user->isa(ops::Dequantize))
+        work.push_back(user->getResult());
     }
   }
   return false;
@@ -434,7 +391,7 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
         continue;
       Node *p = v->getDefiningNode();
       bool retypeable = p && (p->isa(ops::Quantize) || p->isa(ops::Requantize) ||
-                              isGroupOp(*p) || isInt8DataMovement(*p));
+                              isGroupOp(*p));
       if (!retypeable && why.empty())
         why = "%" + v->getName().str() + " (" +
               (p ? p->getOp().str() + " result"

@@ -81,6 +81,11 @@ llvm::SmallVector<unsigned, 4> getDataOperands(const Node &n);
 /// MaxPool's Indices).
 bool isDataResult(const Node &n, unsigned result);
 
+/// A node that moves stored integers without reading them as numbers: the
+/// table's data-movement ops (Resize in nearest mode only) and MaxPool. On
+/// a quantized tensor its data results keep the data operands' grid.
+bool carriesIntegers(const Node &n);
+
 /// Whether `v` is exactly representable on every channel of `q`.
 bool isOnGrid(double v, const QuantType *q);
 
