@@ -41,7 +41,9 @@ def print_passes(qopt):
             continue
         name, desc, _plugin, text = m.groups()
         if section == "passes":
-            res["passes"][name] = desc
+            # "name<param;...>" lists the pass's parameters: the pass is run
+            # with their defaults (its lossy options off).
+            res["passes"][name.split("<", 1)[0]] = desc
         else:
             res["pipelines"][name] = (desc, text or "")
     return res
