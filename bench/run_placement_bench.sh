@@ -40,7 +40,7 @@ models=("$@")
 [ ${#models[@]} -gt 0 ] || models=("$shared"/models/*.onnx)
 mkdir -p "$work"
 
-used=$pipeline
+used=$pipeline note=
 if [[ $pipeline =~ ^default\<(.*)\>$ ]]; then
   name=${BASH_REMATCH[1]}
   if ! "$qopt" -print-passes | sed -n '/^Pipelines/,/^[^ ]/p' | grep -q "^  $name - "; then
