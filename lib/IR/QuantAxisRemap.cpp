@@ -7,6 +7,7 @@
 //   Reshape 64x3x3x3 -> 64x27: axis 0 -> axis 0 (its dimension survives)
 //   Reshape 64x3x3x3 -> 1728:  refused, axis 0 is merged with others
 //   Slice along the axis:      refused, the channels change or move
+//   MaxPool, axis 2 or 3:      refused, windows mix the channels
 //
 //===----------------------------------------------------------------------===//
 
@@ -195,6 +196,24 @@ llvm::Expected<int64_t> opimpl::remapBatchOnly(const Node &n, int64_t axis,
   return nodeError(n, "per-axis quantization cannot cross: the op moves "
                       "data between axis " +
                           llvm::Twine(axis) + " and others");
+}
+
+/// A pool mixes the elements of a window along every spatial axis (2 and
+/// up): per-axis parameters on such an axis cross only when it has one
+/// element (no window holds two channels). The same size before and after
+/// is not enough: a 3x3 window with pads 1 keeps the size and takes the
+/// maximum over neighbouring channels.
+llvm::Expected<int64_t> opimpl::remapPool(const Node &n, int64_t axis,
+                                          llvm::ArrayRef<Dim> in,
+                                          llvm::ArrayRef<Dim> out) {
+  auto same = remapSameAxis(n, axis, in, out);
+  if (!same)
+    return same.takeError();
+  if (axis >= 2 && !(in[axis].isStatic() && in[axis].size == 1))
+    return nodeError(n, "per-axis quantization cannot cross: the op pools "
+                        "along quantized axis " +
+                            llvm::Twine(axis));
+  return *same;
 }
 
 //===----------------------------------------------------------------------===//
