@@ -36,7 +36,8 @@
 // dimension survives; MaxPool does not pool it); otherwise the move is
 // refused. Pad's constant value (0 when absent) must lie on the grid and is
 // rewritten as the stored integer (per-axis: only an absent value with zero
-// points 0); Resize must be in nearest mode.
+// points 0); Resize must be in nearest mode. The op must accept the storage
+// type (MaxPool has no 16-bit form).
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,9 +60,15 @@ bool isMovable(const Node &n) {
 }
 
 /// The grid each data result of `n` gets when its data operands are on `q`,
-/// or an empty vector when `n` cannot carry it.
+/// or an empty vector when `n` cannot carry it (also when the op table does
+/// not let the op run on q's storage type: MaxPool has no i16/u16 form).
 std::vector<const QuantType *> resultGrids(const Node &n, const QuantType *q) {
   if (!whyGridCannotCross(n, q).empty())
+    return {};
+  const OpDef *def = lookupOpDef(n.getOp());
+  const SignatureSlot *slot =
+      def ? def->operandSlot(getDataOperands(n).front()) : nullptr;
+  if (!slot || !(slot->allowed & typeSetOf(q->getStorageKind())))
     return {};
   std::vector<const QuantType *> grids(n.getNumResults(), nullptr);
   for (unsigned i = 0; i < n.getNumResults(); ++i) {
