@@ -36,8 +36,9 @@
 // dimension survives; MaxPool does not pool it); otherwise the move is
 // refused. Pad's constant value (0 when absent) must lie on the grid and is
 // rewritten as the stored integer (per-axis: only an absent value with zero
-// points 0); Resize must be in nearest mode. The op must accept the storage
-// type (MaxPool has no 16-bit form).
+// points 0); Resize must be in nearest mode, and in tf_crop_and_resize mode
+// its extrapolation value must be its own stored integer. The op must accept
+// the storage type (MaxPool has no 16-bit form).
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +71,20 @@ std::vector<const QuantType *> resultGrids(const Node &n, const QuantType *q) {
       def ? def->operandSlot(getDataOperands(n).front()) : nullptr;
   if (!slot || !(slot->allowed & typeSetOf(q->getStorageKind())))
     return {};
+  // tf_crop_and_resize writes extrapolation_value where it samples outside
+  // the roi; on integers that number itself, so it must be the stored value
+  // of the same float (0.0 only where the zero point is 0).
+  if (n.isa("onnx.Resize") &&
+      getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel") ==
+          "tf_crop_and_resize") {
+    float v = getFloatAttrOr(n, "extrapolation_value", 0.0f);
+    for (size_t c = 0; c < q->getNumChannels(); ++c) {
+      int64_t stored = quant::quantizeValue(v, q, c);
+      if (quant::dequantizeValue(stored, q, c) != v ||
+          static_cast<float>(stored) != v)
+        return {};
+    }
+  }
   std::vector<const QuantType *> grids(n.getNumResults(), nullptr);
   for (unsigned i = 0; i < n.getNumResults(); ++i) {
     if (!isDataResult(n, i))
