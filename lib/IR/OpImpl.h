@@ -94,6 +94,12 @@ llvm::Expected<int64_t> remapPad(const Node &n, int64_t axis,
 llvm::Expected<int64_t> remapBatchOnly(const Node &n, int64_t axis,
                                        llvm::ArrayRef<Dim> in,
                                        llvm::ArrayRef<Dim> out);
+llvm::Expected<int64_t> remapPool(const Node &n, int64_t axis,
+                                  llvm::ArrayRef<Dim> in,
+                                  llvm::ArrayRef<Dim> out);
+llvm::Expected<int64_t> remapResize(const Node &n, int64_t axis,
+                                    llvm::ArrayRef<Dim> in,
+                                    llvm::ArrayRef<Dim> out);
 
 // Weighted ops.
 std::optional<WeightInfo> convWeight(const Node &n);

@@ -7,6 +7,8 @@
 //   Reshape 64x3x3x3 -> 64x27: axis 0 -> axis 0 (its dimension survives)
 //   Reshape 64x3x3x3 -> 1728:  refused, axis 0 is merged with others
 //   Slice along the axis:      refused, the channels change or move
+//   MaxPool, axis 2 or 3:      refused, windows mix the channels
+//   Resize, scale != 1 on it:  refused, even when the size stays
 //
 //===----------------------------------------------------------------------===//
 
@@ -195,6 +197,80 @@ llvm::Expected<int64_t> opimpl::remapBatchOnly(const Node &n, int64_t axis,
   return nodeError(n, "per-axis quantization cannot cross: the op moves "
                       "data between axis " +
                           llvm::Twine(axis) + " and others");
+}
+
+/// A pool mixes the elements of a window along every spatial axis (2 and
+/// up): per-axis parameters on such an axis cross only when it has one
+/// element (no window holds two channels). The same size before and after
+/// is not enough: a 3x3 window with pads 1 keeps the size and takes the
+/// maximum over neighbouring channels.
+llvm::Expected<int64_t> opimpl::remapPool(const Node &n, int64_t axis,
+                                          llvm::ArrayRef<Dim> in,
+                                          llvm::ArrayRef<Dim> out) {
+  auto same = remapSameAxis(n, axis, in, out);
+  if (!same)
+    return same.takeError();
+  if (axis >= 2 && !(in[axis].isStatic() && in[axis].size == 1))
+    return nodeError(n, "per-axis quantization cannot cross: the op pools "
+                        "along quantized axis " +
+                            llvm::Twine(axis));
+  return *same;
+}
+
+/// A Resize keeps per-axis parameters only when it maps every index of the
+/// quantized axis to itself: scale exactly 1 on that axis (given, or sizes
+/// equal to the input's with the stretch policy) and not tf_crop_and_resize
+/// (its roi shifts the indices). The same size is not enough: scale 1.3 on
+/// 3 elements gives 3 elements, the last a copy of the second.
+llvm::Expected<int64_t> opimpl::remapResize(const Node &n, int64_t axis,
+                                            llvm::ArrayRef<Dim> in,
+                                            llvm::ArrayRef<Dim> out) {
+  auto same = remapSameAxis(n, axis, in, out);
+  if (!same)
+    return same.takeError();
+  auto refuse = [&](const llvm::Twine &why) {
+    return nodeError(n, "per-axis quantization cannot cross: " + why);
+  };
+  if (getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel") ==
+      "tf_crop_and_resize")
+    return refuse("tf_crop_and_resize may move indices of quantized axis " +
+                  llvm::Twine(axis));
+  int64_t rank = in.size();
+  int64_t pos = axis;
+  if (n.getAttr("axes")) {
+    pos = -1;
+    std::vector<int64_t> axes = getIntsAttrOr(n, "axes");
+    for (size_t i = 0; i < axes.size(); ++i)
+      if ((axes[i] < 0 ? axes[i] + rank : axes[i]) == axis)
+        pos = static_cast<int64_t>(i);
+    if (pos < 0)
+      return *same; // the axis is not resized
+  }
+  auto operand = [&](unsigned i) -> const DenseElements * {
+    if (n.getNumOperands() <= i || !n.getOperand(i))
+      return nullptr;
+    const DenseElements *d = getConstantData(n.getOperand(i));
+    return d && d->getNumElements() != 0 ? d : nullptr;
+  };
+  bool computed = (n.getNumOperands() > 3 && n.getOperand(3) && !operand(3)) ||
+                  (!operand(3) && n.getNumOperands() > 2 && n.getOperand(2) &&
+                   !operand(2));
+  if (computed)
+    return refuse("the resize is computed, so it may move indices of "
+                  "quantized axis " +
+                  llvm::Twine(axis));
+  if (operand(3)) {
+    if (getStringAttrOr(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
+      return refuse("one scale for every axis may move indices of quantized "
+                    "axis " +
+                    llvm::Twine(axis));
+    return *same; // stretch: the axis keeps its size, scale 1
+  }
+  const DenseElements *scales = operand(2);
+  if (!scales || pos >= scales->getNumElements() ||
+      scales->getAsDouble(pos) != 1.0)
+    return refuse("the op resizes quantized axis " + llvm::Twine(axis));
+  return *same;
 }
 
 //===----------------------------------------------------------------------===//

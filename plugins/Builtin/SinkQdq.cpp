@@ -33,9 +33,12 @@
 // A DQ read by several consumers moves into each consumer that allows it
 // and stays for the others. Per-axis parameters cross when the op table can
 // remap their axis (Transpose permutes it; Reshape keeps it when its
-// dimension survives); otherwise the move is refused. Pad's constant value
-// must lie on the grid (it is rewritten as the stored integer); Resize must
-// be in nearest mode.
+// dimension survives; MaxPool does not pool it); otherwise the move is
+// refused. Pad's constant value (0 when absent) must lie on the grid and is
+// rewritten as the stored integer (per-axis: only an absent value with zero
+// points 0); Resize must be in nearest mode, and in tf_crop_and_resize mode
+// its extrapolation value must be its own stored integer. The op must accept
+// the storage type (MaxPool has no 16-bit form).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,10 +61,30 @@ bool isMovable(const Node &n) {
 }
 
 /// The grid each data result of `n` gets when its data operands are on `q`,
-/// or an empty vector when `n` cannot carry it.
+/// or an empty vector when `n` cannot carry it (also when the op table does
+/// not let the op run on q's storage type: MaxPool has no i16/u16 form).
 std::vector<const QuantType *> resultGrids(const Node &n, const QuantType *q) {
   if (!whyGridCannotCross(n, q).empty())
     return {};
+  const OpDef *def = lookupOpDef(n.getOp());
+  const SignatureSlot *slot =
+      def ? def->operandSlot(getDataOperands(n).front()) : nullptr;
+  if (!slot || !(slot->allowed & typeSetOf(q->getStorageKind())))
+    return {};
+  // tf_crop_and_resize writes extrapolation_value where it samples outside
+  // the roi; on integers that number itself, so it must be the stored value
+  // of the same float (0.0 only where the zero point is 0).
+  if (n.isa("onnx.Resize") &&
+      getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel") ==
+          "tf_crop_and_resize") {
+    float v = getFloatAttrOr(n, "extrapolation_value", 0.0f);
+    for (size_t c = 0; c < q->getNumChannels(); ++c) {
+      int64_t stored = quant::quantizeValue(v, q, c);
+      if (quant::dequantizeValue(stored, q, c) != v ||
+          static_cast<float>(stored) != v)
+        return {};
+    }
+  }
   std::vector<const QuantType *> grids(n.getNumResults(), nullptr);
   for (unsigned i = 0; i < n.getNumResults(); ++i) {
     if (!isDataResult(n, i))
@@ -76,24 +99,61 @@ std::vector<const QuantType *> resultGrids(const Node &n, const QuantType *q) {
   return grids;
 }
 
-/// Operand `i` of a clone of `n` running on integers: Pad's constant value
-/// becomes the stored integer of the grid. Null when it cannot.
-Value *integerOperand(PatternRewriter &r, const Node &n, unsigned i,
-                      const QuantType *q) {
-  Value *v = n.getOperand(i);
-  if (!n.isa("onnx.Pad") || i != 2 || !v)
-    return v;
-  const DenseElements *d = getConstantData(v);
-  if (!d || d->getNumElements() != 1)
-    return nullptr;
-  int64_t stored = quant::quantizeValue(static_cast<float>(d->getAsDouble(0)),
-                                        q, 0);
-  Context &ctx = r.getGraph().getContext();
-  const TensorType *t = ctx.getTensorType(llvm::ArrayRef<Dim>{}, q);
-  Node *c = r.create(ops::Constant, {}, {{t, ""}},
-                     {{"value", Attribute(quant::makeDenseInt(
-                                    q->getStorageKind(), {}, {stored}))}});
-  return c->getResult();
+/// The stored integer of Pad's constant value (0.0 when absent) on grid
+/// `q`, the same in every channel; none when the value is computed, off the
+/// grid, or stored differently by the channels of a per-axis grid.
+std::optional<int64_t> storedPadValue(const Node &pad, const QuantType *q) {
+  float v = 0;
+  if (pad.getNumOperands() > 2 && pad.getOperand(2)) {
+    const DenseElements *d = getConstantData(pad.getOperand(2));
+    if (!d || d->getNumElements() != 1)
+      return std::nullopt;
+    v = static_cast<float>(d->getAsDouble(0));
+  }
+  std::optional<int64_t> stored;
+  for (size_t c = 0; c < q->getNumChannels(); ++c) {
+    int64_t s = quant::quantizeValue(v, q, c);
+    if (quant::dequantizeValue(s, q, c) != v || (stored && *stored != s))
+      return std::nullopt;
+    stored = s;
+  }
+  return stored;
+}
+
+/// The non-data operands of a clone of `n` running on the integers of grid
+/// `q`, in `operands`: Pad's constant value becomes the stored integer of
+/// the grid (an absent value, 0.0, too when the zero point is not 0; in
+/// modes other than constant the value is unused and dropped). Returns
+/// false, having created nothing, when that cannot be done.
+bool integerOperands(PatternRewriter &r, const Node &n,
+                     std::vector<Value *> &operands, const QuantType *q) {
+  if (!n.isa("onnx.Pad"))
+    return true;
+  if (getStringAttrOr(n, "mode", "constant") != "constant") {
+    if (operands.size() > 2)
+      operands[2] = nullptr;
+  } else {
+    std::optional<int64_t> stored = storedPadValue(n, q);
+    if (!stored)
+      return false;
+    bool present = operands.size() > 2 && operands[2];
+    if (present || *stored != 0) {
+      // A scalar cannot hold per-axis parameters.
+      if (q->isPerAxis())
+        return false;
+      Context &ctx = r.getGraph().getContext();
+      const TensorType *t = ctx.getTensorType(llvm::ArrayRef<Dim>{}, q);
+      Node *c = r.create(ops::Constant, {}, {{t, ""}},
+                         {{"value", Attribute(quant::makeDenseInt(
+                                        q->getStorageKind(), {}, {*stored}))}});
+      if (operands.size() < 3)
+        operands.resize(3, nullptr);
+      operands[2] = c->getResult();
+    }
+  }
+  while (operands.size() > 2 && !operands.back())
+    operands.pop_back();
+  return true;
 }
 
 /// Clones `n` with `operands`, its data results typed with `grids` (the
@@ -159,12 +219,8 @@ struct SinkDequantize : RewritePattern {
                                   m.getOperands().end());
     for (unsigned i : data)
       operands[i] = m.getOperand(i)->getDefiningNode()->getOperand(0);
-    for (unsigned i = 0; i < m.getNumOperands(); ++i)
-      if (llvm::find(data, i) == data.end()) {
-        operands[i] = integerOperand(r, m, i, grid);
-        if (m.getOperand(i) && !operands[i])
-          return false;
-      }
+    if (!integerOperands(r, m, operands, grid))
+      return false;
     Node *moved = cloneWith(r, m, operands, grids);
     std::vector<std::string> names = resultNames(m);
     std::vector<Value *> replacements;
@@ -220,16 +276,12 @@ struct HoistQuantize : RewritePattern {
 
     r.setRoot(&q);
     r.setInsertionPoint(m);
-    Node *hoisted = createQuantize(r, x, grid, &q, q.getName().str());
     std::vector<Value *> operands(m->getOperands().begin(),
                                   m->getOperands().end());
+    if (!integerOperands(r, *m, operands, grid))
+      return false;
+    Node *hoisted = createQuantize(r, x, grid, &q, q.getName().str());
     operands[data.front()] = hoisted->getResult();
-    for (unsigned i = 0; i < m->getNumOperands(); ++i)
-      if (i != data.front()) {
-        operands[i] = integerOperand(r, *m, i, grid);
-        if (m->getOperand(i) && !operands[i])
-          return false;
-      }
     r.setInsertionPoint(&q);
     Node *moved = cloneWith(r, *m, operands, grids);
     std::string qName = q.getResult()->getName().str();
