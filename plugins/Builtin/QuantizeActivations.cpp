@@ -20,10 +20,13 @@
 //                                            %q  = q.quantize(%mq) : B
 //
 // Activations: none, Relu, LeakyRelu, Clip, SiLU (x * Sigmoid(x)). The op's
-// output takes B too: B covers the activation's output, and Relu/SiLU/
-// LeakyRelu only shrink negative values, so clipping the op's output at
-// B's bottom changes the activation's output by little (the cost report
-// says by how much at most). The Q/DQ added on the activation's output is
+// output takes B too: B covers the activation's output, and Relu/Clip are
+// clamps (clamping at B first changes nothing the Q keeps) while SiLU only
+// shrinks negative values, so clipping the op's output at B's bottom
+// changes the activation's output by little (the cost report says where
+// values clip). LeakyRelu is taken only when B's bottom is 0: below, the
+// op's output would need 1/alpha times B's negative range (left in float,
+// with a note). The Q/DQ added on the activation's output is
 // exact (the downstream Q puts the value on B anyway).
 //
 //===----------------------------------------------------------------------===//
@@ -131,6 +134,19 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
     const ScaleInfo *si = grids.lookupBackward(act.output);
     if (!si || si->quant->isPerAxis())
       continue;
+    // LeakyRelu maps x < 0 to alpha * x: clipping x at B's bottom would cut
+    // the activation's negative side to alpha times what B holds.
+    if (act.kind == "LeakyRelu" &&
+        quant::representableRange(si->quant).first < 0) {
+      am.getCostReport().recordNote(
+          kPassName, "%" + out->getName().str() + ": " +
+                         n.getOpType().str() +
+                         " output left in float: its LeakyRelu's consumer "
+                         "grid " + quant::describeParams(si->quant) +
+                         " holds negative values the Conv output would "
+                         "need 1/alpha times the range for");
+      continue;
+    }
     plans.push_back({&n, act, si->quant});
   }
   if (plans.empty())
