@@ -61,6 +61,7 @@
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/Passes/ScaleAnalysis.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -218,9 +219,11 @@ std::string label(const Node &n) {
 /// Q/DQ of it (step 2 of the file comment); the pairs nothing else reads
 /// are erased. True when anything changed.
 bool bypassInnerPairs(PatternRewriter &r, CostReport &report,
-                      const Branch &b) {
+                      const Branch &b, llvm::DenseSet<Node *> &erased) {
   bool changed = false;
   for (auto [q, dq] : b.innerPairs) {
+    if (erased.count(q) || erased.count(dq))
+      continue; // bypassed for another Add reading the same branch
     Value *from = dq->getResult();
     Value *to = q->getOperand(0);
     bool bypassed = false;
@@ -240,10 +243,14 @@ bool bypassInnerPairs(PatternRewriter &r, CostReport &report,
                    label(*q) + " (" +
                    quant::describeParams(getStoredQuantType(q->getResult())) +
                    ") inside the unit of " + label(*b.weighted));
-    if (!from->hasUses())
+    if (!from->hasUses()) {
+      erased.insert(dq);
       r.eraseNode(*dq);
-    if (!q->getResult()->hasUses())
+    }
+    if (!q->getResult()->hasUses()) {
+      erased.insert(q);
       r.eraseNode(*q);
+    }
   }
   return changed;
 }
@@ -281,6 +288,8 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
 
   bool changed = false;
   PatternRewriter r(g);
+  // Nodes erased by earlier Adds (two Adds may read one branch).
+  llvm::DenseSet<Node *> erased;
   for (Work &w : work) {
     Node &add = *w.add;
     Value *skip = add.getOperand(1 - w.branchIdx);
@@ -301,6 +310,8 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
         from = "the grid of the Add's output Q " + label(*outQ);
       } else {
         for (Node *q : w.branch.qs) {
+          if (erased.count(q))
+            continue;
           const QuantType *bq = getStoredQuantType(q->getResult());
           if (bq && !bq->isPerAxis()) {
             grid = bq;
@@ -338,7 +349,7 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     // is quantized: one requantize, at the unit's output.
     if (!outQ || keepBranchQdq)
       continue;
-    if (bypassInnerPairs(r, report, w.branch))
+    if (bypassInnerPairs(r, report, w.branch, erased))
       changed = true;
     if (w.branch.pairs.empty())
       continue;
@@ -359,12 +370,18 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     changed = true;
     // Erase the pairs nothing reads any more, nearest the Add first.
     for (auto [q, dq] : w.branch.pairs) {
-      if (!dq->getResult()->hasUses())
-        r.eraseNode(*dq);
-      if (!q->getResult()->hasUses())
-        r.eraseNode(*q);
-      else
+      if (erased.count(q) || erased.count(dq))
         break;
+      if (!dq->getResult()->hasUses()) {
+        erased.insert(dq);
+        r.eraseNode(*dq);
+      }
+      if (!q->getResult()->hasUses()) {
+        erased.insert(q);
+        r.eraseNode(*q);
+      } else {
+        break;
+      }
     }
   }
   return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
