@@ -255,3 +255,15 @@ void qopt::retypeRegion(PatternRewriter &r, const StoredRegion &region,
   for (Value *v : region.values)
     r.setType(*v, withElement(v->getType(), q));
 }
+
+Value *qopt::createConstant(PatternRewriter &r, const DenseElements &data,
+                            const Type *elem, llvm::StringRef base) {
+  Graph &g = r.getGraph();
+  std::string name = g.makeUniqueName(base);
+  auto named = std::make_shared<const DenseElements>(
+      data.getKind(), data.getDims().vec(), data.getRawBytes().str(), name);
+  const TensorType *type = g.getContext().getTensorType(data.getDims(), elem);
+  Node *c = r.create(ops::Constant, {}, {{type, name}},
+                     {{"value", Attribute(DenseElementsRef(named))}});
+  return c->getResult();
+}

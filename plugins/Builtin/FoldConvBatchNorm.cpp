@@ -44,18 +44,6 @@ static std::string foldedName(llvm::StringRef name) {
   return (name.empty() ? std::string("weight") : name.str()) + "_folded";
 }
 
-static Value *createConstant(PatternRewriter &r, const DenseElements &data,
-                             const Type *elem, llvm::StringRef base) {
-  Graph &g = r.getGraph();
-  std::string name = g.makeUniqueName(base);
-  auto named = std::make_shared<const DenseElements>(
-      data.getKind(), data.getDims().vec(), data.getRawBytes().str(), name);
-  const TensorType *type = g.getContext().getTensorType(data.getDims(), elem);
-  Node *c = r.create(ops::Constant, {}, {{type, name}},
-                     {{"value", Attribute(DenseElementsRef(named))}});
-  return c->getResult();
-}
-
 /// Erases the producer of `v` once unused, then its operands' producers
 /// (constants, Q/DQ and BN parameters left behind by the fold).
 static void eraseIfDead(PatternRewriter &r, Value *v) {

@@ -91,21 +91,6 @@ static std::vector<int64_t> staticDims(const TensorType *t) {
   return dims;
 }
 
-/// An initializer (unnamed onnx.Constant) of `type` holding `data`, named
-/// after `base`, at the rewriter's insertion point. The dense payload takes
-/// the value's name so the text form labels its resource readably.
-static Value *createConstant(PatternRewriter &r, const DenseElements &data,
-                             const Type *elem, llvm::StringRef base) {
-  Graph &g = r.getGraph();
-  std::string name = g.makeUniqueName(base);
-  auto named = std::make_shared<const DenseElements>(
-      data.getKind(), data.getDims().vec(), data.getRawBytes().str(), name);
-  const TensorType *type = g.getContext().getTensorType(data.getDims(), elem);
-  Node *c = r.create(ops::Constant, {}, {{type, name}},
-                     {{"value", Attribute(DenseElementsRef(named))}});
-  return c->getResult();
-}
-
 /// Erases the producer of `v` when nothing reads its results any more, and
 /// then the producers of its operands the same way (a dead DQ takes its
 /// constant along). Only the kinds of node this pass replaces are erased.

@@ -73,6 +73,13 @@ Node *createDequantize(PatternRewriter &r, Value *stored,
                        const Node *paramsLike = nullptr,
                        std::string name = {});
 
+/// An initializer (unnamed onnx.Constant) holding `data` with element type
+/// `elem`, named after `base` (made unique), at the rewriter's insertion
+/// point. The dense payload takes the value's name so the text form labels
+/// its resource readably.
+Value *createConstant(PatternRewriter &r, const DenseElements &data,
+                      const Type *elem, llvm::StringRef base);
+
 /// The operands that carry the data through a data-movement or monotonic
 /// op: every operand of variadic ops (Concat, Max, Min), operand 0
 /// otherwise.
