@@ -267,3 +267,10 @@ Value *qopt::createConstant(PatternRewriter &r, const DenseElements &data,
                      {{"value", Attribute(DenseElementsRef(named))}});
   return c->getResult();
 }
+
+std::string qopt::describeNode(const Node &n) {
+  std::string name = n.getName().str();
+  if (name.empty() && n.getNumResults())
+    name = n.getResult(0)->getName().str();
+  return n.getOpType().str() + " '" + name + "'";
+}

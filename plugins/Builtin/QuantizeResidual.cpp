@@ -208,12 +208,7 @@ bool sameShape(const TensorType *a, const TensorType *b) {
   return a->getShape() == b->getShape();
 }
 
-std::string label(const Node &n) {
-  std::string name = n.getName().str();
-  if (name.empty() && n.getNumResults())
-    name = n.getResult(0)->getName().str();
-  return n.getOpType().str() + " '" + name + "'";
-}
+std::string label(const Node &n) { return describeNode(n); }
 
 /// Makes the activation read the weighted op's float output instead of a
 /// Q/DQ of it (step 2 of the file comment); the pairs nothing else reads

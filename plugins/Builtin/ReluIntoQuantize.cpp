@@ -87,7 +87,9 @@ PreservedAnalyses ReluIntoQuantizePass::run(Graph &g, AnalysisManager &am) {
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "%" << out->getName() << ": " << relu->getOp() << " '"
-       << relu->getName() << "' folded into " << quant::describeParams(u8)
+       << (relu->getName().empty() ? relu->getResult()->getName()
+                                   : relu->getName())
+       << "' folded into " << quant::describeParams(u8)
        << llvm::format("; values above %.4g (127 steps) now kept up to %.4g",
                        127.0 * grid->getScale(), 255.0 * grid->getScale())
        << " instead of clipping";

@@ -127,12 +127,7 @@ llvm::SmallVector<unsigned, 4> dataResults(const Node &n) {
   return out;
 }
 
-std::string opLabel(const Node &n) {
-  std::string name = n.getName().str();
-  if (name.empty() && n.getNumResults())
-    name = n.getResult(0)->getName().str();
-  return n.getOpType().str() + " '" + name + "'";
-}
+std::string opLabel(const Node &n) { return describeNode(n); }
 
 class GroupBuilder {
 public:

@@ -73,6 +73,10 @@ Node *createDequantize(PatternRewriter &r, Value *stored,
                        const Node *paramsLike = nullptr,
                        std::string name = {});
 
+/// "<OpType> '<name>'" for reports; the name of its first result when the
+/// node has none.
+std::string describeNode(const Node &n);
+
 /// An initializer (unnamed onnx.Constant) holding `data` with element type
 /// `elem`, named after `base` (made unique), at the rewriter's insertion
 /// point. The dense payload takes the value's name so the text form labels
