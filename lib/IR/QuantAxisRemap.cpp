@@ -252,9 +252,9 @@ llvm::Expected<int64_t> opimpl::remapResize(const Node &n, int64_t axis,
     const DenseElements *d = getConstantData(n.getOperand(i));
     return d && d->getNumElements() != 0 ? d : nullptr;
   };
-  bool computed = (n.getNumOperands() > 3 && n.getOperand(3) && !operand(3)) ||
-                  (!operand(3) && n.getNumOperands() > 2 && n.getOperand(2) &&
-                   !operand(2));
+  bool computed =
+      (n.getNumOperands() > 3 && n.getOperand(3) && !operand(3)) ||
+      (!operand(3) && n.getNumOperands() > 2 && n.getOperand(2) && !operand(2));
   if (computed)
     return refuse("the resize is computed, so it may move indices of "
                   "quantized axis " +

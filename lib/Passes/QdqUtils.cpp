@@ -39,8 +39,7 @@ const TensorType *qopt::withElement(const TensorType *like, const Type *elem) {
 }
 
 const TensorType *qopt::withElement(const TensorType *like, ElementKind kind) {
-  return like->withElementType(
-      like->getContext().getElementType(kind));
+  return like->withElementType(like->getContext().getElementType(kind));
 }
 
 const QuantType *qopt::withParams(Context &ctx, const QuantType *q,
@@ -166,8 +165,7 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
     if (mode != "nearest")
       return "Resize in " + mode + " mode computes new values";
   }
-  if (n.isa("onnx.Pad") &&
-      getStringAttrOr(n, "mode", "constant") == "constant")
+  if (n.isa("onnx.Pad") && getStringAttrOr(n, "mode", "constant") == "constant")
     return offGridConstant(n, 2, q, "the pad value");
   if (n.isa("onnx.Clip"))
     for (unsigned i : {1u, 2u}) {
@@ -222,8 +220,9 @@ StoredRegion qopt::collectStoredRegion(Value *start) {
       if (def->isa("onnx.Pad"))
         block("Pad '" + def->getName().str() + "' stores a constant value");
     } else {
-      block("'" + v->getName().str() + "' is " +
-            (def ? "computed by " + def->getOp().str() : "not produced by a Q"));
+      block(
+          "'" + v->getName().str() + "' is " +
+          (def ? "computed by " + def->getOp().str() : "not produced by a Q"));
     }
     for (auto [user, index] : getUsers(v)) {
       if (user->isa(ops::Dequantize) || user->isa(ops::Requantize))

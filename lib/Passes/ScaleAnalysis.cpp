@@ -1,11 +1,11 @@
 //===- ScaleAnalysis.cpp - Quantization grids of every tensor -------------===//
 
 #include "qopt/Passes/ScaleAnalysis.h"
-#include "qopt/Passes/QdqUtils.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Passes/QdqUtils.h"
 
 #include "llvm/ADT/DenseSet.h"
 

@@ -38,8 +38,7 @@ static std::string uniqueCopyName(const Node &n, size_t i) {
                              : n.getName().str() + "_dup" + std::to_string(i);
 }
 
-PreservedAnalyses EnsureUniqueDequantizePass::run(Graph &g,
-                                                  AnalysisManager &) {
+PreservedAnalyses EnsureUniqueDequantizePass::run(Graph &g, AnalysisManager &) {
   bool changed = false;
   PatternRewriter r(g);
   std::vector<Node *> dqs;
@@ -55,8 +54,8 @@ PreservedAnalyses EnsureUniqueDequantizePass::run(Graph &g,
       auto [user, index] = users[i];
       r.setRoot(dq);
       r.setInsertionPoint(user);
-      Node *copy = createDequantize(r, dq->getOperand(0), dq,
-                                    uniqueCopyName(*dq, i));
+      Node *copy =
+          createDequantize(r, dq->getOperand(0), dq, uniqueCopyName(*dq, i));
       user->setOperand(index, copy->getResult());
       changed = true;
     }

@@ -62,8 +62,7 @@ Activation findActivation(Value *v) {
     return act;
   if (users.size() == 1) {
     Node *u = users.front().first;
-    if (u->isa("onnx.Relu") || u->isa("onnx.LeakyRelu") ||
-        u->isa("onnx.Clip"))
+    if (u->isa("onnx.Relu") || u->isa("onnx.LeakyRelu") || u->isa("onnx.Clip"))
       if (users.front().second == 0)
         return {u->getResult(), nullptr, u->getOpType()};
     return act;
@@ -99,8 +98,8 @@ Value *insertQdq(PatternRewriter &r, Value *v, const QuantType *q) {
   r.setRoot(def);
   r.setInsertionPoint(next == g.getNodes().end() ? nullptr : &*next);
   Node *qn = createQuantize(r, v, q, nullptr, v->getName().str() + "_q");
-  Node *dq = createDequantize(r, qn->getResult(), nullptr,
-                              v->getName().str() + "_dq");
+  Node *dq =
+      createDequantize(r, qn->getResult(), nullptr, v->getName().str() + "_dq");
   for (auto [user, index] : users)
     user->setOperand(index, dq->getResult());
   return dq->getResult();
@@ -126,9 +125,8 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
       continue;
     Value *out = n.getResult();
     if (out->getType()->isQuantized() ||
-        llvm::any_of(getUsers(out), [](auto u) {
-          return u.first->isa(ops::Quantize);
-        }))
+        llvm::any_of(getUsers(out),
+                     [](auto u) { return u.first->isa(ops::Quantize); }))
       continue;
     Activation act = findActivation(out);
     const ScaleInfo *si = grids.lookupBackward(act.output);
@@ -139,10 +137,10 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
     if (act.kind == "LeakyRelu" &&
         quant::representableRange(si->quant).first < 0) {
       am.getCostReport().recordNote(
-          kPassName, "%" + out->getName().str() + ": " +
-                         n.getOpType().str() +
+          kPassName, "%" + out->getName().str() + ": " + n.getOpType().str() +
                          " output left in float: its LeakyRelu's consumer "
-                         "grid " + quant::describeParams(si->quant) +
+                         "grid " +
+                         quant::describeParams(si->quant) +
                          " holds negative values the Conv output would "
                          "need 1/alpha times the range for");
       continue;
@@ -172,8 +170,8 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
       // Sigmoid's [0, 1) in steps of 1/256 on b's storage kind.
       auto [qmin, qmax] = getIntegerRange(b->getStorageKind());
       (void)qmax;
-      const QuantType *unit = withParams(ctx, b, b->getStorageKind(),
-                                         {1.0f / 256}, {qmin});
+      const QuantType *unit =
+          withParams(ctx, b, b->getStorageKind(), {1.0f / 256}, {qmin});
       insertQdq(r, p.act.sigmoid->getResult(), unit);
       os << "; its Sigmoid quantized to " << quant::describeParams(unit)
          << " (max error 0.5 LSB, 1.0 becomes 255/256)";

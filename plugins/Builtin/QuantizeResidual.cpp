@@ -213,8 +213,8 @@ std::string label(const Node &n) { return describeNode(n); }
 /// Makes the activation read the weighted op's float output instead of a
 /// Q/DQ of it (step 2 of the file comment); the pairs nothing else reads
 /// are erased. True when anything changed.
-bool bypassInnerPairs(PatternRewriter &r, CostReport &report,
-                      const Branch &b, llvm::DenseSet<Node *> &erased) {
+bool bypassInnerPairs(PatternRewriter &r, CostReport &report, const Branch &b,
+                      llvm::DenseSet<Node *> &erased) {
   bool changed = false;
   for (auto [q, dq] : b.innerPairs) {
     if (erased.count(q) || erased.count(dq))
@@ -290,8 +290,8 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     Value *skip = add.getOperand(1 - w.branchIdx);
     bool throughAct = false;
     Node *outQ = outputQuantize(add, throughAct);
-    const QuantType *outGrid = outQ ? getStoredQuantType(outQ->getResult())
-                                    : nullptr;
+    const QuantType *outGrid =
+        outQ ? getStoredQuantType(outQ->getResult()) : nullptr;
 
     // 1. The skip on a grid.
     bool skipOnGrid = getProducer(skip, ops::Dequantize) ||
@@ -355,10 +355,10 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     for (auto [q, dq] : w.branch.pairs)
       text += " " + label(*q) + " (" +
               quant::describeParams(getStoredQuantType(q->getResult())) + ")";
-    text += " between " +
-            label(w.branch.activation ? *w.branch.activation
-                                      : *w.branch.weighted) +
-            " and the Add";
+    text +=
+        " between " +
+        label(w.branch.activation ? *w.branch.activation : *w.branch.weighted) +
+        " and the Add";
     add.setOperand(w.branchIdx, act);
     r.notifyModified(add);
     report.recordNote(kPass, text);

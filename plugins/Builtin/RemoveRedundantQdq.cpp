@@ -61,9 +61,8 @@ struct FoldDequantizeQuantize : RewritePattern {
       return true;
     }
     r.setInsertionPoint(&q);
-    Node *rq = r.create(ops::Requantize, {x},
-                        {{q.getResult()->getType(), ""}}, {},
-                        q.getName().str());
+    Node *rq = r.create(ops::Requantize, {x}, {{q.getResult()->getType(), ""}},
+                        {}, q.getName().str());
     std::string name = q.getResult()->getName().str();
     r.replaceNode(q, {rq->getResult()});
     if (!rq->getResult()->isGraphOutput() && !r.getGraph().lookupValue(name))
@@ -103,8 +102,8 @@ struct CollapseRequantize : RewritePattern {
 /// Lossy: Q_A(f) -> requantize to B  =>  Q_B(f).
 struct MergeRequantize : RewritePattern {
   explicit MergeRequantize(CostReport &report)
-      : RewritePattern(ops::Requantize, 1, "merge-requantize"),
-        report(report) {}
+      : RewritePattern(ops::Requantize, 1, "merge-requantize"), report(report) {
+  }
   bool matchAndRewrite(Node &rq, PatternRewriter &r) const override {
     Node *q = getProducer(rq.getOperand(0), ops::Quantize);
     if (!q)
@@ -114,8 +113,8 @@ struct MergeRequantize : RewritePattern {
     if (from->isPerAxis() || to->isPerAxis())
       return false;
     r.setInsertionPoint(&rq);
-    Node *direct = createQuantize(r, q->getOperand(0), to, nullptr,
-                                  rq.getName().str());
+    Node *direct =
+        createQuantize(r, q->getOperand(0), to, nullptr, rq.getName().str());
     recordCost(*rq.getResult(), from, to);
     std::string name = rq.getResult()->getName().str();
     r.replaceNode(rq, {direct->getResult()});
@@ -136,12 +135,11 @@ struct MergeRequantize : RewritePattern {
     double unclipped = std::max({0.0, loA - loB, hiB - hiA}) / s;
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << "%" << v.getName() << ": " << quant::describeParams(from)
-       << " then " << quant::describeParams(to) << " merged into one rounding"
+    os << "%" << v.getName() << ": " << quant::describeParams(from) << " then "
+       << quant::describeParams(to) << " merged into one rounding"
        << ", max change 1 LSB of the second grid";
     if (unclipped > 0)
-      os << llvm::format(" (%.3g LSB where the first grid clipped)",
-                         unclipped);
+      os << llvm::format(" (%.3g LSB where the first grid clipped)", unclipped);
     report.recordNote(kPassName, os.str());
   }
   CostReport &report;
@@ -177,16 +175,15 @@ struct RemoveQuantizeDequantize : RewritePattern {
 llvm::Expected<RemoveRedundantQdqPass>
 RemoveRedundantQdqPass::parse(llvm::StringRef params) {
   RemoveRedundantQdqPass pass;
-  auto p = parsePassParams(kPassName, params,
-                           {"merge-requantize", "remove-qdq"});
+  auto p =
+      parsePassParams(kPassName, params, {"merge-requantize", "remove-qdq"});
   if (!p)
     return p.takeError();
   for (auto &[key, value] : *p) {
     auto flag = parseBoolParam(kPassName, key, value);
     if (!flag)
       return flag.takeError();
-    (key == "merge-requantize" ? pass.mergeRequantize : pass.removeQdq) =
-        *flag;
+    (key == "merge-requantize" ? pass.mergeRequantize : pass.removeQdq) = *flag;
   }
   return pass;
 }

@@ -176,8 +176,7 @@ Node *cloneWith(PatternRewriter &r, const Node &n,
 /// Gives `v` the name `name` when no value holds it any more (the value a
 /// rewrite replaced has been erased), so moved tensors keep their names.
 void takeNameIfFree(Value *v, const std::string &name) {
-  if (!name.empty() && !v->isGraphOutput() &&
-      !v->getGraph()->lookupValue(name))
+  if (!name.empty() && !v->isGraphOutput() && !v->getGraph()->lookupValue(name))
     v->setName(name);
 }
 
@@ -324,8 +323,8 @@ struct ReshapeBeforeQuantize : RewritePattern {
     std::vector<Value *> operands(reshape->getOperands().begin(),
                                   reshape->getOperands().end());
     operands[0] = q.getOperand(0);
-    const Type *floatElem = r.getGraph().getContext().getElementType(
-        grid->getExpressedKind());
+    const Type *floatElem =
+        r.getGraph().getContext().getElementType(grid->getExpressedKind());
     Node *floatReshape =
         r.create(reshape->getOp(), operands,
                  {{withElement(reshaped->getType(), floatElem), ""}},

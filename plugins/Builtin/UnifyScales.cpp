@@ -177,7 +177,8 @@ public:
       bool many = ins.size() > 1;
       for (unsigned i : ins) {
         Value *v = n.getOperand(i);
-        std::string where = label + " input" + (many ? " " + std::to_string(i) : "");
+        std::string where =
+            label + " input" + (many ? " " + std::to_string(i) : "");
         note(v, where);
         if (anchor)
           unite(anchor, v);
@@ -245,7 +246,8 @@ private:
         if (!next)
           continue; // group ops reading `cur` join it themselves
         unite(cur, next);
-        note(next, (outputSide.count(next) && cur != v ? "after " : "") + where);
+        note(next,
+             (outputSide.count(next) && cur != v ? "after " : "") + where);
         work.push_back(next);
       }
     }
@@ -301,8 +303,7 @@ const QuantType *widestGrid(Context &ctx,
   const QuantType *best = nullptr;
   for (const QuantType *q : grids) {
     auto [l, h] = quant::representableRange(q);
-    if (l <= lo && h >= hi &&
-        (!best || q->getScale() < best->getScale()))
+    if (l <= lo && h >= hi && (!best || q->getScale() < best->getScale()))
       best = q;
   }
   if (best)
@@ -342,8 +343,8 @@ void noteInt32Bias(CostReport &report, const Value &v) {
       const QuantType *bq =
           biasDq ? getStoredQuantType(biasDq->getOperand(0)) : nullptr;
       if (bq && bq->getStorageKind() == ElementKind::I32)
-        report.recordNote(kPass, "%" + v.getName().str() +
-                                     " feeds " + opLabel(*user) +
+        report.recordNote(kPass, "%" + v.getName().str() + " feeds " +
+                                     opLabel(*user) +
                                      ", whose int32 bias was made for the "
                                      "old input scale (s_x * s_w)");
     }
@@ -385,8 +386,8 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
       if (!q)
         continue;
       Node *p = v->getDefiningNode();
-      bool retypeable = p && (p->isa(ops::Quantize) || p->isa(ops::Requantize) ||
-                              isGroupOp(*p));
+      bool retypeable = p && (p->isa(ops::Quantize) ||
+                              p->isa(ops::Requantize) || isGroupOp(*p));
       if (!retypeable && why.empty())
         why = "%" + v->getName().str() + " (" +
               (p ? p->getOp().str() + " result"
@@ -397,9 +398,8 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
     if (members.empty())
       continue;
     const QuantType *q0 = getStoredQuantType(members.front());
-    bool allSame = llvm::all_of(members, [&](Value *v) {
-      return getStoredQuantType(v) == q0;
-    });
+    bool allSame = llvm::all_of(
+        members, [&](Value *v) { return getStoredQuantType(v) == q0; });
     if (allSame)
       continue;
     for (Value *v : members) {
@@ -411,8 +411,8 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
       else if (q->getStorageKind() != q0->getStorageKind() ||
                q->getExpressedKind() != q0->getExpressedKind())
         why = "mixed storage or expressed types: %" +
-              members.front()->getName().str() + " is " + gridText(q0) +
-              ", %" + v->getName().str() + " is " + gridText(q);
+              members.front()->getName().str() + " is " + gridText(q0) + ", %" +
+              v->getName().str() + " is " + gridText(q);
     }
     std::string where = gb.detail.count(members.front())
                             ? gb.detail[members.front()]

@@ -1,4 +1,5 @@
-//===- QdqUtils.h - Reading and building Q/DQ for placement passes -*- C++ -*-===//
+//===- QdqUtils.h - Reading and building Q/DQ for placement passes -*- C++
+//-*-===//
 //
 // The vocabulary the placement passes share, so that each pass file holds
 // only its rewrite: which node produces a value, what grid a value is
@@ -70,8 +71,7 @@ Node *createQuantize(PatternRewriter &r, Value *x, const QuantType *q,
                      const Node *paramsLike = nullptr, std::string name = {});
 /// q.dequantize(stored) to the expressed type of stored's quant type.
 Node *createDequantize(PatternRewriter &r, Value *stored,
-                       const Node *paramsLike = nullptr,
-                       std::string name = {});
+                       const Node *paramsLike = nullptr, std::string name = {});
 
 /// "<OpType> '<name>'" for reports; the name of its first result when the
 /// node has none.
