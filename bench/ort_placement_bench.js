@@ -54,48 +54,8 @@ function parseArgs(argv) {
   return a;
 }
 
-function mulberry32(seed) {
-  let t = seed >>> 0;
-  return () => {
-    t = (t + 0x6D2B79F5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), 1 | t);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const TYPES = {
-  float32: [Float32Array, null], float64: [Float64Array, null], uint8: [Uint8Array, [0, 255]],
-  int8: [Int8Array, [-128, 127]], int32: [Int32Array, [-8, 8]], int64: [BigInt64Array, [-8, 8]],
-  bool: [Uint8Array, [0, 1]],
-};
-
-// Same input generator as test/placement/ort_run.js.
-function makeInput(ort, meta, idx, a) {
-  const [T, range] = TYPES[meta.type] || [];
-  if (!T) throw new Error(`input '${meta.name}' has unsupported type ${meta.type}`);
-  const dims = (meta.shape || []).map((d) => (typeof d === 'number' && d >= 0 ? d
-    : (a.dims[typeof d === 'string' && d ? d : '?'] ?? 1)));
-  const n = dims.reduce((x, y) => x * y, 1);
-  const rnd = mulberry32((Math.imul(a.seed, 0x9E3779B1) + Math.imul(idx + 1, 0x85EBCA77)) >>> 0);
-  const data = new T(n);
-  for (let i = 0; i < n; i++) {
-    if (range) {
-      const v = range[0] + Math.floor(rnd() * (range[1] - range[0] + 1));
-      data[i] = T === BigInt64Array ? BigInt(v) : v;
-    } else if (a.dist !== 'uniform' && dims.length === 4) {
-      const [, C, H, W] = dims;
-      const c = Math.floor(i / (H * W)) % C, y = Math.floor(i / W) % H, x = i % W;
-      let v = 0.5 + 0.25 * Math.sin(0.11 * x + 0.7 * c) * Math.cos(0.07 * y + 0.3 * c);
-      v = Math.min(1, Math.max(0, v + 0.2 * (rnd() - 0.5)));
-      if (a.dist === 'imagenet' && C === 3) v = (v - [0.485, 0.456, 0.406][c]) / [0.229, 0.224, 0.225][c];
-      data[i] = v;
-    } else {
-      data[i] = rnd() * 2 - 1;
-    }
-  }
-  return new ort.Tensor(meta.type, data, dims);
-}
+// The inputs of the exactness checks (seeded, same --dist and --dim rules).
+const { makeInput } = require('../test/placement/ort_run.js');
 
 const oneLine = (e) => String((e && e.message) || e).replace(/\s*\n\s*/g, ' ').trim().slice(0, 200);
 

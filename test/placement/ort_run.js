@@ -212,4 +212,9 @@ async function main() {
   return bad ? 1 : 0;
 }
 
-main().then((c) => process.exit(c), (e) => { console.error(`ort_run: ${oneLine(e)}`); process.exit(2); });
+// bench/ort_placement_bench.js feeds its sessions the same inputs.
+module.exports = { makeInput };
+
+if (require.main === module) {
+  main().then((c) => process.exit(c), (e) => { console.error(`ort_run: ${oneLine(e)}`); process.exit(2); });
+}

@@ -24,6 +24,7 @@
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Runtime/Compare.h"
+#include "qopt/Runtime/InputDistributionOption.h"
 #include "qopt/Runtime/Interpreter.h"
 #include "qopt/Runtime/NpyIO.h"
 #include "qopt/Support/FileOutput.h"
@@ -53,15 +54,11 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Seed for random inputs"),
 static cl::list<std::string>
     dimValues("dim", cl::desc("Value of a symbolic dimension ('?' = unnamed)"),
               cl::value_desc("name=N"), cl::cat(runCategory));
-static cl::opt<rt::InputDistribution> distribution(
-    "dist", cl::desc("Random input distribution"),
-    cl::values(clEnumValN(rt::InputDistribution::Uniform, "uniform",
-                          "floats in [-1, 1)"),
-               clEnumValN(rt::InputDistribution::Image, "image",
-                          "smooth image-like values in [0, 1)"),
-               clEnumValN(rt::InputDistribution::ImageNet, "imagenet",
-                          "image-like, ImageNet-normalised")),
-    cl::init(rt::InputDistribution::Uniform), cl::cat(runCategory));
+static cl::opt<rt::InputDistribution>
+    distribution("dist", cl::desc("Random input distribution"),
+                 rt::inputDistributionValues(),
+                 cl::init(rt::InputDistribution::Uniform),
+                 cl::cat(runCategory));
 static cl::opt<std::string> outputPath("o",
                                        cl::desc("Write outputs (.npz or .npy)"),
                                        cl::value_desc("file"),

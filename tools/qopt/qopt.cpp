@@ -22,6 +22,7 @@
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Runtime/Compare.h"
+#include "qopt/Runtime/InputDistributionOption.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/PrintPasses.h"
@@ -87,15 +88,11 @@ static cl::opt<bool> measureCost(
              "the pipeline and print each output's cosine and max abs "
              "difference (what the lossy steps cost, measured)"),
     cl::cat(qoptCategory));
-static cl::opt<rt::InputDistribution> measureDist(
-    "dist", cl::desc("Input distribution for -measure-cost"),
-    cl::values(clEnumValN(rt::InputDistribution::Uniform, "uniform",
-                          "floats in [-1, 1)"),
-               clEnumValN(rt::InputDistribution::Image, "image",
-                          "smooth image-like values in [0, 1)"),
-               clEnumValN(rt::InputDistribution::ImageNet, "imagenet",
-                          "image-like, ImageNet-normalised")),
-    cl::init(rt::InputDistribution::Uniform), cl::cat(qoptCategory));
+static cl::opt<rt::InputDistribution>
+    measureDist("dist", cl::desc("Input distribution for -measure-cost"),
+                rt::inputDistributionValues(),
+                cl::init(rt::InputDistribution::Uniform),
+                cl::cat(qoptCategory));
 static cl::opt<uint64_t> measureSeed("seed",
                                      cl::desc("Seed for -measure-cost inputs"),
                                      cl::init(1), cl::cat(qoptCategory));
