@@ -1,5 +1,6 @@
 //===- CoreAnalyses.cpp - Registration of the core analyses ---------------===//
 
+#include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/ScaleAnalysis.h"
 

@@ -18,6 +18,7 @@
 #include "qopt/IR/Verifier.h"
 #include "qopt/Onnx/ModelIO.h"
 #include "qopt/Onnx/OnnxImporter.h"
+#include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/PassPlugin.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
@@ -81,6 +82,14 @@ static cl::opt<bool> disableOutput(
 static cl::opt<bool>
     printStats("summary", cl::desc("Print a summary of the model to stderr"),
                cl::init(false), cl::cat(qoptCategory));
+
+static cl::opt<std::string> explainBackend(
+    "explain", cl::ValueOptional, cl::value_desc("trt|ort|cpu"),
+    cl::desc("Explain every place where the model (after -passes, if given) "
+             "still leaves INT8 under a backend's fusion rules (default trt): "
+             "the nodes, the reason and the fix; then a summary. Writes no "
+             "model unless -o is given"),
+    cl::cat(qoptCategory));
 
 static cl::opt<bool> measureCost(
     "measure-cost",
@@ -257,6 +266,24 @@ int main(int argc, char **argv) {
   if (!model)
     return reportError(model.takeError(), inputPath);
 
+  const BackendRules *explainRules = nullptr;
+  std::optional<PlanSnapshot> planBefore;
+  if (explainBackend.getNumOccurrences()) {
+    llvm::StringRef name =
+        explainBackend.empty() ? "trt" : llvm::StringRef(explainBackend);
+    explainRules = lookupBackendRules(name);
+    if (!explainRules)
+      return reportError(
+          llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                  "unknown backend '%s' (expected trt, ort "
+                                  "or cpu)",
+                                  name.str().c_str()),
+          "-explain");
+    if (!pipeline->empty())
+      planBefore =
+          snapshotPlan(computeFusionPlan((*model)->getGraph(), *explainRules));
+  }
+
   if (!pipeline->empty()) {
     InstrumentationOptions io;
     io.printAfterAll = llvm::shouldPrintAfterAll();
@@ -327,6 +354,16 @@ int main(int argc, char **argv) {
           "-target-opset");
     if (auto err = retargetOpset(**model, targetOpset))
       return reportError(std::move(err), inputPath);
+  }
+
+  if (explainRules) {
+    Graph &graph = (*model)->getGraph();
+    FusionPlan plan = computeFusionPlan(graph, *explainRules);
+    printExplanation(plan, graph, llvm::outs());
+    if (planBefore)
+      printPlanChanges(*planBefore, plan, passPipeline, llvm::outs());
+    if (!outputPath.getNumOccurrences())
+      return 0;
   }
 
   if (printStats) {

@@ -1,0 +1,953 @@
+//===- FusionPlan.cpp - Forming the units a backend fuses -----------------===//
+//
+// One walk over the graph in order forms the units; a second pass over the
+// Q/DQ nodes and the float ops left outside any unit lists the leftovers.
+//
+// A value is readable as int8 when a DQ produces it (the unit absorbs the
+// DQ) or, where the backend moves DQ forward, when a data-movement op that
+// runs on int8 (a "copy") produces it from such a value. A unit writes int8
+// when every use of its last member's result is a Q on one grid.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/Passes/FusionPlan.h"
+
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/QuantMath.h"
+#include "qopt/Passes/QdqUtils.h"
+#include "qopt/Support/FloatFormat.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+using namespace qopt;
+
+llvm::StringRef qopt::getLeftoverKindName(LeftoverKind kind) {
+  switch (kind) {
+  case LeftoverKind::Requantize:
+    return "requantize";
+  case LeftoverKind::Reformat:
+    return "reformat";
+  case LeftoverKind::FloatIsland:
+    return "float island";
+  case LeftoverKind::UnfusedQuantize:
+    return "unfused Q";
+  case LeftoverKind::UnfusedDequantize:
+    return "unfused DQ";
+  }
+  return "?";
+}
+
+const OpRule *BackendRules::lookup(llvm::StringRef op) const {
+  for (const OpRule &r : ops)
+    if (r.op == op)
+      return &r;
+  return nullptr;
+}
+
+static int64_t staticElements(const Value *v) {
+  const TensorType *t = v->getType();
+  if (!t->hasRank())
+    return 0;
+  int64_t n = 1;
+  for (const Dim &d : t->getShape()) {
+    if (!d.isStatic())
+      return 0;
+    n *= d.size;
+  }
+  return n;
+}
+
+int64_t qopt::countMacs(const Node &n) {
+  if (n.getNumOperands() < 2)
+    return 0;
+  const Value *x = n.getOperand(0), *w = n.getOperand(1);
+  const TensorType *wt = w->getType();
+  if (!wt->hasRank() || !wt->hasStaticShape())
+    return 0;
+  auto wdims = wt->getShape();
+  if (n.isa("onnx.Conv")) {
+    // Every output element: (C/group) * prod(kernel) products.
+    int64_t perOutput = 1;
+    for (size_t i = 1; i < wdims.size(); ++i)
+      perOutput *= wdims[i].size;
+    return staticElements(n.getResult()) * perOutput;
+  }
+  if (n.isa("onnx.ConvTranspose")) {
+    // Every input element is scattered through (M/group) * prod(kernel).
+    int64_t perInput = 1;
+    for (size_t i = 1; i < wdims.size(); ++i)
+      perInput *= wdims[i].size;
+    return staticElements(x) * perInput;
+  }
+  if (n.isa("onnx.Gemm") || n.isa("onnx.MatMul")) {
+    // Every output element: K products, K the shared dimension.
+    const TensorType *xt = x->getType();
+    if (!xt->hasRank() || xt->getRank() < 1)
+      return 0;
+    int64_t k = n.isa("onnx.Gemm") && getIntAttrOr(n, "transA", 0)
+                    ? xt->getShape().front().size
+                    : xt->getShape().back().size;
+    return k > 0 ? staticElements(n.getResult()) * k : 0;
+  }
+  return 0;
+}
+
+namespace {
+
+/// "0.0834" or "{0.01..0.03} axis 0" (per axis), with the zero point when
+/// not 0 and the storage type.
+std::string gridText(const QuantType *q) {
+  if (!q)
+    return "float";
+  std::string s = getElementKindName(q->getStorageKind()).str() + " ";
+  if (q->isPerAxis()) {
+    auto [lo, hi] = std::minmax_element(q->getScales().begin(),
+                                        q->getScales().end());
+    s += "scales " + formatFloat(*lo) + ".." + formatFloat(*hi) + " axis " +
+         std::to_string(q->getAxis());
+  } else {
+    s += formatFloat(q->getScale());
+    if (q->getZeroPoint() != 0)
+      s += " zp " + std::to_string(q->getZeroPoint());
+  }
+  return s;
+}
+
+std::string scaleText(const QuantType *q) {
+  if (q->isPerAxis())
+    return gridText(q);
+  std::string s = formatFloat(q->getScale());
+  if (q->getZeroPoint())
+    s += " zp " + std::to_string(q->getZeroPoint());
+  return s;
+}
+
+/// "Conv 'conv1'", with Q/DQ under their ONNX names.
+std::string nodeRef(const Node &n) {
+  if (n.isa(ops::Quantize) || n.isa(ops::Dequantize)) {
+    std::string name = n.getName().empty() ? n.getResult()->getName().str()
+                                           : n.getName().str();
+    return (n.isa(ops::Quantize) ? "QuantizeLinear '" : "DequantizeLinear '") +
+           name + "'";
+  }
+  return describeNode(n);
+}
+
+bool isQdqOp(const Node &n) {
+  return n.isa(ops::Quantize) || n.isa(ops::Dequantize) ||
+         n.isa(ops::Requantize);
+}
+
+bool sameGrid(const QuantType *a, const QuantType *b) {
+  return a == b || (a && b && a->hasSameParams(b) &&
+                    a->getStorageKind() == b->getStorageKind());
+}
+
+/// Why a node stays float, and what would change that.
+struct FloatCause {
+  std::string reason;
+  std::string fixPipeline;
+  std::string fixInModel;
+};
+
+class Planner {
+public:
+  Planner(Graph &g, const BackendRules &rules) : graph(g), rules(rules) {
+    plan.rules = &rules;
+  }
+  FusionPlan run();
+
+private:
+  Graph &graph;
+  const BackendRules &rules;
+  FusionPlan plan;
+
+  /// Values produced only from constants (folded by every backend).
+  llvm::DenseSet<const Value *> constantValues;
+  /// Dequantized weights and what data movement makes of them.
+  llvm::DenseSet<const Value *> weightValues;
+  /// Values copies produce on int8, with their grid.
+  llvm::DenseMap<const Value *, const QuantType *> copyGrid;
+  /// Operands (node, index) a unit reads as int8.
+  llvm::DenseSet<std::pair<const Node *, unsigned>> int8Reads;
+  /// Compute nodes left in float, with the first reason found.
+  llvm::DenseMap<const Node *, FloatCause> floatNodes;
+  std::vector<const Node *> floatOrder;
+  /// Operands the unit being formed reads as int8 (committed by addUnit).
+  std::vector<std::pair<const Node *, unsigned>> pendingReads;
+  /// Float island (leftover index) of each float node.
+  llvm::DenseMap<const Node *, size_t> islandOf;
+  /// Uses (node, index) whose requantize was already reported.
+  llvm::DenseSet<std::pair<const Node *, unsigned>> reportedRequantize;
+
+  bool isComputeNode(const Node &n) const;
+  /// The grid `v` is read with as int8, or null.
+  const QuantType *readGrid(const Value *v) const;
+  /// A problem with `q` as an activation grid under these rules, or empty.
+  std::string activationGridProblem(const QuantType *q) const;
+  std::string weightGridProblem(const Node &op, const QuantType *q,
+                                int64_t outputAxis) const;
+
+  void classify(Node &n);
+  bool tryCopy(Node &n);
+  bool tryWeighted(Node &n, const OpRule &rule);
+  bool tryInt8Op(Node &n, const OpRule &rule);
+  /// Extends `unit` through its epilogue and onto its output Q. Returns
+  /// false when the rule needs an output Q and there is none (`why` says
+  /// why).
+  bool finishUnit(FusionUnit &unit, const OpRule &rule, FloatCause &why);
+  void absorbEpilogue(FusionUnit &unit);
+  void addUnit(FusionUnit unit);
+  void markFloat(const Node &n, FloatCause cause);
+  FloatCause inputCause(const Node &n, unsigned operand) const;
+
+  void collectIslands();
+  void collectDequantizeLeftovers();
+  void collectQuantizeLeftovers();
+  void followDequantized(const Node &dq, const Value *v, const QuantType *grid,
+                         std::vector<const Node *> path);
+};
+
+bool Planner::isComputeNode(const Node &n) const {
+  if (isQdqOp(n) || n.isa(ops::Constant) || hasTrait(n, OpTrait::ShapeOnly))
+    return false;
+  for (const Value *v : n.getOperands())
+    if (v && !v->isAbsent() && !constantValues.count(v))
+      return true;
+  return false;
+}
+
+const QuantType *Planner::readGrid(const Value *v) const {
+  if (!v)
+    return nullptr;
+  if (const QuantType *q = getStoredQuantType(v))
+    return q;
+  if (Node *dq = getProducer(v, ops::Dequantize))
+    return getStoredQuantType(dq->getOperand(0));
+  auto it = copyGrid.find(v);
+  return it == copyGrid.end() ? nullptr : it->second;
+}
+
+std::string Planner::activationGridProblem(const QuantType *q) const {
+  if (q->isPerAxis())
+    return "per-axis activation parameters (axis " +
+           std::to_string(q->getAxis()) + "); " + rules.title.str() +
+           " quantizes activations per tensor";
+  if (!(typeSetOf(q->getStorageKind()) & rules.activationStorage))
+    return getElementKindName(q->getStorageKind()).str() + " activations; " +
+           rules.title.str() + " takes " +
+           describeTypeSet(rules.activationStorage);
+  if (rules.activationZeroPointZero && q->getZeroPoint() != 0)
+    return "zero point " + std::to_string(q->getZeroPoint()) + "; " +
+           rules.title.str() + " needs 0 (symmetric)";
+  return {};
+}
+
+std::string Planner::weightGridProblem(const Node &op, const QuantType *q,
+                                       int64_t outputAxis) const {
+  if (!(typeSetOf(q->getStorageKind()) & rules.weightStorage))
+    return getElementKindName(q->getStorageKind()).str() + " weights; " +
+           rules.title.str() + " takes " +
+           describeTypeSet(rules.weightStorage);
+  if (q->isPerAxis() && q->getAxis() != outputAxis)
+    return "weight quantized on axis " + std::to_string(q->getAxis()) +
+           ", not on the output-channel axis " + std::to_string(outputAxis) +
+           " of " + nodeRef(op);
+  if (rules.weightZeroPointZero)
+    for (int64_t zp : q->getZeroPoints())
+      if (zp != 0)
+        return "weight zero point " + std::to_string(zp) + "; " +
+               rules.title.str() + " needs 0";
+  return {};
+}
+
+void Planner::markFloat(const Node &n, FloatCause cause) {
+  if (floatNodes.try_emplace(&n, std::move(cause)).second)
+    floatOrder.push_back(&n);
+}
+
+/// Why operand `i` of `n` is not int8: what produces it.
+FloatCause Planner::inputCause(const Node &n, unsigned i) const {
+  const Value *v = n.getOperand(i);
+  FloatCause c;
+  std::string what = "input " + std::to_string(i);
+  if (v->isGraphInput()) {
+    c.reason = what + " is graph input '" + v->getName().str() +
+               "' in float (no Q/DQ on it)";
+    c.fixInModel = "add a quantizer on that input";
+    return c;
+  }
+  const Node *p = v->getDefiningNode();
+  if (p && p->isa(ops::Constant)) {
+    c.reason = what + " is a float constant";
+    return c;
+  }
+  c.reason = what + " comes from " + nodeRef(*p) + " in float (no Q/DQ on it)";
+  c.fixInModel = "add a quantizer (Q/DQ) on the output of " + nodeRef(*p);
+  return c;
+}
+
+void Planner::classify(Node &n) {
+  if (n.isa(ops::Dequantize) && !isActivationDequantize(n))
+    weightValues.insert(n.getResult());
+  if (!isComputeNode(n)) {
+    if (!isQdqOp(n))
+      for (unsigned i = 0; i < n.getNumResults(); ++i)
+        constantValues.insert(n.getResult(i));
+    return;
+  }
+  if (plan.unitOf.count(&n))
+    return;
+  if (carriesIntegers(n) && weightValues.count(n.getOperand(0))) {
+    // Data movement on a dequantized weight (tf2onnx's Transpose): the
+    // weighted op behind it gets a float weight.
+    for (unsigned r = 0; r < n.getNumResults(); ++r)
+      weightValues.insert(n.getResult(r));
+    markFloat(n, {"moves the dequantized weight of a weighted op: the "
+                  "weight reaching it is float",
+                  "fold-weights",
+                  "export the weight in the layout its op reads, or let the "
+                  "exporter fold the " + n.getOpType().str()});
+    return;
+  }
+  pendingReads.clear();
+  if (carriesIntegers(n) && tryCopy(n))
+    return;
+  pendingReads.clear();
+  const OpRule *rule = rules.lookup(n.getOp());
+  if (rule && rule->role == OpRole::Weighted && tryWeighted(n, *rule))
+    return;
+  pendingReads.clear();
+  if (rule && rule->role == OpRole::Int8Op && tryInt8Op(n, *rule))
+    return;
+  if (!floatNodes.count(&n) && carriesIntegers(n)) {
+    // Data movement keeps the precision of its input.
+    for (unsigned i : getDataOperands(n))
+      if (!readGrid(n.getOperand(i))) {
+        markFloat(n, inputCause(n, i));
+        return;
+      }
+  }
+  if (!floatNodes.count(&n)) {
+    FloatCause c;
+    c.reason = rules.title.str() + " has no INT8 form for " + n.getOpType().str();
+    c.fixInModel = "none: it runs in float; Q/DQ around it only add reformats";
+    markFloat(n, std::move(c));
+  }
+}
+
+bool Planner::tryCopy(Node &n) {
+  // Data movement runs on int8 when its data arrives as int8.
+  llvm::SmallVector<unsigned, 4> data = getDataOperands(n);
+  const QuantType *grid = nullptr;
+  bool mixed = false;
+  for (unsigned i : data) {
+    const QuantType *g = readGrid(n.getOperand(i));
+    if (!g)
+      return false;
+    if (!getStoredQuantType(n.getOperand(i)) &&
+        !rules.propagatesThroughDataMovement)
+      return false;
+    if (grid && !sameGrid(grid, g))
+      mixed = true;
+    if (!grid)
+      grid = g;
+  }
+  if (!grid)
+    return false;
+  if (mixed) {
+    // Concat (or Max/Min) on several grids.
+    const OpRule *rule = rules.lookup(n.getOp());
+    if (rules.concatRequantizes && rule && rule->role == OpRole::Int8Op)
+      return false; // an int8 op that requantizes its inputs itself
+    // A copy onto the grid of the Q after it: the inputs on other grids are
+    // requantized first (the Q moves backward onto each input).
+    const Value *out = n.getResult(0);
+    const QuantType *outGrid = nullptr;
+    if (!out->isGraphOutput() && out->hasUses() &&
+        allUsersAre(out, ops::Quantize)) {
+      outGrid = getStoredQuantType(out->getUses().front().user->getResult());
+      for (const Use &u : out->getUses())
+        if (!sameGrid(outGrid, getStoredQuantType(u.user->getResult())))
+          outGrid = nullptr;
+    }
+    if (!outGrid) {
+      FloatCause c;
+      c.reason = "inputs on different grids and no single Q after it";
+      c.fixPipeline = "unify-scales,remove-redundant-qdq";
+      c.fixInModel = "give the quantizers of its inputs one shared amax";
+      markFloat(n, std::move(c));
+      return true;
+    }
+    for (unsigned i : data) {
+      const QuantType *g = readGrid(n.getOperand(i));
+      if (sameGrid(g, outGrid))
+        continue;
+      Leftover l;
+      l.kind = LeftoverKind::Requantize;
+      if (Node *dq = getProducer(n.getOperand(i), ops::Dequantize))
+        l.nodes.push_back(dq);
+      l.nodes.push_back(&n);
+      l.reason = "scale mismatch at " + n.getOpType().str() + " input " +
+                 std::to_string(i) + ": " + scaleText(g) + " vs " +
+                 scaleText(outGrid) + " (the output's)";
+      l.fixPipeline = "unify-scales,remove-redundant-qdq";
+      l.fixInModel = "give the quantizers on the inputs and the output of " +
+                     nodeRef(n) + " one shared amax";
+      plan.leftovers.push_back(std::move(l));
+      reportedRequantize.insert({&n, i});
+    }
+    grid = outGrid;
+  }
+  if (std::string why = whyGridCannotCross(n, grid); !why.empty()) {
+    markFloat(n, {why, {}, {}});
+    return true;
+  }
+  FusionUnit unit;
+  unit.kind = "copy";
+  unit.members.push_back(&n);
+  for (unsigned i : data) {
+    unit.inputs.push_back({n.getOperand(i), readGrid(n.getOperand(i))});
+    pendingReads.push_back({&n, i});
+  }
+  for (unsigned r = 0; r < n.getNumResults(); ++r) {
+    if (!isDataResult(n, r) || n.getResult(r)->isAbsent())
+      continue;
+    const QuantType *out = grid;
+    if (const QuantType *stored = getStoredQuantType(n.getResult(r))) {
+      out = stored;
+    } else {
+      auto across = quantTypeAcross(n, grid, r);
+      if (!across) {
+        markFloat(n, {llvm::toString(across.takeError()), {}, {}});
+        return true;
+      }
+      out = *across;
+      copyGrid[n.getResult(r)] = out;
+    }
+    unit.outputs.push_back({n.getResult(r), out});
+  }
+  addUnit(std::move(unit));
+  return true;
+}
+
+bool Planner::tryWeighted(Node &n, const OpRule &rule) {
+  std::optional<WeightInfo> wi = lookupOpDef(n.getOp())->getWeightInfo(n);
+  FusionUnit unit;
+  unit.kind = rule.unitKind.str();
+  unit.members.push_back(&n);
+  unit.macs = countMacs(n);
+  for (unsigned i = 0; i < n.getNumOperands() && i < 2; ++i) {
+    const Value *v = n.getOperand(i);
+    bool isWeight = wi && wi->operand == i;
+    Node *dq = getProducer(v, ops::Dequantize);
+    const QuantType *g = readGrid(v);
+    if (weightValues.count(v) && !dq)
+      g = nullptr; // data movement between the weight DQ and the op
+    bool constantWeight = isWeight && dq && !isActivationDequantize(*dq);
+    if (!g) {
+      FloatCause c = inputCause(n, i);
+      if (isWeight) {
+        // Find a weight DQ behind data movement (tf2onnx's Transpose).
+        const Node *p = v->getDefiningNode();
+        const Node *between = nullptr;
+        while (p && carriesIntegers(*p) && p->getNumOperands()) {
+          between = between ? between : p;
+          const Value *in = p->getOperand(0);
+          if (Node *wdq = getProducer(in, ops::Dequantize)) {
+            c.reason = nodeRef(*between) + " between the weight's " +
+                       nodeRef(*wdq) + " and " + nodeRef(n) +
+                       ": the weight reaching it is float";
+            c.fixPipeline = "fold-weights";
+            c.fixInModel = "export the weight in the layout " + nodeRef(n) +
+                           " reads, or let the exporter fold the " +
+                           between->getOpType().str();
+            break;
+          }
+          p = in->getDefiningNode();
+        }
+        if (c.fixPipeline.empty() && isConstantValue(v)) {
+          c.reason = "weight is a float constant (no Q/DQ on it)";
+          c.fixPipeline = "fold-weights<requantize-float-weights>";
+          c.fixInModel = "quantize the weight (a weight quantizer on " +
+                         nodeRef(n) + ")";
+        }
+      }
+      markFloat(n, std::move(c));
+      return false;
+    }
+    std::string problem;
+    if (isWeight && (constantWeight || isConstantValue(v)))
+      problem = weightGridProblem(n, g, wi->outputChannelAxis);
+    else
+      problem = activationGridProblem(g);
+    if (!problem.empty()) {
+      markFloat(n, {"input " + std::to_string(i) + ": " + problem, {}, {}});
+      return false;
+    }
+    unit.inputs.push_back({v, g});
+    pendingReads.push_back({&n, i});
+    if (dq)
+      unit.absorbed.push_back(dq);
+  }
+  if (n.getNumOperands() > 2 && !n.getOperand(2)->isAbsent()) {
+    const Value *bias = n.getOperand(2);
+    if (Node *dq = getProducer(bias, ops::Dequantize)) {
+      unit.absorbed.push_back(dq);
+      pendingReads.push_back({&n, 2});
+    }
+    unit.inputs.push_back({bias, readGrid(bias)});
+  }
+  if (rules.smallChannelConvsStayFloat && n.isa("onnx.Conv")) {
+    const TensorType *wt = n.getOperand(1)->getType();
+    if (wt->hasRank() && wt->getRank() >= 2 && wt->hasStaticShape()) {
+      int64_t group = getIntAttrOr(n, "group", 1);
+      int64_t cout = wt->getShape()[0].size;
+      int64_t cin = wt->getShape()[1].size * group;
+      // NVIDIA Model Optimizer (modelopt/onnx/quantization/graph_utils.py,
+      // find_nodes_from_convs_to_exclude) keeps these out of INT8.
+      if (cin < 16 || cout < 16 || cin % 8 || cout % 8) {
+        markFloat(n, {std::to_string(cin) + " input / " +
+                          std::to_string(cout) +
+                          " output channels: no INT8 kernel gain "
+                          "(Model Optimizer leaves convs with fewer than 16 "
+                          "or non-multiple-of-8 channels in float)",
+                      {},
+                      "remove the Q/DQ on this Conv's input and weight"});
+        return false;
+      }
+    }
+  }
+  FloatCause why;
+  if (!finishUnit(unit, rule, why)) {
+    markFloat(n, std::move(why));
+    return false;
+  }
+  addUnit(std::move(unit));
+  return true;
+}
+
+bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
+  FusionUnit unit;
+  unit.kind = rule.unitKind.str();
+  unit.members.push_back(&n);
+  llvm::SmallVector<unsigned, 4> data;
+  if (n.isa("onnx.Add") || n.isa("onnx.Mul") || n.isa("onnx.Sub") ||
+      n.isa("onnx.Div"))
+    data = {0, 1};
+  else
+    data = getDataOperands(n);
+  for (unsigned i : data) {
+    const Value *v = n.getOperand(i);
+    const QuantType *g = readGrid(v);
+    if (!g) {
+      FloatCause c = inputCause(n, i);
+      if (n.isa("onnx.Add")) {
+        c.reason = "skip branch of Add not quantized: " + c.reason;
+        c.fixPipeline = "quantize-residual";
+        c.fixInModel = "add a quantizer on the residual (skip) input of " +
+                       nodeRef(n);
+      }
+      markFloat(n, std::move(c));
+      return false;
+    }
+    if (std::string problem = activationGridProblem(g); !problem.empty()) {
+      markFloat(n, {"input " + std::to_string(i) + ": " + problem, {}, {}});
+      return false;
+    }
+    unit.inputs.push_back({v, g});
+    pendingReads.push_back({&n, i});
+    if (Node *dq = getProducer(v, ops::Dequantize))
+      unit.absorbed.push_back(dq);
+  }
+  FloatCause why;
+  if (!finishUnit(unit, rule, why)) {
+    markFloat(n, std::move(why));
+    return false;
+  }
+  addUnit(std::move(unit));
+  return true;
+}
+
+void Planner::absorbEpilogue(FusionUnit &unit) {
+  bool addSeen = unit.getAnchor()->isa("onnx.Add");
+  bool weighted = lookupOpDef(unit.getAnchor()->getOp()) &&
+                  hasTrait(*unit.getAnchor(), OpTrait::Weighted);
+  while (true) {
+    Node *last = unit.members.back();
+    Value *cur = last->getResult(0);
+    if (cur->isGraphOutput())
+      return;
+    // SiLU exported as x * Sigmoid(x).
+    if (rules.siluEpilogue && weighted && cur->getNumUses() == 2) {
+      Node *sig = nullptr, *mul = nullptr;
+      for (const Use &u : cur->getUses()) {
+        if (u.user && u.user->isa("onnx.Sigmoid"))
+          sig = u.user;
+        else if (u.user && u.user->isa("onnx.Mul"))
+          mul = u.user;
+      }
+      if (sig && mul && sig->getResult()->hasOneUse() &&
+          !sig->getResult()->isGraphOutput() &&
+          sig->getResult()->getUses().front().user == mul) {
+        unit.members.push_back(sig);
+        unit.members.push_back(mul);
+        continue;
+      }
+    }
+    if (!cur->hasOneUse())
+      return;
+    Node *user = cur->getUses().front().user;
+    const OpRule *rule = rules.lookup(user->getOp());
+    if (user->isa("onnx.Add") && !addSeen) {
+      unsigned other = user->getOperand(0) == cur ? 1 : 0;
+      const Value *o = user->getOperand(other);
+      if (isConstantValue(o) && weighted) {
+        // A bias added after Gemm/MatMul.
+        unit.members.push_back(user);
+        unit.inputs.push_back({o, nullptr});
+        addSeen = true;
+        continue;
+      }
+      if (!rules.residualAddEpilogue || !weighted)
+        return;
+      const QuantType *g = readGrid(o);
+      if (!g || !activationGridProblem(g).empty())
+        return;
+      unit.members.push_back(user);
+      unit.inputs.push_back({o, g});
+      pendingReads.push_back({user, other});
+      if (Node *dq = getProducer(o, ops::Dequantize))
+        unit.absorbed.push_back(dq);
+      addSeen = true;
+      continue;
+    }
+    if (!rule || !rule->epilogue)
+      return;
+    if (user->isa("onnx.BatchNormalization") && addSeen)
+      return;
+    unit.members.push_back(user);
+  }
+}
+
+bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
+                         FloatCause &why) {
+  absorbEpilogue(unit);
+  Node *last = unit.members.back();
+  Value *out = last->getResult(0);
+  // ORT drops a Relu (or Clip at 0) before a Q whose zero point is the
+  // storage minimum: the Q clamps there already.
+  if (rules.reluFoldsIntoQ && out->hasOneUse() && !out->isGraphOutput()) {
+    Node *relu = out->getUses().front().user;
+    if (relu->isa("onnx.Relu") && relu->getResult()->hasOneUse() &&
+        !relu->getResult()->isGraphOutput()) {
+      Node *q = relu->getResult()->getUses().front().user;
+      const QuantType *qg =
+          q->isa(ops::Quantize) ? getStoredQuantType(q->getResult()) : nullptr;
+      if (qg && !qg->isPerAxis() &&
+          qg->getZeroPoint() ==
+              quant::saturateToStorage(-1e300, qg->getStorageKind())) {
+        unit.members.push_back(relu);
+        last = relu;
+        out = relu->getResult();
+      }
+    }
+  }
+  const QuantType *outGrid = nullptr;
+  std::string problem;
+  if (!out->isGraphOutput() && out->hasUses() &&
+      allUsersAre(out, ops::Quantize)) {
+    outGrid = getStoredQuantType(out->getUses().front().user->getResult());
+    for (const Use &u : out->getUses())
+      if (!sameGrid(outGrid, getStoredQuantType(u.user->getResult())))
+        outGrid = nullptr;
+    if (outGrid)
+      problem = activationGridProblem(outGrid);
+  }
+  if (outGrid && problem.empty()) {
+    for (const Use &u : out->getUses())
+      unit.absorbed.push_back(u.user);
+    unit.outputs.push_back({out->getUses().front().user->getResult(), outGrid});
+    return true;
+  }
+  if (rule.needsOutputQ) {
+    if (!problem.empty())
+      why.reason = "output: " + problem;
+    else if (out->isGraphOutput())
+      why.reason = "its output '" + out->getName().str() +
+                   "' is a graph output in float; " + rules.title.str() +
+                   " fuses it only with a Q on the output";
+    else if (!out->hasUses())
+      why.reason = "its output is unused";
+    else {
+      why.reason = "no Q on its output (" + rules.title.str() +
+                   " fuses it only with a Q on the output)";
+      why.fixPipeline = "quantize-activations";
+      why.fixInModel =
+          "add an output quantizer after " + nodeRef(*last);
+    }
+    // The epilogue members go back to float with the anchor.
+    unit.members.resize(1);
+    return false;
+  }
+  unit.outputs.push_back({out, nullptr});
+  return true;
+}
+
+void Planner::addUnit(FusionUnit unit) {
+  for (auto read : pendingReads)
+    int8Reads.insert(read);
+  pendingReads.clear();
+  unit.id = plan.units.size();
+  for (Node *m : unit.members)
+    plan.unitOf[m] = unit.id;
+  for (Node *a : unit.absorbed)
+    plan.unitOf[a] = unit.id;
+  plan.units.push_back(std::move(unit));
+}
+
+void Planner::collectIslands() {
+  // Float ops joined by float edges form one island.
+  llvm::EquivalenceClasses<const Node *> classes;
+  for (const Node *n : floatOrder)
+    classes.insert(n);
+  for (const Node *n : floatOrder)
+    for (const Value *v : n->getOperands())
+      if (v && v->getDefiningNode() && floatNodes.count(v->getDefiningNode()))
+        classes.unionSets(n, v->getDefiningNode());
+  llvm::DenseMap<const Node *, size_t> leaderIsland;
+  for (const Node *n : floatOrder) {
+    const Node *leader = classes.getLeaderValue(n);
+    auto it = leaderIsland.find(leader);
+    if (it == leaderIsland.end()) {
+      Leftover l;
+      l.kind = LeftoverKind::FloatIsland;
+      it = leaderIsland.try_emplace(leader, plan.leftovers.size()).first;
+      plan.leftovers.push_back(std::move(l));
+    }
+    islandOf[n] = it->second;
+    Leftover &l = plan.leftovers[it->second];
+    l.nodes.push_back(n);
+    const FloatCause &c = floatNodes.find(n)->second;
+    std::string line = nodeRef(*n) + ": " + c.reason;
+    l.reason += (l.reason.empty() ? "" : "; ") + line;
+    if (l.fixPipeline.empty())
+      l.fixPipeline = c.fixPipeline;
+    if (l.fixInModel.empty())
+      l.fixInModel = c.fixInModel;
+    if (lookupOpDef(n->getOp()) && hasTrait(*n, OpTrait::Weighted))
+      l.floatMacs += countMacs(*n);
+  }
+}
+
+/// Follows the float value `v` (on `grid`) that DQ `dq` produces, through
+/// the copies that read it as int8, to where it meets a Q (a requantize
+/// when the grids differ) or a float consumer (a reformat).
+void Planner::followDequantized(const Node &dq, const Value *v,
+                                const QuantType *grid,
+                                std::vector<const Node *> path) {
+  bool weight = !isActivationDequantize(dq);
+  if (v->isGraphOutput() && !path.empty()) {
+    Leftover l;
+    l.kind = LeftoverKind::UnfusedDequantize;
+    l.nodes = path;
+    l.reason = "graph output '" + v->getName().str() + "' is float";
+    if (path.size() > 1)
+      l.reason += ": the DQ moves after " + nodeRef(*path.back());
+    l.fixInModel = "none needed: the model returns float";
+    plan.leftovers.push_back(std::move(l));
+  }
+  for (const Use &u : v->getUses()) {
+    const Node *user = u.user;
+    if (!user)
+      continue;
+    if (int8Reads.count({user, u.index})) {
+      auto it = plan.unitOf.find(user);
+      if (it != plan.unitOf.end() && plan.units[it->second].isCopy()) {
+        if (reportedRequantize.count({user, u.index}))
+          continue;
+        std::vector<const Node *> next = path;
+        next.push_back(user);
+        for (const FusionUnit::Port &p : plan.units[it->second].outputs)
+          followDequantized(dq, p.value, p.grid, next);
+      }
+      continue;
+    }
+    if (user->isa(ops::Quantize)) {
+      const QuantType *qg = getStoredQuantType(user->getResult());
+      if (sameGrid(qg, grid) || plan.unitOf.count(user))
+        continue; // the pair cancels, or the Q belongs to a unit
+      Leftover l;
+      l.kind = LeftoverKind::Requantize;
+      l.nodes = path;
+      l.nodes.push_back(user);
+      l.reason = path.size() > 1
+                     ? nodeRef(*path.back()) + " carries " + scaleText(grid) +
+                           " from " + nodeRef(*path.front()) + "; " +
+                           nodeRef(*user) + " requantizes it to " +
+                           scaleText(qg)
+                     : "DQ -> Q with different parameters: " +
+                           scaleText(grid) + " -> " + scaleText(qg);
+      if (path.size() > 1) {
+        l.fixPipeline = "unify-scales,remove-redundant-qdq";
+        l.fixInModel = "give the quantizers before and after " +
+                       nodeRef(*path.back()) + " one shared amax";
+      } else {
+        l.fixPipeline = "remove-redundant-qdq<merge-requantize>";
+        l.fixInModel = "delete one of the two back-to-back quantizers";
+      }
+      plan.leftovers.push_back(std::move(l));
+      continue;
+    }
+    if (plan.unitOf.count(user) && !floatNodes.count(user))
+      continue; // read by a unit (as float: a float-input operand)
+    Leftover l;
+    l.kind = weight ? LeftoverKind::UnfusedDequantize : LeftoverKind::Reformat;
+    l.nodes = path;
+    l.nodes.push_back(user);
+    auto fc = floatNodes.find(user);
+    if (weight) {
+      l.reason = "weight DQ feeds " + nodeRef(*user) + ", which runs in float";
+      if (fc != floatNodes.end() && carriesIntegers(*user))
+        l.fixPipeline = "fold-weights";
+    } else {
+      l.reason = "int8 -> float before " + nodeRef(*user);
+      if (fc != floatNodes.end())
+        l.reason += " (" + fc->second.reason + ")";
+    }
+    if (fc != floatNodes.end()) {
+      const Leftover &island = plan.leftovers[islandOf.lookup(user)];
+      if (l.fixPipeline.empty())
+        l.fixPipeline = island.fixPipeline;
+      l.fixInModel = island.fixInModel;
+    }
+    plan.leftovers.push_back(std::move(l));
+  }
+}
+
+void Planner::collectDequantizeLeftovers() {
+  for (Node &n : graph.getNodes()) {
+    if (n.isa(ops::Requantize)) {
+      Leftover l;
+      l.kind = LeftoverKind::Requantize;
+      l.nodes.push_back(&n);
+      l.reason = "requantize " +
+                 scaleText(getStoredQuantType(n.getOperand(0))) + " -> " +
+                 scaleText(getStoredQuantType(n.getResult()));
+      l.fixPipeline = "remove-redundant-qdq<merge-requantize>";
+      l.fixInModel = "delete one of the two back-to-back quantizers";
+      plan.leftovers.push_back(std::move(l));
+      continue;
+    }
+    if (!n.isa(ops::Dequantize) || constantValues.count(n.getResult()))
+      continue;
+    followDequantized(n, n.getResult(),
+                      getStoredQuantType(n.getOperand(0)), {&n});
+  }
+}
+
+void Planner::collectQuantizeLeftovers() {
+  for (Node &n : graph.getNodes()) {
+    if (!n.isa(ops::Quantize) || plan.unitOf.count(&n))
+      continue;
+    const Value *in = n.getOperand(0);
+    if (constantValues.count(in) || isConstantValue(in))
+      continue; // a weight, folded
+    if (readGrid(in))
+      continue; // after a DQ or a copy: reported from the DQ side
+    Leftover l;
+    l.nodes.push_back(&n);
+    if (in->isGraphInput()) {
+      l.kind = LeftoverKind::UnfusedQuantize;
+      l.reason = "quantizes graph input '" + in->getName().str() + "'";
+      l.fixInModel = "none needed: the model takes float input";
+    } else {
+      const Node *p = in->getDefiningNode();
+      l.kind = LeftoverKind::Reformat;
+      auto fc = floatNodes.find(p);
+      auto unit = plan.unitOf.find(p);
+      if (fc != floatNodes.end()) {
+        const Leftover &island = plan.leftovers[islandOf.lookup(p)];
+        l.reason = "float -> int8 after " + nodeRef(*p) + " (" +
+                   fc->second.reason + ")";
+        l.fixPipeline = island.fixPipeline;
+        l.fixInModel = island.fixInModel;
+      } else if (unit != plan.unitOf.end()) {
+        l.reason = "unit #" + std::to_string(unit->second) + " (" +
+                   nodeRef(*plan.units[unit->second].getAnchor()) +
+                   ") writes float: its output " + in->getName().str() +
+                   (in->isGraphOutput() ? " is also a graph output"
+                                        : " also feeds ops other than Qs");
+        l.fixPipeline = "ensure-unique-q";
+      } else {
+        l.reason = "float -> int8 after " + nodeRef(*p);
+      }
+      l.nodes.insert(l.nodes.begin(), p);
+    }
+    plan.leftovers.push_back(std::move(l));
+  }
+}
+
+FusionPlan Planner::run() {
+  for (Node &n : graph.getNodes())
+    classify(n);
+  collectIslands();
+  collectDequantizeLeftovers();
+  collectQuantizeLeftovers();
+  // Graph order of the first node involved.
+  llvm::DenseMap<const Node *, size_t> order;
+  for (const Node &n : graph.getNodes())
+    order[&n] = order.size();
+  for (Leftover &l : plan.leftovers)
+    llvm::sort(l.nodes, [&](const Node *a, const Node *b) {
+      return order.lookup(a) < order.lookup(b);
+    });
+  std::stable_sort(plan.leftovers.begin(), plan.leftovers.end(),
+                   [&](const Leftover &a, const Leftover &b) {
+                     return order.lookup(a.nodes.front()) <
+                            order.lookup(b.nodes.front());
+                   });
+  return std::move(plan);
+}
+
+} // namespace
+
+FusionPlan qopt::computeFusionPlan(Graph &graph, const BackendRules &rules) {
+  return Planner(graph, rules).run();
+}
+
+FusionPlan::Summary FusionPlan::summarize() const {
+  Summary s;
+  for (const FusionUnit &u : units) {
+    if (u.isCopy()) {
+      ++s.copies;
+      continue;
+    }
+    ++s.units;
+    if (u.macs && !u.inputs.empty() && u.inputs.front().grid)
+      s.int8Macs += u.macs;
+    s.totalMacs += u.macs;
+  }
+  for (const Leftover &l : leftovers) {
+    switch (l.kind) {
+    case LeftoverKind::Requantize:
+      ++s.requantizes;
+      break;
+    case LeftoverKind::Reformat:
+      ++s.reformats;
+      break;
+    case LeftoverKind::FloatIsland:
+      ++s.floatIslands;
+      s.floatOps += l.nodes.size();
+      s.totalMacs += l.floatMacs;
+      break;
+    case LeftoverKind::UnfusedQuantize:
+    case LeftoverKind::UnfusedDequantize:
+      ++s.unfusedQdq;
+      break;
+    }
+  }
+  return s;
+}

@@ -1,0 +1,198 @@
+//===- FusionRules.cpp - What each backend fuses, as tables ---------------===//
+//
+// One table per backend, next to the documentation its rules come from.
+// The planner (FusionPlan.cpp) reads only these tables and the op table's
+// traits: data movement and MaxPool run on int8 between units wherever the
+// backend moves Q/DQ through them, and are not listed here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/Passes/FusionPlan.h"
+
+using namespace qopt;
+
+namespace {
+
+constexpr OpRole W = OpRole::Weighted;
+constexpr OpRole E = OpRole::Epilogue;
+constexpr OpRole I = OpRole::Int8Op;
+
+//===----------------------------------------------------------------------===//
+// TensorRT, explicit quantization
+//===----------------------------------------------------------------------===//
+//
+// TensorRT Developer Guide, "Working with Quantized Types" (explicit
+// quantization, Q/DQ processing):
+// - Q nodes are propagated backward and DQ nodes forward through layers
+//   that commute with quantization (data movement, MaxPool), so those run
+//   on int8 between units; a DQ -> Q pair left behind with different
+//   scales becomes a requantize ("Scale") layer, with equal scales it is
+//   removed.
+// - Weighted fusion: DQ on the input and on the weights -> Convolution,
+//   Deconvolution, GEMM/MatMul (+ bias) (+ BatchNorm) (+ activation)
+//   (+ element-wise Add whose other input is INT8) -> Q. Without a Q on
+//   the output the layer reads INT8 and writes float.
+// - Non-weighted INT8 layers: DQ on every input -> op -> Q (pooling,
+//   element-wise, activations, Resize). Concat is a copy: inputs on other
+//   scales than the output are requantized first.
+// - Zero points must be 0; activations are quantized per tensor, weights
+//   per tensor or per channel on the output-channel axis; INT8 storage.
+// - Convs with few or unaligned channels: NVIDIA Model Optimizer's ONNX
+//   quantizer leaves them unquantized (see smallChannelConvsStayFloat).
+//
+constexpr OpRule kTrtOps[] = {
+    {"onnx.Conv", W, "conv"},
+    {"onnx.ConvTranspose", W, "conv_transpose"},
+    {"onnx.Gemm", W, "gemm"},
+    {"onnx.MatMul", W, "matmul"},
+    {"onnx.BatchNormalization", E, "", false, true},
+    {"onnx.Relu", I, "activation", true, true},
+    {"onnx.Clip", I, "activation", true, true},
+    {"onnx.LeakyRelu", I, "activation", true, true},
+    {"onnx.Sigmoid", I, "activation", true, true},
+    {"onnx.Tanh", I, "activation", true, true},
+    {"onnx.HardSigmoid", I, "activation", true, true},
+    {"onnx.HardSwish", I, "activation", true, true},
+    {"onnx.Elu", I, "activation", true, true},
+    {"onnx.Selu", I, "activation", true, true},
+    {"onnx.Softplus", I, "activation", true, true},
+    {"onnx.Add", I, "add", true},
+    {"onnx.Sub", I, "sub", true},
+    {"onnx.Mul", I, "mul", true},
+    {"onnx.AveragePool", I, "pool", true},
+    {"onnx.GlobalAveragePool", I, "pool", true},
+    {"onnx.GlobalMaxPool", I, "pool", true},
+    {"onnx.Resize", I, "resize", true},
+    {"onnx.ReduceMean", I, "reduce", true},
+};
+
+constexpr BackendRules kTrtRules = [] {
+  BackendRules r{"trt", "TensorRT", kTrtOps};
+  r.activationZeroPointZero = true;
+  r.activationStorage = TS_I8;
+  r.weightStorage = TS_I8;
+  r.weightZeroPointZero = true;
+  r.propagatesThroughDataMovement = true;
+  r.concatRequantizes = false;
+  r.residualAddEpilogue = true;
+  r.siluEpilogue = true;
+  r.smallChannelConvsStayFloat = true;
+  r.documentation =
+      "TensorRT Developer Guide, Working with Quantized Types: Q/DQ "
+      "propagation, Q/DQ layer fusion, layer-placement recommendations; "
+      "NVIDIA Model Optimizer (ONNX PTQ) conv exclusion rule";
+  return r;
+}();
+
+//===----------------------------------------------------------------------===//
+// ONNX Runtime, CPU execution provider, QDQ node units
+//===----------------------------------------------------------------------===//
+//
+// onnxruntime/core/optimizer/qdq_transformer/selectors_actions/
+// qdq_selector_action_transformer.cc registers the selectors:
+// - Conv: DQ x, DQ w (constant), optional DQ bias (int32) -> Conv -> Q
+//   becomes QLinearConv; without the Q nothing fuses.
+// - MatMul -> QLinearMatMul with a Q on the output, MatMulIntegerToFloat
+//   without; Gemm -> QGemm (either way).
+// - Binary: Add, Mul -> QLinearAdd/QLinearMul (com.microsoft).
+// - Unary: AveragePool, GlobalAveragePool, LeakyRelu, Sigmoid, Softmax ->
+//   QLinear* (com.microsoft).
+// - Variadic: Concat -> QLinearConcat, which requantizes every input.
+// - Drop Q/DQ: data movement and MaxPool between a DQ and a Q with equal
+//   parameters run on the integers (QDQ propagation moves Q/DQ through
+//   them where one side is missing).
+// - ReluQuantFusion removes a Relu before a Q whose zero point is the
+//   storage minimum.
+// - Activations uint8 or int8, any zero point; weights int8 or uint8.
+//
+constexpr OpRule kOrtOps[] = {
+    {"onnx.Conv", W, "conv", true},
+    {"onnx.MatMul", W, "matmul"},
+    {"onnx.Gemm", W, "gemm"},
+    {"onnx.Add", I, "add", true},
+    {"onnx.Mul", I, "mul", true},
+    {"onnx.AveragePool", I, "pool", true},
+    {"onnx.GlobalAveragePool", I, "pool", true},
+    {"onnx.LeakyRelu", I, "activation", true},
+    {"onnx.Sigmoid", I, "activation", true},
+    {"onnx.Softmax", I, "softmax", true},
+    {"onnx.Concat", I, "concat", true},
+};
+
+constexpr BackendRules kOrtRules = [] {
+  BackendRules r{"ort", "ONNX Runtime (CPU)", kOrtOps};
+  r.activationZeroPointZero = false;
+  r.activationStorage = TS_I8 | TS_U8;
+  r.weightStorage = TS_I8 | TS_U8;
+  r.propagatesThroughDataMovement = true;
+  r.concatRequantizes = true;
+  r.reluFoldsIntoQ = true;
+  r.documentation =
+      "onnxruntime/core/optimizer/qdq_transformer/selectors_actions "
+      "(qdq_selector_action_transformer.cc, qdq_selectors.cc)";
+  return r;
+}();
+
+//===----------------------------------------------------------------------===//
+// qopt's own INT8 CPU plan
+//===----------------------------------------------------------------------===//
+//
+// What the plan builder lowers to int8 kernels: conv/gemm/matmul with bias,
+// Relu/Clip/LeakyRelu/SiLU, a residual Add with its own grid and the output
+// Q in the kernel's epilogue; int8 Add/Mul, pools and Concat (requantizing
+// its inputs while copying); data movement as copies. Everything else runs
+// as a float step with Q/DQ at its borders.
+//
+constexpr OpRule kCpuOps[] = {
+    {"onnx.Conv", W, "conv"},
+    {"onnx.ConvTranspose", W, "conv_transpose"},
+    {"onnx.Gemm", W, "gemm"},
+    {"onnx.MatMul", W, "matmul"},
+    {"onnx.Relu", E, "", false, true},
+    {"onnx.Clip", E, "", false, true},
+    {"onnx.LeakyRelu", E, "", false, true},
+    {"onnx.Add", I, "add", true},
+    {"onnx.Mul", I, "mul", true},
+    {"onnx.AveragePool", I, "pool", true},
+    {"onnx.GlobalAveragePool", I, "pool", true},
+    {"onnx.Concat", I, "concat", true},
+};
+
+constexpr BackendRules kCpuRules = [] {
+  BackendRules r{"cpu", "qopt's INT8 CPU plan", kCpuOps};
+  r.activationStorage = TS_I8 | TS_U8;
+  r.weightStorage = TS_I8;
+  r.weightZeroPointZero = true;
+  r.propagatesThroughDataMovement = true;
+  r.concatRequantizes = true;
+  r.residualAddEpilogue = true;
+  r.siluEpilogue = true;
+  r.documentation = "qopt's plan builder (lib/CodeGen)";
+  return r;
+}();
+
+const BackendRules *const kAllRules[] = {&kTrtRules, &kOrtRules, &kCpuRules};
+
+} // namespace
+
+const BackendRules *qopt::lookupBackendRules(llvm::StringRef name) {
+  for (const BackendRules *r : kAllRules)
+    if (r->name == name)
+      return r;
+  return nullptr;
+}
+
+llvm::ArrayRef<const BackendRules *> qopt::getAllBackendRules() {
+  return kAllRules;
+}
+
+#define QOPT_FUSION_PLAN_RUN(CLASS, INDEX)                                     \
+  AnalysisKey CLASS::Key;                                                      \
+  FusionPlan CLASS::run(Graph &g, AnalysisManager &) {                         \
+    return computeFusionPlan(g, *kAllRules[INDEX]);                            \
+  }
+QOPT_FUSION_PLAN_RUN(TrtFusionPlanAnalysis, 0)
+QOPT_FUSION_PLAN_RUN(OrtFusionPlanAnalysis, 1)
+QOPT_FUSION_PLAN_RUN(CpuFusionPlanAnalysis, 2)
+#undef QOPT_FUSION_PLAN_RUN
