@@ -179,6 +179,8 @@ private:
   std::vector<std::pair<const Node *, unsigned>> pendingReads;
   /// Float island (leftover index) of each float node.
   llvm::DenseMap<const Node *, size_t> islandOf;
+  /// Second Qs of a unit's output onto another grid (reported).
+  llvm::DenseSet<const Node *> extraQuantizes;
   /// Uses (node, index) whose requantize was already reported.
   llvm::DenseSet<std::pair<const Node *, unsigned>> reportedRequantize;
 
@@ -562,6 +564,20 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
     if (Node *dq = getProducer(v, ops::Dequantize))
       unit.absorbed.push_back(dq);
   }
+  // SiLU exported as x * Sigmoid(x), both reading x as int8.
+  Value *sig = n.getResult();
+  if (rules.siluEpilogue && n.isa("onnx.Sigmoid") && sig->hasOneUse() &&
+      !sig->isGraphOutput()) {
+    Node *mul = sig->getUses().front().user;
+    if (mul->isa("onnx.Mul") && mul->getNumOperands() == 2) {
+      unsigned other = mul->getOperand(0) == sig ? 1 : 0;
+      if (mul->getOperand(other) == n.getOperand(0)) {
+        unit.kind = "silu";
+        unit.members.push_back(mul);
+        pendingReads.push_back({mul, other});
+      }
+    }
+  }
   FloatCause why;
   if (!finishUnit(unit, rule, why)) {
     markFloat(n, std::move(why));
@@ -660,16 +676,31 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
   if (!out->isGraphOutput() && out->hasUses() &&
       allUsersAre(out, ops::Quantize)) {
     outGrid = getStoredQuantType(out->getUses().front().user->getResult());
-    for (const Use &u : out->getUses())
-      if (!sameGrid(outGrid, getStoredQuantType(u.user->getResult())))
-        outGrid = nullptr;
-    if (outGrid)
-      problem = activationGridProblem(outGrid);
+    problem = activationGridProblem(outGrid);
   }
   if (outGrid && problem.empty()) {
-    for (const Use &u : out->getUses())
-      unit.absorbed.push_back(u.user);
-    unit.outputs.push_back({out->getUses().front().user->getResult(), outGrid});
+    // The unit writes the first Q's grid; a Q onto another grid is a
+    // requantize of that output.
+    Node *first = out->getUses().front().user;
+    for (const Use &u : out->getUses()) {
+      const QuantType *g = getStoredQuantType(u.user->getResult());
+      if (sameGrid(g, outGrid)) {
+        unit.absorbed.push_back(u.user);
+        continue;
+      }
+      Leftover l;
+      l.kind = LeftoverKind::Requantize;
+      l.nodes = {last, u.user};
+      l.reason = "the output of " + nodeRef(*last) +
+                 " is quantized twice: " + nodeRef(*first) + " onto " +
+                 scaleText(outGrid) + ", " + nodeRef(*u.user) + " onto " +
+                 scaleText(g);
+      l.fixInModel = "quantize it once: one quantizer (amax) after " +
+                     nodeRef(*last);
+      plan.leftovers.push_back(std::move(l));
+      extraQuantizes.insert(u.user);
+    }
+    unit.outputs.push_back({first->getResult(), outGrid});
     return true;
   }
   if (rule.needsOutputQ) {
@@ -850,7 +881,8 @@ void Planner::collectDequantizeLeftovers() {
 
 void Planner::collectQuantizeLeftovers() {
   for (Node &n : graph.getNodes()) {
-    if (!n.isa(ops::Quantize) || plan.unitOf.count(&n))
+    if (!n.isa(ops::Quantize) || plan.unitOf.count(&n) ||
+        extraQuantizes.count(&n))
       continue;
     const Value *in = n.getOperand(0);
     if (constantValues.count(in) || isConstantValue(in))
