@@ -83,7 +83,7 @@ void printSummaryLine(const FusionPlan::Summary &s, llvm::raw_ostream &os) {
      << s.copies << " int8 copies, " << s.requantizes
      << (s.requantizes == 1 ? " requantize, " : " requantizes, ")
      << s.reformats << (s.reformats == 1 ? " reformat, " : " reformats, ")
-     << s.floatOps << " float ops in " << s.floatIslands
+     << s.floatOps << " float compute ops in " << s.floatIslands
      << (s.floatIslands == 1 ? " island, " : " islands, ") << s.unfusedQdq
      << " unfused Q/DQ\n";
 }
@@ -128,6 +128,13 @@ void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
          << "in the model: " << l.fixInModel << "\n";
     if (l.fixPipeline.empty() && l.fixInModel.empty())
       os << "    fix: none known\n";
+  }
+  for (const Leftover &h : plan.hints) {
+    os << "[" << ++index << "] hint: " << nodeList(h.nodes, " -> ") << "\n";
+    os << "    " << h.reason << "\n";
+    os << "    fix: qopt -passes='" << h.fixPipeline << "' where the chain "
+       << "ends in a residual Add\n";
+    os << "         in the model: " << h.fixInModel << "\n";
   }
   os << "summary: ";
   printSummaryLine(plan.summarize(), os);

@@ -135,6 +135,14 @@ std::string nodeRef(const Node &n) {
   return describeNode(n);
 }
 
+/// The stored integers a DQ result comes from (what a unit absorbing the
+/// DQ reads), else the value itself.
+const Value *storedOrSelf(const Value *v) {
+  if (Node *dq = getProducer(v, ops::Dequantize))
+    return dq->getOperand(0);
+  return v;
+}
+
 bool isQdqOp(const Node &n) {
   return n.isa(ops::Quantize) || n.isa(ops::Dequantize) ||
          n.isa(ops::Requantize);
@@ -206,6 +214,7 @@ private:
   FloatCause inputCause(const Node &n, unsigned operand) const;
 
   void collectIslands();
+  void collectSplitUnits();
   void collectDequantizeLeftovers();
   void collectQuantizeLeftovers();
   void followDequantized(const Node &dq, const Value *v, const QuantType *grid,
@@ -411,7 +420,8 @@ bool Planner::tryCopy(Node &n) {
   unit.kind = "copy";
   unit.members.push_back(&n);
   for (unsigned i : data) {
-    unit.inputs.push_back({n.getOperand(i), readGrid(n.getOperand(i))});
+    unit.inputs.push_back(
+        {storedOrSelf(n.getOperand(i)), readGrid(n.getOperand(i))});
     pendingReads.push_back({&n, i});
   }
   for (unsigned r = 0; r < n.getNumResults(); ++r) {
@@ -489,7 +499,7 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
       markFloat(n, {"input " + std::to_string(i) + ": " + problem, {}, {}});
       return false;
     }
-    unit.inputs.push_back({v, g});
+    unit.inputs.push_back({storedOrSelf(v), g});
     pendingReads.push_back({&n, i});
     if (dq)
       unit.absorbed.push_back(dq);
@@ -500,7 +510,7 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
       unit.absorbed.push_back(dq);
       pendingReads.push_back({&n, 2});
     }
-    unit.inputs.push_back({bias, readGrid(bias)});
+    unit.inputs.push_back({storedOrSelf(bias), readGrid(bias)});
   }
   if (rules.smallChannelConvsStayFloat && n.isa("onnx.Conv")) {
     const TensorType *wt = n.getOperand(1)->getType();
@@ -559,7 +569,7 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
       markFloat(n, {"input " + std::to_string(i) + ": " + problem, {}, {}});
       return false;
     }
-    unit.inputs.push_back({v, g});
+    unit.inputs.push_back({storedOrSelf(v), g});
     pendingReads.push_back({&n, i});
     if (Node *dq = getProducer(v, ops::Dequantize))
       unit.absorbed.push_back(dq);
@@ -633,7 +643,7 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
       if (!g || !activationGridProblem(g).empty())
         return;
       unit.members.push_back(user);
-      unit.inputs.push_back({o, g});
+      unit.inputs.push_back({storedOrSelf(o), g});
       pendingReads.push_back({user, other});
       if (Node *dq = getProducer(o, ops::Dequantize))
         unit.absorbed.push_back(dq);
@@ -922,12 +932,57 @@ void Planner::collectQuantizeLeftovers() {
   }
 }
 
+void Planner::collectSplitUnits() {
+  if (!rules.residualAddEpilogue)
+    return; // the backend has no epilogue beyond what it fused
+  for (const FusionUnit &u : plan.units) {
+    const Node *anchor = u.getAnchor();
+    if (!hasTrait(*anchor, OpTrait::Weighted) || u.outputs.empty() ||
+        !u.outputs.front().grid)
+      continue;
+    const Value *stored = u.outputs.front().value;
+    const Node *q = stored->getDefiningNode();
+    for (const Use &du : stored->getUses()) {
+      const Node *dq = du.user;
+      if (!dq || !dq->isa(ops::Dequantize))
+        continue;
+      for (const Use &cu : dq->getResult()->getUses()) {
+        auto it = cu.user ? plan.unitOf.find(cu.user) : plan.unitOf.end();
+        if (it == plan.unitOf.end())
+          continue;
+        const FusionUnit &next = plan.units[it->second];
+        if (next.getAnchor() != cu.user ||
+            !(next.kind == "activation" || next.kind == "silu" ||
+              next.kind == "add"))
+          continue;
+        Leftover h;
+        h.kind = LeftoverKind::Requantize;
+        h.nodes = {anchor, q, dq, cu.user};
+        h.reason = nodeRef(*q) + " -> " + nodeRef(*dq) + " between " +
+                   nodeRef(*anchor) + " and " + nodeRef(*cu.user) +
+                   " splits one kernel into two (unit #" +
+                   std::to_string(u.id) + " and unit #" +
+                   std::to_string(next.id) + "): the " + next.kind +
+                   " could run in the epilogue of the " + u.kind;
+        h.fixPipeline = "quantize-residual";
+        h.fixInModel = "drop the quantizer on the output of " +
+                       nodeRef(*anchor) +
+                       " (TensorRT's placement advice: do not quantize the "
+                       "outputs of weighted ops)";
+        plan.hints.push_back(std::move(h));
+        break;
+      }
+    }
+  }
+}
+
 FusionPlan Planner::run() {
   for (Node &n : graph.getNodes())
     classify(n);
   collectIslands();
   collectDequantizeLeftovers();
   collectQuantizeLeftovers();
+  collectSplitUnits();
   // Graph order of the first node involved.
   llvm::DenseMap<const Node *, size_t> order;
   for (const Node &n : graph.getNodes())
@@ -972,7 +1027,9 @@ FusionPlan::Summary FusionPlan::summarize() const {
       break;
     case LeftoverKind::FloatIsland:
       ++s.floatIslands;
-      s.floatOps += l.nodes.size();
+      for (const Node *n : l.nodes)
+        if (!carriesIntegers(*n))
+          ++s.floatOps;
       s.totalMacs += l.floatMacs;
       break;
     case LeftoverKind::UnfusedQuantize:

@@ -175,6 +175,10 @@ struct FusionPlan {
   const BackendRules *rules = nullptr;
   std::vector<FusionUnit> units;
   std::vector<Leftover> leftovers;
+  /// Not leftovers (the graph stays in INT8) but missed fusions: a Q/DQ
+  /// between a weighted unit and the activation or Add that could have
+  /// joined its epilogue splits one kernel into two.
+  std::vector<Leftover> hints;
   /// The unit each compute node and absorbed Q/DQ belongs to (index into
   /// units).
   llvm::DenseMap<const Node *, unsigned> unitOf;
