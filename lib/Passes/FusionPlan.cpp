@@ -153,6 +153,59 @@ bool sameGrid(const QuantType *a, const QuantType *b) {
                     a->getStorageKind() == b->getStorageKind());
 }
 
+/// NVIDIA Model Optimizer's ONNX quantizer leaves these weighted ops in
+/// float for TensorRT, which has no INT8 kernel that pays off for them
+/// (modelopt/onnx/quantization/graph_utils.py,
+/// find_nodes_from_convs_to_exclude and the MatMul/Gemm K/N check):
+/// - Conv with fewer than 16 output or input channels (weight dims 0 and
+///   1), unless: group 1, one of them a multiple of 8, the other >= 16 (or
+///   the Conv reads a graph input) and a square kernel; or grouped with
+///   output channels a multiple of 8 and every kernel dim >= 3.
+/// - Gemm/MatMul with N or K below 16.
+/// Returns the reason, or empty when the op gets an INT8 kernel.
+std::string whyTooSmallForInt8(const Node &n) {
+  const TensorType *wt = n.getOperand(1)->getType();
+  if (!wt->hasRank() || wt->getRank() < 2 || !wt->hasStaticShape())
+    return {};
+  auto dims = wt->getShape();
+  if (n.isa("onnx.Conv")) {
+    int64_t oc = dims[0].size, ic = dims[1].size;
+    if (oc >= 16 && ic >= 16)
+      return {};
+    int64_t group = getIntAttrOr(n, "group", 1);
+    std::vector<int64_t> kernel;
+    for (size_t i = 2; i < dims.size(); ++i)
+      kernel.push_back(dims[i].size);
+    bool square = std::all_of(kernel.begin(), kernel.end(),
+                              [&](int64_t k) { return k == kernel.front(); });
+    bool readsInput = n.getOperand(0)->isGraphInput();
+    if (group == 1 && (oc % 8 == 0 || ic % 8 == 0) &&
+        (readsInput || oc >= 16 || ic >= 16) && square)
+      return {};
+    if (group > 1 && oc % 8 == 0 &&
+        std::all_of(kernel.begin(), kernel.end(),
+                    [](int64_t k) { return k >= 3; }))
+      return {};
+    return std::to_string(ic) + " input / " + std::to_string(oc) +
+           " output channels (per group): Model Optimizer leaves such convs "
+           "in float for TensorRT (fewer than 16 channels without the "
+           "multiple-of-8 exceptions)";
+  }
+  if (n.isa("onnx.Gemm") || n.isa("onnx.MatMul")) {
+    bool transB = n.isa("onnx.Gemm") && getIntAttrOr(n, "transB", 0);
+    int64_t k = transB ? dims.back().size : dims[dims.size() - 2].size;
+    const TensorType *yt = n.getResult()->getType();
+    int64_t nn = yt->hasRank() && yt->getRank() >= 2
+                     ? yt->getShape().back().size
+                     : 0;
+    if ((k > 0 && k < 16) || (nn > 0 && nn < 16))
+      return "K " + std::to_string(k) + ", N " + std::to_string(nn) +
+             ": Model Optimizer leaves GEMMs with K or N below 16 in float "
+             "for TensorRT";
+  }
+  return {};
+}
+
 /// Why a node stays float, and what would change that.
 struct FloatCause {
   std::string reason;
@@ -512,26 +565,11 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
     }
     unit.inputs.push_back({storedOrSelf(bias), readGrid(bias)});
   }
-  if (rules.smallChannelConvsStayFloat && n.isa("onnx.Conv")) {
-    const TensorType *wt = n.getOperand(1)->getType();
-    if (wt->hasRank() && wt->getRank() >= 2 && wt->hasStaticShape()) {
-      int64_t group = getIntAttrOr(n, "group", 1);
-      int64_t cout = wt->getShape()[0].size;
-      int64_t cin = wt->getShape()[1].size * group;
-      // NVIDIA Model Optimizer (modelopt/onnx/quantization/graph_utils.py,
-      // find_nodes_from_convs_to_exclude) keeps these out of INT8.
-      if (cin < 16 || cout < 16 || cin % 8 || cout % 8) {
-        markFloat(n, {std::to_string(cin) + " input / " +
-                          std::to_string(cout) +
-                          " output channels: no INT8 kernel gain "
-                          "(Model Optimizer leaves convs with fewer than 16 "
-                          "or non-multiple-of-8 channels in float)",
-                      {},
-                      "remove the Q/DQ on this Conv's input and weight"});
-        return false;
-      }
+  if (rules.smallShapesStayFloat)
+    if (std::string why = whyTooSmallForInt8(n); !why.empty()) {
+      markFloat(n, {why, {}, "remove the Q/DQ on its input and weight"});
+      return false;
     }
-  }
   FloatCause why;
   if (!finishUnit(unit, rule, why)) {
     markFloat(n, std::move(why));

@@ -38,8 +38,10 @@ constexpr OpRole I = OpRole::Int8Op;
 //   scales than the output are requantized first.
 // - Zero points must be 0; activations are quantized per tensor, weights
 //   per tensor or per channel on the output-channel axis; INT8 storage.
-// - Convs with few or unaligned channels: NVIDIA Model Optimizer's ONNX
-//   quantizer leaves them unquantized (see smallChannelConvsStayFloat).
+// - Convs with few or unaligned channels and GEMMs with K or N below 16:
+//   NVIDIA Model Optimizer's ONNX quantizer leaves them unquantized for
+//   TensorRT (modelopt/onnx/quantization/graph_utils.py,
+//   find_nodes_from_convs_to_exclude; see smallShapesStayFloat).
 //
 constexpr OpRule kTrtOps[] = {
     {"onnx.Conv", W, "conv"},
@@ -77,11 +79,11 @@ constexpr BackendRules kTrtRules = [] {
   r.concatRequantizes = false;
   r.residualAddEpilogue = true;
   r.siluEpilogue = true;
-  r.smallChannelConvsStayFloat = true;
+  r.smallShapesStayFloat = true;
   r.documentation =
       "TensorRT Developer Guide, Working with Quantized Types: Q/DQ "
       "propagation, Q/DQ layer fusion, layer-placement recommendations; "
-      "NVIDIA Model Optimizer (ONNX PTQ) conv exclusion rule";
+      "NVIDIA Model Optimizer (ONNX PTQ) small conv/GEMM exclusion";
   return r;
 }();
 

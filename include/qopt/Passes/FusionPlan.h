@@ -90,9 +90,9 @@ struct BackendRules {
   /// epilogue; a SiLU (x * Sigmoid(x)) joins too.
   bool residualAddEpilogue = false;
   bool siluEpilogue = false;
-  /// Convs whose channel counts have no INT8 kernel stay float (TensorRT,
-  /// following NVIDIA Model Optimizer's exclusion rule).
-  bool smallChannelConvsStayFloat = false;
+  /// Convs with few or unaligned channels and GEMMs with small K or N stay
+  /// float (TensorRT, following NVIDIA Model Optimizer's exclusion rules).
+  bool smallShapesStayFloat = false;
   /// Relu/Clip directly before a Q whose zero point is its storage minimum
   /// is dropped into the Q (ORT's ReluQuantFusion).
   bool reluFoldsIntoQ = false;
