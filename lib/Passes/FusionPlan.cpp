@@ -249,7 +249,13 @@ private:
   /// The grid `v` is read with as int8, or null.
   const QuantType *readGrid(const Value *v) const;
   /// A problem with `q` as an activation grid under these rules, or empty.
-  std::string activationGridProblem(const QuantType *q) const;
+  /// `stored` (null when unknown) is the quantized value the grid is read
+  /// from or written to.
+  std::string activationGridProblem(const QuantType *q,
+                                    const Value *stored = nullptr) const;
+  /// The i8 rule of weighted units' activations (int8ActivationsOnlyAsU8).
+  std::string s8ActivationProblem(const QuantType *q,
+                                  const Value *stored) const;
   std::string weightGridProblem(const Node &op, const QuantType *q,
                                 int64_t outputAxis) const;
 
@@ -294,7 +300,38 @@ const QuantType *Planner::readGrid(const Value *v) const {
   return it == copyGrid.end() ? nullptr : it->second;
 }
 
-std::string Planner::activationGridProblem(const QuantType *q) const {
+/// ONNX Runtime's QDQS8ToU8Transformer rewrites an int8 Q -> DQ pair to
+/// uint8 only when the Q feeds one DQ and that DQ one consumer; elsewhere
+/// int8 activations stay int8.
+static bool isConvertibleS8Pair(const Value *stored) {
+  if (!stored || stored->isGraphOutput() || !stored->hasOneUse())
+    return false;
+  const Node *dq = stored->getUses().front().user;
+  if (!dq->isa(ops::Dequantize) || !dq->getResult()->hasOneUse() ||
+      dq->getResult()->isGraphOutput())
+    return false;
+  // The Q may sit before int8 data movement (ORT's QDQ propagation moves
+  // it next to the DQ).
+  const Node *p = stored->getDefiningNode();
+  while (p && carriesIntegers(*p) && p->getNumOperands() &&
+         p->getOperand(0)->hasOneUse() && !p->getOperand(0)->isGraphOutput())
+    p = p->getOperand(0)->getDefiningNode();
+  return p && p->isa(ops::Quantize);
+}
+
+std::string Planner::s8ActivationProblem(const QuantType *q,
+                                         const Value *stored) const {
+  if (rules.int8ActivationsOnlyAsU8 &&
+      q->getStorageKind() == ElementKind::I8 && !q->isPerAxis() &&
+      !isConvertibleS8Pair(stored))
+    return "i8 activations that stay i8 (" + rules.title.str() +
+           " turns an i8 Q -> DQ pair into u8 only when the DQ has one "
+           "consumer; its x86 kernels take u8 activations)";
+  return {};
+}
+
+std::string Planner::activationGridProblem(const QuantType *q,
+                                           const Value *stored) const {
   if (q->isPerAxis())
     return "per-axis activation parameters (axis " +
            std::to_string(q->getAxis()) + "); " + rules.title.str() +
@@ -330,6 +367,17 @@ std::string Planner::weightGridProblem(const Node &op, const QuantType *q,
 void Planner::markFloat(const Node &n, FloatCause cause) {
   if (floatNodes.try_emplace(&n, std::move(cause)).second)
     floatOrder.push_back(&n);
+}
+
+/// A grid the rules refuse, with the fix for the refusals a pass fixes.
+static FloatCause gridCause(const std::string &where,
+                            const std::string &problem) {
+  FloatCause c{where + ": " + problem, {}, {}};
+  if (llvm::StringRef(problem).startswith("i8 activations that stay i8")) {
+    c.fixPipeline = "ensure-unique-dq,to-uint8-activations";
+    c.fixInModel = "export uint8 activations (QUInt8)";
+  }
+  return c;
 }
 
 /// Why operand `i` of `n` is not int8: what produces it.
@@ -547,9 +595,11 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
     if (isWeight && (constantWeight || isConstantValue(v)))
       problem = weightGridProblem(n, g, wi->outputChannelAxis);
     else
-      problem = activationGridProblem(g);
+      problem = activationGridProblem(g, storedOrSelf(v));
+    if (problem.empty() && !(isWeight && constantWeight))
+      problem = s8ActivationProblem(g, storedOrSelf(v));
     if (!problem.empty()) {
-      markFloat(n, {"input " + std::to_string(i) + ": " + problem, {}, {}});
+      markFloat(n, gridCause("input " + std::to_string(i), problem));
       return false;
     }
     unit.inputs.push_back({storedOrSelf(v), g});
@@ -603,8 +653,11 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
       markFloat(n, std::move(c));
       return false;
     }
-    if (std::string problem = activationGridProblem(g); !problem.empty()) {
-      markFloat(n, {"input " + std::to_string(i) + ": " + problem, {}, {}});
+    std::string problem = activationGridProblem(g);
+    if (problem.empty())
+      problem = s8ActivationProblem(g, storedOrSelf(v));
+    if (!problem.empty()) {
+      markFloat(n, gridCause("input " + std::to_string(i), problem));
       return false;
     }
     unit.inputs.push_back({storedOrSelf(v), g});
@@ -678,7 +731,8 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
       if (!rules.residualAddEpilogue || !weighted)
         return;
       const QuantType *g = readGrid(o);
-      if (!g || !activationGridProblem(g).empty())
+      if (!g || !activationGridProblem(g).empty() ||
+          !s8ActivationProblem(g, storedOrSelf(o)).empty())
         return;
       unit.members.push_back(user);
       unit.inputs.push_back({storedOrSelf(o), g});
@@ -725,6 +779,9 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
       allUsersAre(out, ops::Quantize)) {
     outGrid = getStoredQuantType(out->getUses().front().user->getResult());
     problem = activationGridProblem(outGrid);
+    if (problem.empty())
+      problem = s8ActivationProblem(outGrid,
+                                    out->getUses().front().user->getResult());
   }
   if (outGrid && problem.empty()) {
     // The unit writes the first Q's grid; a Q onto another grid is a
@@ -753,7 +810,7 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
   }
   if (rule.needsOutputQ) {
     if (!problem.empty())
-      why.reason = "output: " + problem;
+      why = gridCause("output", problem);
     else if (out->isGraphOutput())
       why.reason = "its output '" + out->getName().str() +
                    "' is a graph output in float; " + rules.title.str() +

@@ -106,7 +106,11 @@ constexpr BackendRules kTrtRules = [] {
 //   them where one side is missing).
 // - ReluQuantFusion removes a Relu before a Q whose zero point is the
 //   storage minimum.
-// - Activations uint8 or int8, any zero point; weights int8 or uint8.
+// - Activations uint8 or int8, any zero point; weights int8 or uint8. On
+//   x86 the kernels take uint8 activations: QDQS8ToU8Transformer rewrites
+//   an int8 Q -> DQ pair to uint8 (zero point + 128) only when the DQ is
+//   the Q's one consumer and has one consumer itself, so int8 activations
+//   elsewhere keep their unit from forming.
 //
 constexpr OpRule kOrtOps[] = {
     {"onnx.Conv", W, "conv", true},
@@ -130,6 +134,7 @@ constexpr BackendRules kOrtRules = [] {
   r.propagatesThroughDataMovement = true;
   r.concatRequantizes = true;
   r.reluFoldsIntoQ = true;
+  r.int8ActivationsOnlyAsU8 = true;
   r.documentation =
       "onnxruntime/core/optimizer/qdq_transformer/selectors_actions "
       "(qdq_selector_action_transformer.cc, qdq_selectors.cc)";
@@ -143,7 +148,9 @@ constexpr BackendRules kOrtRules = [] {
 // What the plan builder lowers to int8 kernels: conv/gemm/matmul with bias,
 // Relu/Clip/LeakyRelu/SiLU, a residual Add with its own grid and the output
 // Q in the kernel's epilogue; int8 Add/Mul, pools and Concat (requantizing
-// its inputs while copying); data movement as copies. Everything else runs
+// its inputs while copying); an activation between a DQ and a Q on its own
+// (a SiLU too) as a 256-entry table; data movement as copies. Everything
+// else runs
 // as a float step with Q/DQ at its borders.
 //
 constexpr OpRule kCpuOps[] = {
@@ -151,9 +158,12 @@ constexpr OpRule kCpuOps[] = {
     {"onnx.ConvTranspose", W, "conv_transpose"},
     {"onnx.Gemm", W, "gemm"},
     {"onnx.MatMul", W, "matmul"},
-    {"onnx.Relu", E, "", false, true},
-    {"onnx.Clip", E, "", false, true},
-    {"onnx.LeakyRelu", E, "", false, true},
+    {"onnx.Relu", I, "activation", true, true},
+    {"onnx.Clip", I, "activation", true, true},
+    {"onnx.LeakyRelu", I, "activation", true, true},
+    {"onnx.Sigmoid", I, "activation", true},
+    {"onnx.Tanh", I, "activation", true},
+    {"onnx.HardSwish", I, "activation", true},
     {"onnx.Add", I, "add", true},
     {"onnx.Mul", I, "mul", true},
     {"onnx.AveragePool", I, "pool", true},

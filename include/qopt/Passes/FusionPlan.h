@@ -93,6 +93,9 @@ struct BackendRules {
   /// Convs with few or unaligned channels and GEMMs with small K or N stay
   /// float (TensorRT, following NVIDIA Model Optimizer's exclusion rules).
   bool smallShapesStayFloat = false;
+  /// Int8 activations are taken only where the backend turns them into
+  /// uint8 (ONNX Runtime's x86 kernels, QDQS8ToU8Transformer).
+  bool int8ActivationsOnlyAsU8 = false;
   /// Relu/Clip directly before a Q whose zero point is its storage minimum
   /// is dropped into the Q (ORT's ReluQuantFusion).
   bool reluFoldsIntoQ = false;
