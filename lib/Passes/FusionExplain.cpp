@@ -1,4 +1,5 @@
-//===- FusionExplain.cpp - Printing a fusion plan for people ---------------===//
+//===- FusionExplain.cpp - Printing a fusion plan for people
+//---------------===//
 //
 // Two views of a FusionPlan: the analysis printer (every unit with its
 // members and grids, every leftover on one line) and the explanation of
@@ -26,8 +27,7 @@ std::string nodeName(const Node &n) {
                            : n.getOpType().str();
 }
 
-std::string nodeList(llvm::ArrayRef<const Node *> nodes,
-                     llvm::StringRef sep) {
+std::string nodeList(llvm::ArrayRef<const Node *> nodes, llvm::StringRef sep) {
   std::string s;
   for (const Node *n : nodes)
     s += (s.empty() ? "" : sep.str()) + nodeName(*n);
@@ -48,8 +48,7 @@ std::string portText(const FusionUnit::Port &p) {
   return s;
 }
 
-void printPorts(llvm::ArrayRef<FusionUnit::Port> ports,
-                llvm::raw_ostream &os) {
+void printPorts(llvm::ArrayRef<FusionUnit::Port> ports, llvm::raw_ostream &os) {
   bool first = true;
   for (const FusionUnit::Port &p : ports) {
     os << (first ? "" : ", ") << portText(p);
@@ -81,9 +80,9 @@ void printSummaryLine(const FusionPlan::Summary &s, llvm::raw_ostream &os) {
     os << "n/a (no weighted ops)";
   os << ", " << s.units << (s.units == 1 ? " unit" : " units") << " + "
      << s.copies << " int8 copies, " << s.requantizes
-     << (s.requantizes == 1 ? " requantize, " : " requantizes, ")
-     << s.reformats << (s.reformats == 1 ? " reformat, " : " reformats, ")
-     << s.floatOps << " float compute ops in " << s.floatIslands
+     << (s.requantizes == 1 ? " requantize, " : " requantizes, ") << s.reformats
+     << (s.reformats == 1 ? " reformat, " : " reformats, ") << s.floatOps
+     << " float compute ops in " << s.floatIslands
      << (s.floatIslands == 1 ? " island, " : " islands, ") << s.unfusedQdq
      << " unfused Q/DQ\n";
 }
@@ -91,8 +90,8 @@ void printSummaryLine(const FusionPlan::Summary &s, llvm::raw_ostream &os) {
 } // namespace
 
 void FusionPlan::print(llvm::raw_ostream &os) const {
-  os << "fusion plan for " << rules->title << ": " << units.size()
-     << " units, " << leftovers.size() << " leftovers\n";
+  os << "fusion plan for " << rules->title << ": " << units.size() << " units, "
+     << leftovers.size() << " leftovers\n";
   for (const FusionUnit &u : units) {
     os << "  unit #" << u.id << " " << u.kind << ": ";
     std::vector<const Node *> members(u.members.begin(), u.members.end());

@@ -103,8 +103,8 @@ std::string gridText(const QuantType *q) {
     return "float";
   std::string s = getElementKindName(q->getStorageKind()).str() + " ";
   if (q->isPerAxis()) {
-    auto [lo, hi] = std::minmax_element(q->getScales().begin(),
-                                        q->getScales().end());
+    auto [lo, hi] =
+        std::minmax_element(q->getScales().begin(), q->getScales().end());
     s += "scales " + formatFloat(*lo) + ".." + formatFloat(*hi) + " axis " +
          std::to_string(q->getAxis());
   } else {
@@ -195,9 +195,8 @@ std::string whyTooSmallForInt8(const Node &n) {
     bool transB = n.isa("onnx.Gemm") && getIntAttrOr(n, "transB", 0);
     int64_t k = transB ? dims.back().size : dims[dims.size() - 2].size;
     const TensorType *yt = n.getResult()->getType();
-    int64_t nn = yt->hasRank() && yt->getRank() >= 2
-                     ? yt->getShape().back().size
-                     : 0;
+    int64_t nn =
+        yt->hasRank() && yt->getRank() >= 2 ? yt->getShape().back().size : 0;
     if ((k > 0 && k < 16) || (nn > 0 && nn < 16))
       return "K " + std::to_string(k) + ", N " + std::to_string(nn) +
              ": Model Optimizer leaves GEMMs with K or N below 16 in float "
@@ -321,9 +320,8 @@ static bool isConvertibleS8Pair(const Value *stored) {
 
 std::string Planner::s8ActivationProblem(const QuantType *q,
                                          const Value *stored) const {
-  if (rules.int8ActivationsOnlyAsU8 &&
-      q->getStorageKind() == ElementKind::I8 && !q->isPerAxis() &&
-      !isConvertibleS8Pair(stored))
+  if (rules.int8ActivationsOnlyAsU8 && q->getStorageKind() == ElementKind::I8 &&
+      !q->isPerAxis() && !isConvertibleS8Pair(stored))
     return "i8 activations that stay i8 (" + rules.title.str() +
            " turns an i8 Q -> DQ pair into u8 only when the DQ has one "
            "consumer; its x86 kernels take u8 activations)";
@@ -350,8 +348,7 @@ std::string Planner::weightGridProblem(const Node &op, const QuantType *q,
                                        int64_t outputAxis) const {
   if (!(typeSetOf(q->getStorageKind()) & rules.weightStorage))
     return getElementKindName(q->getStorageKind()).str() + " weights; " +
-           rules.title.str() + " takes " +
-           describeTypeSet(rules.weightStorage);
+           rules.title.str() + " takes " + describeTypeSet(rules.weightStorage);
   if (q->isPerAxis() && q->getAxis() != outputAxis)
     return "weight quantized on axis " + std::to_string(q->getAxis()) +
            ", not on the output-channel axis " + std::to_string(outputAxis) +
@@ -421,7 +418,8 @@ void Planner::classify(Node &n) {
                   "weight reaching it is float",
                   "fold-weights",
                   "export the weight in the layout its op reads, or let the "
-                  "exporter fold the " + n.getOpType().str()});
+                  "exporter fold the " +
+                      n.getOpType().str()});
     return;
   }
   pendingReads.clear();
@@ -444,7 +442,8 @@ void Planner::classify(Node &n) {
   }
   if (!floatNodes.count(&n)) {
     FloatCause c;
-    c.reason = rules.title.str() + " has no INT8 form for " + n.getOpType().str();
+    c.reason =
+        rules.title.str() + " has no INT8 form for " + n.getOpType().str();
     c.fixInModel = "none: it runs in float; Q/DQ around it only add reformats";
     markFloat(n, std::move(c));
   }
@@ -584,8 +583,8 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
         if (c.fixPipeline.empty() && isConstantValue(v)) {
           c.reason = "weight is a float constant (no Q/DQ on it)";
           c.fixPipeline = "fold-weights<requantize-float-weights>";
-          c.fixInModel = "quantize the weight (a weight quantizer on " +
-                         nodeRef(n) + ")";
+          c.fixInModel =
+              "quantize the weight (a weight quantizer on " + nodeRef(n) + ")";
         }
       }
       markFloat(n, std::move(c));
@@ -647,8 +646,8 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
       if (n.isa("onnx.Add")) {
         c.reason = "skip branch of Add not quantized: " + c.reason;
         c.fixPipeline = "quantize-residual";
-        c.fixInModel = "add a quantizer on the residual (skip) input of " +
-                       nodeRef(n);
+        c.fixInModel =
+            "add a quantizer on the residual (skip) input of " + nodeRef(n);
       }
       markFloat(n, std::move(c));
       return false;
@@ -800,8 +799,8 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
                  " is quantized twice: " + nodeRef(*first) + " onto " +
                  scaleText(outGrid) + ", " + nodeRef(*u.user) + " onto " +
                  scaleText(g);
-      l.fixInModel = "quantize it once: one quantizer (amax) after " +
-                     nodeRef(*last);
+      l.fixInModel =
+          "quantize it once: one quantizer (amax) after " + nodeRef(*last);
       plan.leftovers.push_back(std::move(l));
       extraQuantizes.insert(u.user);
     }
@@ -821,8 +820,7 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
       why.reason = "no Q on its output (" + rules.title.str() +
                    " fuses it only with a Q on the output)";
       why.fixPipeline = "quantize-activations";
-      why.fixInModel =
-          "add an output quantizer after " + nodeRef(*last);
+      why.fixInModel = "add an output quantizer after " + nodeRef(*last);
     }
     // The epilogue members go back to float with the anchor.
     unit.members.resize(1);
@@ -924,8 +922,8 @@ void Planner::followDequantized(const Node &dq, const Value *v,
                            " from " + nodeRef(*path.front()) + "; " +
                            nodeRef(*user) + " requantizes it to " +
                            scaleText(qg)
-                     : "DQ -> Q with different parameters: " +
-                           scaleText(grid) + " -> " + scaleText(qg);
+                     : "DQ -> Q with different parameters: " + scaleText(grid) +
+                           " -> " + scaleText(qg);
       if (path.size() > 1) {
         l.fixPipeline = "unify-scales,remove-redundant-qdq";
         l.fixInModel = "give the quantizers before and after " +
@@ -979,8 +977,8 @@ void Planner::collectDequantizeLeftovers() {
     }
     if (!n.isa(ops::Dequantize) || constantValues.count(n.getResult()))
       continue;
-    followDequantized(n, n.getResult(),
-                      getStoredQuantType(n.getOperand(0)), {&n});
+    followDequantized(n, n.getResult(), getStoredQuantType(n.getOperand(0)),
+                      {&n});
   }
 }
 
