@@ -452,6 +452,9 @@ void Planner::classify(Node &n) {
 bool Planner::tryCopy(Node &n) {
   // Data movement runs on int8 when its data arrives as int8.
   llvm::SmallVector<unsigned, 4> data = getDataOperands(n);
+  // Inputs requantized onto the output's grid (reported once the copy
+  // forms).
+  std::vector<std::pair<unsigned, Leftover>> requantizes;
   const QuantType *grid = nullptr;
   bool mixed = false;
   for (unsigned i : data) {
@@ -507,8 +510,7 @@ bool Planner::tryCopy(Node &n) {
       l.fixPipeline = "unify-scales,remove-redundant-qdq";
       l.fixInModel = "give the quantizers on the inputs and the output of " +
                      nodeRef(n) + " one shared amax";
-      plan.leftovers.push_back(std::move(l));
-      reportedRequantize.insert({&n, i});
+      requantizes.emplace_back(i, std::move(l));
     }
     grid = outGrid;
   }
@@ -540,6 +542,10 @@ bool Planner::tryCopy(Node &n) {
       copyGrid[n.getResult(r)] = out;
     }
     unit.outputs.push_back({n.getResult(r), out});
+  }
+  for (auto &[operand, l] : requantizes) {
+    reportedRequantize.insert({&n, operand});
+    plan.leftovers.push_back(std::move(l));
   }
   addUnit(std::move(unit));
   return true;
