@@ -1,0 +1,136 @@
+//===- FusionPlanner.h - The fusion-plan builder, shared by its files -*- C++
+//-*-===//
+//
+// Private to lib/Passes: the Planner that FusionPlan.cpp (forming units)
+// and FusionLeftovers.cpp (listing leftovers and hints) implement, and the
+// text helpers both use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_PASSES_FUSIONPLANNER_H
+#define QOPT_LIB_PASSES_FUSIONPLANNER_H
+
+#include "qopt/IR/Graph.h"
+#include "qopt/Passes/FusionPlan.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <string>
+#include <vector>
+
+namespace qopt {
+namespace fusion {
+
+/// "0.0834" or "{0.01..0.03} axis 0" (per axis), with the zero point when
+/// not 0 and the storage type.
+std::string gridText(const QuantType *q);
+
+/// A per-tensor grid as "0.05" (with " zp N" when not 0); per axis as
+/// gridText.
+std::string scaleText(const QuantType *q);
+
+/// "Conv 'conv1'", with Q/DQ under their ONNX names.
+std::string nodeRef(const Node &n);
+
+/// The stored integers a DQ result comes from (what a unit absorbing the
+/// DQ reads), else the value itself.
+const Value *storedOrSelf(const Value *v);
+
+/// q.quantize, q.dequantize or q.requantize.
+bool isQdqOp(const Node &n);
+
+/// Same storage and parameters (null: both float).
+bool sameGrid(const QuantType *a, const QuantType *b);
+
+/// NVIDIA Model Optimizer's ONNX quantizer leaves these weighted ops in
+/// float for TensorRT, which has no INT8 kernel that pays off for them
+/// (modelopt/onnx/quantization/graph_utils.py,
+/// find_nodes_from_convs_to_exclude and the MatMul/Gemm K/N check):
+/// - Conv with fewer than 16 output or input channels (weight dims 0 and
+///   1), unless: group 1, one of them a multiple of 8, the other >= 16 (or
+///   the Conv reads a graph input) and a square kernel; or grouped with
+///   output channels a multiple of 8 and every kernel dim >= 3.
+/// - Gemm/MatMul with N or K below 16.
+/// Returns the reason, or empty when the op gets an INT8 kernel.
+std::string whyTooSmallForInt8(const Node &n);
+
+/// Why a node stays float, and what would change that.
+struct FloatCause {
+  std::string reason;
+  std::string fixPipeline;
+  std::string fixInModel;
+};
+
+/// Builds the FusionPlan of one graph under one backend's rules.
+class Planner {
+public:
+  Planner(Graph &g, const BackendRules &rules) : graph(g), rules(rules) {
+    plan.rules = &rules;
+  }
+  FusionPlan run();
+
+private:
+  Graph &graph;
+  const BackendRules &rules;
+  FusionPlan plan;
+
+  /// Values produced only from constants (folded by every backend).
+  llvm::DenseSet<const Value *> constantValues;
+  /// Dequantized weights and what data movement makes of them.
+  llvm::DenseSet<const Value *> weightValues;
+  /// Values copies produce on int8, with their grid.
+  llvm::DenseMap<const Value *, const QuantType *> copyGrid;
+  /// Operands (node, index) a unit reads as int8.
+  llvm::DenseSet<std::pair<const Node *, unsigned>> int8Reads;
+  /// Compute nodes left in float, with the first reason found.
+  llvm::DenseMap<const Node *, FloatCause> floatNodes;
+  std::vector<const Node *> floatOrder;
+  /// Operands the unit being formed reads as int8 (committed by addUnit).
+  std::vector<std::pair<const Node *, unsigned>> pendingReads;
+  /// Float island (leftover index) of each float node.
+  llvm::DenseMap<const Node *, size_t> islandOf;
+  /// Second Qs of a unit's output onto another grid (reported).
+  llvm::DenseSet<const Node *> extraQuantizes;
+  /// Uses (node, index) whose requantize was already reported.
+  llvm::DenseSet<std::pair<const Node *, unsigned>> reportedRequantize;
+
+  bool isComputeNode(const Node &n) const;
+  /// The grid `v` is read with as int8, or null.
+  const QuantType *readGrid(const Value *v) const;
+  /// A problem with `q` as an activation grid under these rules, or empty.
+  /// `stored` (null when unknown) is the quantized value the grid is read
+  /// from or written to.
+  std::string activationGridProblem(const QuantType *q,
+                                    const Value *stored = nullptr) const;
+  /// The i8 rule of weighted units' activations (int8ActivationsOnlyAsU8).
+  std::string s8ActivationProblem(const QuantType *q,
+                                  const Value *stored) const;
+  std::string weightGridProblem(const Node &op, const QuantType *q,
+                                int64_t outputAxis) const;
+
+  void classify(Node &n);
+  bool tryCopy(Node &n);
+  bool tryWeighted(Node &n, const OpRule &rule);
+  bool tryInt8Op(Node &n, const OpRule &rule);
+  /// Extends `unit` through its epilogue and onto its output Q. Returns
+  /// false when the rule needs an output Q and there is none (`why` says
+  /// why).
+  bool finishUnit(FusionUnit &unit, const OpRule &rule, FloatCause &why);
+  void absorbEpilogue(FusionUnit &unit);
+  void addUnit(FusionUnit unit);
+  void markFloat(const Node &n, FloatCause cause);
+  FloatCause inputCause(const Node &n, unsigned operand) const;
+
+  void collectIslands();
+  void collectSplitUnits();
+  void collectDequantizeLeftovers();
+  void collectQuantizeLeftovers();
+  void followDequantized(const Node &dq, const Value *v, const QuantType *grid,
+                         std::vector<const Node *> path);
+};
+
+} // namespace fusion
+} // namespace qopt
+
+#endif // QOPT_LIB_PASSES_FUSIONPLANNER_H
