@@ -256,8 +256,7 @@ std::string Planner::s8ActivationProblem(const QuantType *q,
   return {};
 }
 
-std::string Planner::activationGridProblem(const QuantType *q,
-                                           const Value *stored) const {
+std::string Planner::activationGridProblem(const QuantType *q) const {
   if (q->isPerAxis())
     return "per-axis activation parameters (axis " +
            std::to_string(q->getAxis()) + "); " + rules.title.str() +
@@ -287,6 +286,15 @@ std::string Planner::weightGridProblem(const Node &op, const QuantType *q,
         return "weight zero point " + std::to_string(zp) + "; " +
                rules.title.str() + " needs 0";
   return {};
+}
+
+void Planner::readAsInt8(FusionUnit &unit, Node &n, unsigned i,
+                         const QuantType *grid) {
+  const Value *v = n.getOperand(i);
+  unit.inputs.push_back({storedOrSelf(v), grid});
+  pendingReads.push_back({&n, i});
+  if (Node *dq = getProducer(v, ops::Dequantize))
+    unit.absorbed.push_back(dq);
 }
 
 void Planner::markFloat(const Node &n, FloatCause cause) {
@@ -528,17 +536,14 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
     if (isWeight && (constantWeight || isConstantValue(v)))
       problem = weightGridProblem(n, g, wi->outputChannelAxis);
     else
-      problem = activationGridProblem(g, storedOrSelf(v));
+      problem = activationGridProblem(g);
     if (problem.empty() && !(isWeight && constantWeight))
       problem = s8ActivationProblem(g, storedOrSelf(v));
     if (!problem.empty()) {
       markFloat(n, gridCause("input " + std::to_string(i), problem));
       return false;
     }
-    unit.inputs.push_back({storedOrSelf(v), g});
-    pendingReads.push_back({&n, i});
-    if (dq)
-      unit.absorbed.push_back(dq);
+    readAsInt8(unit, n, i, g);
   }
   if (n.getNumOperands() > 2 && !n.getOperand(2)->isAbsent()) {
     const Value *bias = n.getOperand(2);
@@ -593,10 +598,7 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
       markFloat(n, gridCause("input " + std::to_string(i), problem));
       return false;
     }
-    unit.inputs.push_back({storedOrSelf(v), g});
-    pendingReads.push_back({&n, i});
-    if (Node *dq = getProducer(v, ops::Dequantize))
-      unit.absorbed.push_back(dq);
+    readAsInt8(unit, n, i, g);
   }
   // SiLU exported as x * Sigmoid(x), both reading x as int8.
   Value *sig = n.getResult();

@@ -99,11 +99,9 @@ private:
   /// The grid `v` is read with as int8, or null.
   const QuantType *readGrid(const Value *v) const;
   /// A problem with `q` as an activation grid under these rules, or empty.
-  /// `stored` (null when unknown) is the quantized value the grid is read
-  /// from or written to.
-  std::string activationGridProblem(const QuantType *q,
-                                    const Value *stored = nullptr) const;
-  /// The i8 rule of weighted units' activations (int8ActivationsOnlyAsU8).
+  std::string activationGridProblem(const QuantType *q) const;
+  /// The i8 activation rule (int8ActivationsOnlyAsU8) for a port stored in
+  /// `stored`.
   std::string s8ActivationProblem(const QuantType *q,
                                   const Value *stored) const;
   std::string weightGridProblem(const Node &op, const QuantType *q,
@@ -119,6 +117,9 @@ private:
   bool finishUnit(FusionUnit &unit, const OpRule &rule, FloatCause &why);
   void absorbEpilogue(FusionUnit &unit);
   void addUnit(FusionUnit unit);
+  /// Operand `i` of `n` joins `unit` as an int8 input on `grid` (its DQ,
+  /// if any, absorbed).
+  void readAsInt8(FusionUnit &unit, Node &n, unsigned i, const QuantType *grid);
   void markFloat(const Node &n, FloatCause cause);
   FloatCause inputCause(const Node &n, unsigned operand) const;
 
