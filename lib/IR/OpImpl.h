@@ -66,6 +66,7 @@ QOPT_DECLARE_INFER(inferQLinearConv)
 QOPT_DECLARE_INFER(inferQLinearMatMul)
 QOPT_DECLARE_INFER(inferConvInteger)
 QOPT_DECLARE_INFER(inferMatMulInteger)
+QOPT_DECLARE_INFER(inferFusedPool)
 #undef QOPT_DECLARE_INFER
 
 // Per-axis quantization through data movement (ShapeInferenceMovement.cpp).
@@ -111,6 +112,7 @@ std::optional<WeightInfo> matMulWeight(const Node &n);
 llvm::Error verifyQuantize(const Node &n);
 llvm::Error verifyDequantize(const Node &n);
 llvm::Error verifyRequantize(const Node &n);
+llvm::Error verifyFusedUnit(const Node &n);
 
 //===--- Shared helpers ---------------------------------------------------===//
 

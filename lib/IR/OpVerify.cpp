@@ -9,6 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpImpl.h"
+#include "qopt/IR/QuantMath.h"
+
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace qopt;
 using namespace qopt::opimpl;
@@ -57,5 +60,77 @@ llvm::Error opimpl::verifyRequantize(const Node &n) {
                             getElementKindName(qo->getExpressedKind()) + " (" +
                             typeToString(qi) + " -> " + typeToString(qo) +
                             "); requantize keeps the expressed type");
+  return llvm::Error::success();
+}
+
+/// Parameters each epilogue activation takes (activation_params).
+static std::optional<size_t> activationParamCount(llvm::StringRef act) {
+  return llvm::StringSwitch<std::optional<size_t>>(act)
+      .Cases("none", "relu", "sigmoid", "tanh", "hard_swish", "silu", 0)
+      .Case("leaky_relu", 1)
+      .Cases("clip", "hard_sigmoid", 2)
+      .Default(std::nullopt);
+}
+
+/// The q.* units of fuse<backend> (Ops.def, "Fused units"): quantized data
+/// operands, a quantized or float result, a known activation with its
+/// parameters, and the i32 bias rule.
+llvm::Error opimpl::verifyFusedUnit(const Node &n) {
+  const OpDef *def = lookupOpDef(n.getOp());
+  bool weighted = n.getNumOperands() >= 2 && def->operands.size() == 4;
+  for (unsigned i = 0; i < n.getNumOperands(); ++i) {
+    const Value *v = n.getOperand(i);
+    if (!v || v->isAbsent())
+      continue;
+    const SignatureSlot *slot = def->operandSlot(i);
+    bool isBias = weighted && i == 2;
+    const TensorType *t = v->getType();
+    if (!isBias && !t->isQuantized())
+      return nodeError(n, "operand " + llvm::Twine(i) + " '" + slot->name +
+                              "' must be quantized (an int8 unit reads "
+                              "stored values), got " +
+                              typeToString(t));
+    if (isBias && t->getStorageKind() == ElementKind::I32) {
+      const QuantType *b = t->getQuantType();
+      if (!b)
+        return nodeError(n, "an i32 " + slot->name +
+                                " must be quantized (its scale is the "
+                                "product grid), got " +
+                                typeToString(t));
+      const QuantType *x = n.getOperand(0)->getType()->getQuantType();
+      const QuantType *w = n.getOperand(1)->getType()->getQuantType();
+      if (x && w) {
+        std::string why = quant::checkBiasGrid(b, x, w);
+        if (!why.empty())
+          return nodeError(n, slot->name + ": " + why);
+      }
+    }
+  }
+  const TensorType *rt = n.getResult()->getType();
+  if (!rt->isQuantized() && rt->getStorageKind() != ElementKind::Unknown &&
+      !isFloatKind(rt->getStorageKind()))
+    return nodeError(n, "result must be quantized or float, got " +
+                            typeToString(rt));
+  if (n.isa("q.concat") && !rt->isQuantized())
+    return nodeError(n, "result must be quantized, got " + typeToString(rt));
+  if (def->lookupAttr("activation")) {
+    std::string act = getStringAttrOr(n, "activation", "none");
+    std::optional<size_t> count = activationParamCount(act);
+    if (!count)
+      return nodeError(n, "unknown activation '" + act +
+                              "' (expected none, relu, clip, leaky_relu, "
+                              "sigmoid, tanh, hard_sigmoid, hard_swish or "
+                              "silu)");
+    size_t given = 0;
+    if (const Attribute *a = n.getAttr("activation_params"))
+      if (auto *f = a->getIf<std::vector<float>>())
+        given = f->size();
+    if (given != *count)
+      return nodeError(n, "activation '" + act + "' takes " +
+                              llvm::Twine(*count) +
+                              " parameter(s) in "
+                              "activation_params, got " +
+                              llvm::Twine(given));
+  }
   return llvm::Error::success();
 }

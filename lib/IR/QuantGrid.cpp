@@ -9,6 +9,9 @@
 
 #include "qopt/IR/QuantMath.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -100,4 +103,36 @@ std::string quant::describeParams(const QuantType *q) {
     z += (c ? "," : "") + std::to_string(q->getZeroPoints()[c]);
   }
   return s + "} " + z + "} axis " + std::to_string(q->getAxis());
+}
+
+std::string quant::checkBiasGrid(const QuantType *bias, const QuantType *x,
+                                 const QuantType *w) {
+  if (bias->getStorageKind() != ElementKind::I32)
+    return "bias is " + getElementKindName(bias->getStorageKind()).str() +
+           ", not i32";
+  if (x->isPerAxis())
+    return "the input is quantized per axis, so the bias has no single "
+           "product grid";
+  if (bias->isPerAxis() && !w->isPerAxis())
+    return "the bias is quantized per axis but the weight per tensor";
+  if (bias->isPerAxis() && bias->getNumChannels() != w->getNumChannels())
+    return "the bias has " + std::to_string(bias->getNumChannels()) +
+           " scales for " + std::to_string(w->getNumChannels()) +
+           " weight channels";
+  for (size_t c = 0; c < w->getNumChannels(); ++c) {
+    int64_t bc = bias->isPerAxis() ? static_cast<int64_t>(c) : 0;
+    if (getChannelZeroPoint(bias, bc) != 0)
+      return "bias zero point " +
+             std::to_string(getChannelZeroPoint(bias, bc)) + ", not 0";
+    double want = double(x->getScale()) * getChannelScale(w, c);
+    double have = getChannelScale(bias, bc);
+    if (std::fabs(have - want) > kBiasScaleTolerance * std::fabs(want)) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "bias scale " << llvm::format("%g", have) << " at channel " << c
+         << " is not input scale * weight scale = " << llvm::format("%g", want);
+      return os.str();
+    }
+  }
+  return {};
 }

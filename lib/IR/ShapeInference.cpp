@@ -570,6 +570,16 @@ llvm::Error opimpl::inferPool(InferenceContext &ctx) {
   return llvm::Error::success();
 }
 
+llvm::Error opimpl::inferFusedPool(InferenceContext &ctx) {
+  std::string mode = ctx.getString("mode");
+  if (mode == "global_average")
+    return inferGlobalPool(ctx);
+  if (mode == "average")
+    return inferPool(ctx);
+  return ctx.error("unknown pooling mode '" + mode +
+                   "' (expected average or global_average)");
+}
+
 llvm::Error opimpl::inferGlobalPool(InferenceContext &ctx) {
   if (!ctx.hasRank(0))
     return llvm::Error::success();

@@ -49,6 +49,11 @@ public:
     opset =
         model.getDefaultOpsetVersion() ? model.getDefaultOpsetVersion() : 13;
     for (const Node &n : g.getNodes()) {
+      if (n.getDialect() == "q" && !n.isa(ops::Quantize) &&
+          !n.isa(ops::Dequantize) && !n.isa(ops::Requantize))
+        return makeError(n.describe() +
+                         ": qopt's fused ops have no ONNX form; lower them "
+                         "with lower-qoperator, or write .qir");
       std::string why = whyNotExpressibleAtOpset(n, opset);
       if (!why.empty())
         return makeError(n.describe() + ": " + why);
@@ -463,8 +468,7 @@ private:
       return llvm::Error::success();
     }
     if (n.getDialect() == "q")
-      return makeError(n.describe() +
-                       ": qopt op has no ONNX QDQ-form lowering yet");
+      return makeError(n.describe() + ": no ONNX form"); // checked in run()
     auto *node = graph->add_node();
     node->set_name(n.getName().str());
     if (n.getDialect() == "onnx") {

@@ -45,54 +45,6 @@ const OpRule *BackendRules::lookup(llvm::StringRef op) const {
   return nullptr;
 }
 
-static int64_t staticElements(const Value *v) {
-  const TensorType *t = v->getType();
-  if (!t->hasRank())
-    return 0;
-  int64_t n = 1;
-  for (const Dim &d : t->getShape()) {
-    if (!d.isStatic())
-      return 0;
-    n *= d.size;
-  }
-  return n;
-}
-
-int64_t qopt::countMacs(const Node &n) {
-  if (n.getNumOperands() < 2)
-    return 0;
-  const Value *x = n.getOperand(0), *w = n.getOperand(1);
-  const TensorType *wt = w->getType();
-  if (!wt->hasRank() || !wt->hasStaticShape())
-    return 0;
-  auto wdims = wt->getShape();
-  if (n.isa("onnx.Conv")) {
-    // Every output element: (C/group) * prod(kernel) products.
-    int64_t perOutput = 1;
-    for (size_t i = 1; i < wdims.size(); ++i)
-      perOutput *= wdims[i].size;
-    return staticElements(n.getResult()) * perOutput;
-  }
-  if (n.isa("onnx.ConvTranspose")) {
-    // Every input element is scattered through (M/group) * prod(kernel).
-    int64_t perInput = 1;
-    for (size_t i = 1; i < wdims.size(); ++i)
-      perInput *= wdims[i].size;
-    return staticElements(x) * perInput;
-  }
-  if (n.isa("onnx.Gemm") || n.isa("onnx.MatMul")) {
-    // Every output element: K products, K the shared dimension.
-    const TensorType *xt = x->getType();
-    if (!xt->hasRank() || xt->getRank() < 1)
-      return 0;
-    int64_t k = n.isa("onnx.Gemm") && getIntAttrOr(n, "transA", 0)
-                    ? xt->getShape().front().size
-                    : xt->getShape().back().size;
-    return k > 0 ? staticElements(n.getResult()) * k : 0;
-  }
-  return 0;
-}
-
 using namespace qopt::fusion;
 
 namespace qopt {
@@ -153,58 +105,6 @@ bool isQdqOp(const Node &n) {
 bool sameGrid(const QuantType *a, const QuantType *b) {
   return a == b || (a && b && a->hasSameParams(b) &&
                     a->getStorageKind() == b->getStorageKind());
-}
-
-/// NVIDIA Model Optimizer's ONNX quantizer leaves these weighted ops in
-/// float for TensorRT, which has no INT8 kernel that pays off for them
-/// (modelopt/onnx/quantization/graph_utils.py,
-/// find_nodes_from_convs_to_exclude and the MatMul/Gemm K/N check):
-/// - Conv with fewer than 16 output or input channels (weight dims 0 and
-///   1), unless: group 1, one of them a multiple of 8, the other >= 16 (or
-///   the Conv reads a graph input) and a square kernel; or grouped with
-///   output channels a multiple of 8 and every kernel dim >= 3.
-/// - Gemm/MatMul with N or K below 16.
-/// Returns the reason, or empty when the op gets an INT8 kernel.
-std::string whyTooSmallForInt8(const Node &n) {
-  const TensorType *wt = n.getOperand(1)->getType();
-  if (!wt->hasRank() || wt->getRank() < 2 || !wt->hasStaticShape())
-    return {};
-  auto dims = wt->getShape();
-  if (n.isa("onnx.Conv")) {
-    int64_t oc = dims[0].size, ic = dims[1].size;
-    if (oc >= 16 && ic >= 16)
-      return {};
-    int64_t group = getIntAttrOr(n, "group", 1);
-    std::vector<int64_t> kernel;
-    for (size_t i = 2; i < dims.size(); ++i)
-      kernel.push_back(dims[i].size);
-    bool square = std::all_of(kernel.begin(), kernel.end(),
-                              [&](int64_t k) { return k == kernel.front(); });
-    bool readsInput = n.getOperand(0)->isGraphInput();
-    if (group == 1 && (oc % 8 == 0 || ic % 8 == 0) &&
-        (readsInput || oc >= 16 || ic >= 16) && square)
-      return {};
-    if (group > 1 && oc % 8 == 0 &&
-        std::all_of(kernel.begin(), kernel.end(),
-                    [](int64_t k) { return k >= 3; }))
-      return {};
-    return std::to_string(ic) + " input / " + std::to_string(oc) +
-           " output channels (per group): Model Optimizer leaves such convs "
-           "in float for TensorRT (fewer than 16 channels without the "
-           "multiple-of-8 exceptions)";
-  }
-  if (n.isa("onnx.Gemm") || n.isa("onnx.MatMul")) {
-    bool transB = n.isa("onnx.Gemm") && getIntAttrOr(n, "transB", 0);
-    int64_t k = transB ? dims.back().size : dims[dims.size() - 2].size;
-    const TensorType *yt = n.getResult()->getType();
-    int64_t nn =
-        yt->hasRank() && yt->getRank() >= 2 ? yt->getShape().back().size : 0;
-    if ((k > 0 && k < 16) || (nn > 0 && nn < 16))
-      return "K " + std::to_string(k) + ", N " + std::to_string(nn) +
-             ": Model Optimizer leaves GEMMs with K or N below 16 in float "
-             "for TensorRT";
-  }
-  return {};
 }
 
 bool Planner::isComputeNode(const Node &n) const {
@@ -345,6 +245,25 @@ void Planner::classify(Node &n) {
   }
   if (plan.unitOf.count(&n))
     return;
+  if (n.getDialect() == "q") {
+    // A unit fuse<backend> has formed already.
+    pendingReads.clear();
+    FusionUnit unit;
+    unit.kind = n.getOpType().str();
+    if (unit.kind == "activation" &&
+        getStringAttrOr(n, "activation", "") == "silu")
+      unit.kind = "silu";
+    unit.members.push_back(&n);
+    unit.macs = countMacs(n);
+    for (unsigned i = 0; i < n.getNumOperands(); ++i)
+      if (const Value *v = n.getOperand(i)) {
+        unit.inputs.push_back({v, getStoredQuantType(v)});
+        pendingReads.push_back({&n, i});
+      }
+    unit.outputs.push_back({n.getResult(), getStoredQuantType(n.getResult())});
+    addUnit(std::move(unit));
+    return;
+  }
   if (carriesIntegers(n) && weightValues.count(n.getOperand(0))) {
     // Data movement on a dequantized weight (tf2onnx's Transpose): the
     // weighted op behind it gets a float weight.

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ActivationMath.h"
 #include "qopt/Runtime/Kernel.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -267,25 +268,11 @@ Error unaryNumeric(KernelContext &ctx, FF ff, FI fi, bool allowUnsigned) {
   return Error::success();
 }
 
-double sigmoid(double x) {
-  if (x >= 0)
-    return 1.0 / (1.0 + std::exp(-x));
-  double e = std::exp(x);
-  return e / (1.0 + e);
-}
-
 /// log(1 + exp(x)) without overflow.
 double softplus(double x) {
   if (x > 0)
     return x + std::log1p(std::exp(-x));
   return std::log1p(std::exp(x));
-}
-
-/// min(1, max(0, v)) keeping NaN.
-double clamp01(double v) {
-  if (std::isnan(v))
-    return v;
-  return v < 0 ? 0.0 : (v > 1 ? 1.0 : v);
 }
 
 Error absKernel(KernelContext &ctx) {
@@ -317,7 +304,7 @@ Error signKernel(KernelContext &ctx) {
 
 Error reluKernel(KernelContext &ctx) {
   return unaryNumeric(
-      ctx, [](double v) { return v < 0 ? 0.0 : v; },
+      ctx, act::relu,
       [](int64_t v, bool u64) -> int64_t { return !u64 && v < 0 ? 0 : v; },
       /*allowUnsigned=*/true);
 }
@@ -385,7 +372,9 @@ Error atanhKernel(KernelContext &ctx) {
 Error tanhKernel(KernelContext &ctx) {
   return unaryFloat(ctx, [](double v) { return std::tanh(v); });
 }
-Error sigmoidKernel(KernelContext &ctx) { return unaryFloat(ctx, sigmoid); }
+Error sigmoidKernel(KernelContext &ctx) {
+  return unaryFloat(ctx, act::sigmoid);
+}
 Error erfKernel(KernelContext &ctx) {
   return unaryFloat(
       ctx, [](double v) { return std::erf(v); }, /*allowInt=*/true);
@@ -400,7 +389,7 @@ Error mishKernel(KernelContext &ctx) {
 
 Error leakyReluKernel(KernelContext &ctx) {
   double alpha = ctx.getFloat("alpha", 0.01f);
-  return unaryFloat(ctx, [=](double v) { return v < 0 ? alpha * v : v; });
+  return unaryFloat(ctx, [=](double v) { return act::leakyRelu(v, alpha); });
 }
 
 Error eluKernel(KernelContext &ctx) {
@@ -445,11 +434,12 @@ Error shrinkKernel(KernelContext &ctx) {
 Error hardSigmoidKernel(KernelContext &ctx) {
   double alpha = ctx.getFloat("alpha", 0.2f);
   double beta = ctx.getFloat("beta", 0.5f);
-  return unaryFloat(ctx, [=](double v) { return clamp01(alpha * v + beta); });
+  return unaryFloat(ctx,
+                    [=](double v) { return act::hardSigmoid(v, alpha, beta); });
 }
 
 Error hardSwishKernel(KernelContext &ctx) {
-  return unaryFloat(ctx, [](double v) { return v * clamp01(v / 6.0 + 0.5); });
+  return unaryFloat(ctx, act::hardSwish);
 }
 
 Error geluKernel(KernelContext &ctx) {
@@ -837,12 +827,7 @@ Error clipKernel(KernelContext &ctx) {
     double l = lo ? lo->getDouble(0) : -kInf;
     double h = hi ? hi->getDouble(0) : kInf;
     for (int64_t i = 0, n = x->numElements(); i < n; ++i) {
-      double v = x->getDouble(i);
-      if (std::isnan(v) || std::isnan(l) || std::isnan(h))
-        v = kNaN;
-      else
-        v = std::min(std::max(v, l), h);
-      y.setDouble(i, v);
+      y.setDouble(i, act::clip(x->getDouble(i), l, h));
     }
     return Error::success();
   }

@@ -91,6 +91,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerNNKernels(r);
     registerElementwiseKernels(r);
     registerShapeKernels(r);
+    registerFusedKernels(r);
     return r;
   }();
   return registry;

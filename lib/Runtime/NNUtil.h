@@ -45,6 +45,14 @@ llvm::Error matmul(const KernelContext &ctx, const Shape &aShape,
                    const std::vector<double> &b, Shape &outShape,
                    std::vector<double> &out);
 
+/// The q.quantize / q.dequantize kernels' arithmetic on a whole tensor
+/// (QuantKernels.cpp): `y` = Q(x) onto `q`, or DQ(x) from `q` into its
+/// expressed kind.
+llvm::Error quantizeTensor(const KernelContext &ctx, const Tensor &x,
+                           const QuantType *q, Tensor &y);
+llvm::Error dequantizeTensor(const KernelContext &ctx, const Tensor &x,
+                             const QuantType *q, Tensor &y);
+
 } // namespace rt
 } // namespace qopt
 

@@ -51,16 +51,25 @@ llvm::Error checkAxis(const KernelContext &ctx, const QuantParams &p,
   return llvm::Error::success();
 }
 
-llvm::Error quantize(KernelContext &ctx, const Tensor &x,
-                     const QuantParams &p) {
+/// Allocates `y` (errors name the node).
+llvm::Error allocate(const KernelContext &ctx, Tensor &y, ElementKind kind,
+                     const Shape &shape) {
+  auto t = Tensor::allocate(kind, shape);
+  if (!t)
+    return ctx.error(llvm::toString(t.takeError()));
+  y = std::move(*t);
+  return llvm::Error::success();
+}
+
+llvm::Error quantize(const KernelContext &ctx, const Tensor &x,
+                     const QuantParams &p, Tensor &y) {
   if (!isFloatKind(x.kind()))
     return ctx.error("quantize input must be float, got " +
                      getElementKindName(x.kind()));
   if (auto err = checkAxis(ctx, p, x.shape()))
     return err;
-  if (auto err = ctx.allocateOutput(0, p.storage, x.shape()))
+  if (auto err = allocate(ctx, y, p.storage, x.shape()))
     return err;
-  Tensor &y = ctx.outputs[0];
   quant::ChannelIndexer ch(x.shape(), p.axis);
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
@@ -70,16 +79,15 @@ llvm::Error quantize(KernelContext &ctx, const Tensor &x,
   return llvm::Error::success();
 }
 
-llvm::Error dequantize(KernelContext &ctx, const Tensor &x,
-                       const QuantParams &p, ElementKind outKind) {
+llvm::Error dequantize(const KernelContext &ctx, const Tensor &x,
+                       const QuantParams &p, ElementKind outKind, Tensor &y) {
   if (!isIntegerKind(x.kind()))
     return ctx.error("dequantize input must be an integer tensor, got " +
                      getElementKindName(x.kind()));
   if (auto err = checkAxis(ctx, p, x.shape()))
     return err;
-  if (auto err = ctx.allocateOutput(0, outKind, x.shape()))
+  if (auto err = allocate(ctx, y, outKind, x.shape()))
     return err;
-  Tensor &y = ctx.outputs[0];
   quant::ChannelIndexer ch(x.shape(), p.axis);
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
@@ -93,14 +101,15 @@ llvm::Error qQuantizeKernel(KernelContext &ctx) {
   const QuantType *q = ctx.node.getResult()->getType()->getQuantType();
   if (!q || !ctx.input(0))
     return ctx.error("q.quantize needs an input and a quantized result type");
-  return quantize(ctx, *ctx.input(0), fromType(q));
+  return quantize(ctx, *ctx.input(0), fromType(q), ctx.outputs[0]);
 }
 
 llvm::Error qDequantizeKernel(KernelContext &ctx) {
   const QuantType *q = ctx.node.getOperand(0)->getType()->getQuantType();
   if (!q || !ctx.input(0))
     return ctx.error("q.dequantize needs a quantized input");
-  return dequantize(ctx, *ctx.input(0), fromType(q), q->getExpressedKind());
+  return dequantize(ctx, *ctx.input(0), fromType(q), q->getExpressedKind(),
+                    ctx.outputs[0]);
 }
 
 /// Q_out(DQ_in(x)) element by element, exactly as the chain of a
@@ -177,7 +186,7 @@ llvm::Error quantizeLinearKernel(KernelContext &ctx) {
   auto p = paramsFromTensors(ctx, *x, ctx.input(1), ctx.input(2), storage);
   if (!p)
     return p.takeError();
-  return quantize(ctx, *x, *p);
+  return quantize(ctx, *x, *p, ctx.outputs[0]);
 }
 
 llvm::Error dequantizeLinearKernel(KernelContext &ctx) {
@@ -187,7 +196,7 @@ llvm::Error dequantizeLinearKernel(KernelContext &ctx) {
   auto p = paramsFromTensors(ctx, *x, ctx.input(1), ctx.input(2), x->kind());
   if (!p)
     return p.takeError();
-  return dequantize(ctx, *x, *p, ctx.input(1)->kind());
+  return dequantize(ctx, *x, *p, ctx.input(1)->kind(), ctx.outputs[0]);
 }
 
 /// x - zp as doubles; zp is a scalar or per-channel along `axis`.
@@ -386,6 +395,16 @@ llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
 }
 
 } // namespace
+
+llvm::Error rt::quantizeTensor(const KernelContext &ctx, const Tensor &x,
+                               const QuantType *q, Tensor &y) {
+  return quantize(ctx, x, fromType(q), y);
+}
+
+llvm::Error rt::dequantizeTensor(const KernelContext &ctx, const Tensor &x,
+                                 const QuantType *q, Tensor &y) {
+  return dequantize(ctx, x, fromType(q), q->getExpressedKind(), y);
+}
 
 void rt::registerQuantKernels(KernelRegistry &r) {
   r.add("q.quantize", qQuantizeKernel);

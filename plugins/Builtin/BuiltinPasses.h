@@ -95,6 +95,15 @@ struct QuantizeResidualPass : PassInfoMixin<QuantizeResidualPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+/// fuse<trt|ort|cpu> (Fuse.cpp).
+struct FusePass : PassInfoMixin<FusePass> {
+  /// The backend whose fusion-plan units become q.* nodes.
+  std::string backend;
+  static llvm::Expected<FusePass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 } // namespace qopt
 
 #endif // QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H

@@ -11,6 +11,8 @@ What is checked ("P" below):
     default<ort-exact> once they exist) and any whose description says "exact" and not "lossy"
     (today only default<cleanup>).
   Nothing is hard-coded: new exact passes and pipelines are picked up as they are registered.
+  Passes whose result only qopt-run executes (description "(exact in qopt-run", e.g. fuse<trt|ort|cpu>,
+  whose q.* ops have no ONNX form) get check (a) alone, once per parameter value.
 Models ("M"): every DIR/models/*.onnx and every [POS...] row of DIR/peer-cases/README.md.
   A model that qopt cannot load and export cleanly (`qopt M -o before.onnx` fails) is SKIPPED and
   named in the output: that is the round-trip test's business, not this one's.
@@ -100,7 +102,9 @@ def main():
         return 2
     passes = qopt_passes.exact_passes(info)
     pipelines = qopt_passes.exact_pipelines(info)
-    checks = passes + [f"default<{n}>" for n in pipelines]
+    # Passes whose result only qopt-run executes (q.* fused ops): interpreter check alone.
+    runtime_only = set(qopt_passes.runtime_exact_passes(info))
+    checks = passes + [f"default<{n}>" for n in pipelines] + sorted(runtime_only)
     if args.only:
         checks = [c.strip() for c in args.only.split(",") if c.strip()]
     if not checks:
@@ -109,6 +113,7 @@ def main():
     print(f"exact passes: {', '.join(passes) or '-'}")
     print(f"exact pipelines: {', '.join(f'default<{n}>' for n in pipelines) or '-'}"
           f"{'' if any(n.endswith('-exact') for n in pipelines) else '  (no default<trt-exact>/default<ort-exact> yet)'}")
+    print(f"exact in qopt-run only (no ONNX form; interpreter check): {', '.join(sorted(runtime_only)) or '-'}")
     print(f"checking: {', '.join(checks)}")
 
     models = qopt_passes.shared_models(args.shared)
@@ -137,6 +142,10 @@ def main():
         results = {}  # P -> [ok, [details]]
         afters = {}
         for p in checks:
+            if p in runtime_only:
+                ok, detail = interp_check(args, path, p, dist, dims)
+                results[p] = [ok, [f"interp: {detail}", "ort: n/a (q.* ops)"]]
+                continue
             after = os.path.join(work, f"after.{safe(p)}.onnx")
             r = run([args.qopt, path, f"-passes={p}", "-o", after], args.timeout)
             if r.returncode != 0:

@@ -6,6 +6,9 @@
     Pipelines (use as default<name>):
       <name> - <description> [<plugin>] = <pass list>
 A pass is exact when its description contains "(exact)"; lossy ones say "(lossy, reported)".
+A pass whose result only qopt-run executes (q.* fused ops, no ONNX form) says "(exact in qopt-run";
+it is checked with the reference interpreter alone, once per value of its parameter list
+("fuse<trt|ort|cpu>" -> fuse<trt>, fuse<ort>, fuse<cpu>).
 """
 import os
 import re
@@ -29,7 +32,7 @@ MODEL_DIMS = {
 def print_passes(qopt):
     """{'passes': {name: desc}, 'pipelines': {name: (desc, text)}} from `qopt -print-passes`."""
     out = subprocess.run([qopt, "-print-passes"], capture_output=True, text=True, check=True).stdout
-    res = {"passes": {}, "pipelines": {}}
+    res = {"passes": {}, "pipelines": {}, "params": {}}
     section = None
     for line in out.splitlines():
         if not line.startswith(" "):
@@ -43,7 +46,9 @@ def print_passes(qopt):
         if section == "passes":
             # "name<param;...>" lists the pass's parameters: the pass is run
             # with their defaults (its lossy options off).
-            res["passes"][name.split("<", 1)[0]] = desc
+            base, _, params = name.partition("<")
+            res["passes"][base] = desc
+            res["params"][base] = params.rstrip(">")
         else:
             res["pipelines"][name] = (desc, text or "")
     return res
@@ -51,6 +56,18 @@ def print_passes(qopt):
 
 def exact_passes(info):
     return sorted(n for n, d in info["passes"].items() if "(exact)" in d)
+
+
+def runtime_exact_passes(info):
+    """Exact passes whose result runs only in qopt-run, one entry per backend value."""
+    sel = []
+    for n, d in sorted(info["passes"].items()):
+        if "(exact in qopt-run" not in d:
+            continue
+        params = info["params"].get(n, "")
+        values = params.split("|") if params and ";" not in params and "=" not in params else [""]
+        sel += [f"{n}<{v}>" if v else n for v in values]
+    return sel
 
 
 def exact_pipelines(info):

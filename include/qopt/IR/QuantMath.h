@@ -238,6 +238,18 @@ std::pair<double, double> representableRange(const QuantType *q);
 /// "i8 scale 0.031 zp 0" (per axis: "i8 scales {0.1,0.2} zps {0,0} axis 1").
 std::string describeParams(const QuantType *q);
 
+/// Relative tolerance of the bias rule: exporters compute the bias scale as
+/// x_scale * w_scale in float32 or in double, which differ in the last bit.
+constexpr double kBiasScaleTolerance = 1e-5;
+
+/// The i32 bias rule of integer conv/GEMM kernels, which add the bias to
+/// the accumulator as it is: `bias` is i32 with zero point 0 and scale
+/// x_scale * w_scale for every output channel (per tensor, or per axis with
+/// one scale per channel of a per-axis `w`). Returns what breaks it, or an
+/// empty string.
+std::string checkBiasGrid(const QuantType *bias, const QuantType *x,
+                          const QuantType *w);
+
 /// "64x27" (the scalar shape prints as "scalar").
 std::string shapeString(llvm::ArrayRef<int64_t> dims);
 

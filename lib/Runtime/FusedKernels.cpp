@@ -1,0 +1,243 @@
+//===- FusedKernels.cpp - Reference kernels: the q.* fused units ----------===//
+//
+// A fused unit (Ops.def, "Fused units") runs the fake-quant chain it
+// replaces, step by step, through the kernels of the ops in that chain:
+// the quantized operands are dequantized, the anchor's ONNX kernel runs on
+// them (the unit node carries the ONNX op's attributes), the epilogue
+// follows in its order (bias, residual, activation), and a quantized result
+// type quantizes the result. Every intermediate value is stored in the
+// expressed float kind, as between the chain's nodes, and each activation
+// uses the same arithmetic as its ONNX kernel (ActivationMath.h), so
+// fuse<backend> leaves the interpreter's outputs bit-identical.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ActivationMath.h"
+#include "NNUtil.h"
+
+#include <deque>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+/// The unit's operands as the chain's float ops saw them: quantized ones
+/// dequantized (kept alive here), float ones as they are.
+class FloatOperands {
+public:
+  explicit FloatOperands(const KernelContext &ctx) : ctx(ctx) {}
+
+  /// Operand i, or null when absent.
+  llvm::Expected<const Tensor *> get(unsigned i) {
+    const Tensor *t = ctx.input(i);
+    if (!t)
+      return nullptr;
+    const Value *v = ctx.node.getOperand(i);
+    const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
+    if (!q)
+      return t;
+    owned.emplace_back();
+    if (auto err = dequantizeTensor(ctx, *t, q, owned.back()))
+      return std::move(err);
+    return &owned.back();
+  }
+
+private:
+  const KernelContext &ctx;
+  std::deque<Tensor> owned;
+};
+
+/// Runs the ONNX kernel `op` on `inputs` with the unit node's attributes;
+/// returns its first result.
+llvm::Expected<Tensor> runOnnxKernel(const KernelContext &ctx,
+                                     llvm::StringRef op,
+                                     std::vector<const Tensor *> inputs) {
+  KernelFn fn = KernelRegistry::get().lookup(op);
+  if (!fn)
+    return ctx.error("no kernel for " + op);
+  KernelContext inner(ctx.node, std::move(inputs), ctx.opset);
+  if (auto err = fn(inner))
+    return std::move(err);
+  return std::move(inner.outputs[0]);
+}
+
+/// y = f(y) element by element, as a unary float kernel computes it.
+template <typename F> void applyEach(Tensor &y, F f) {
+  for (int64_t i = 0, n = y.numElements(); i < n; ++i)
+    y.setDouble(i, f(y.getDouble(i)));
+}
+
+/// The `activation` attribute applied to `y` in place.
+llvm::Error applyActivation(const KernelContext &ctx, Tensor &y) {
+  std::string name = ctx.getString("activation", "none");
+  if (name == "none")
+    return llvm::Error::success();
+  if (!isFloatKind(y.kind()))
+    return ctx.error("activation on a non-float tensor");
+  std::vector<float> p = ctx.getFloats("activation_params");
+  auto param = [&](size_t i) { return i < p.size() ? double(p[i]) : 0.0; };
+  if (name == "relu") {
+    applyEach(y, act::relu);
+  } else if (name == "leaky_relu") {
+    double alpha = param(0);
+    applyEach(y, [=](double v) { return act::leakyRelu(v, alpha); });
+  } else if (name == "clip") {
+    double lo = param(0), hi = param(1);
+    applyEach(y, [=](double v) { return act::clip(v, lo, hi); });
+  } else if (name == "sigmoid") {
+    applyEach(y, act::sigmoid);
+  } else if (name == "tanh") {
+    applyEach(y, [](double v) { return std::tanh(v); });
+  } else if (name == "hard_sigmoid") {
+    double alpha = param(0), beta = param(1);
+    applyEach(y, [=](double v) { return act::hardSigmoid(v, alpha, beta); });
+  } else if (name == "hard_swish") {
+    applyEach(y, act::hardSwish);
+  } else if (name == "silu") {
+    // Mul(x, Sigmoid(x)): the sigmoid is stored before the product.
+    Tensor s = y;
+    applyEach(s, act::sigmoid);
+    for (int64_t i = 0, n = y.numElements(); i < n; ++i)
+      y.setDouble(i, y.getDouble(i) * s.getDouble(i));
+  } else {
+    return ctx.error("unknown activation '" + name + "'");
+  }
+  return llvm::Error::success();
+}
+
+/// The result: quantized onto the result type's grid, or float.
+llvm::Error writeResult(KernelContext &ctx, Tensor y) {
+  const QuantType *q = ctx.node.getResult()->getType()->getQuantType();
+  if (!q) {
+    ctx.outputs[0] = std::move(y);
+    return llvm::Error::success();
+  }
+  return quantizeTensor(ctx, y, q, ctx.outputs[0]);
+}
+
+/// Activation, then the result (the int8 ops without a residual).
+llvm::Error finish(KernelContext &ctx, llvm::Expected<Tensor> y) {
+  if (!y)
+    return y.takeError();
+  if (auto err = applyActivation(ctx, *y))
+    return err;
+  return writeResult(ctx, std::move(*y));
+}
+
+/// q.conv, q.conv_transpose, q.gemm, q.matmul: operands x, w, bias (the
+/// anchor's own for Conv/Gemm, added after the product for MatMul),
+/// residual.
+llvm::Error weightedUnit(KernelContext &ctx, llvm::StringRef anchor,
+                         bool biasIsAnchorOperand) {
+  FloatOperands in(ctx);
+  std::vector<const Tensor *> args;
+  for (unsigned i = 0; i < 4; ++i) {
+    auto t = in.get(i);
+    if (!t)
+      return t.takeError();
+    args.push_back(*t);
+  }
+  if (!args[0] || !args[1])
+    return ctx.error("missing input or weight");
+  std::vector<const Tensor *> anchorArgs{args[0], args[1]};
+  if (biasIsAnchorOperand && args[2])
+    anchorArgs.push_back(args[2]);
+  auto y = runOnnxKernel(ctx, anchor, anchorArgs);
+  if (!y)
+    return y.takeError();
+  if (!biasIsAnchorOperand && args[2]) {
+    y = runOnnxKernel(ctx, "onnx.Add", {&*y, args[2]});
+    if (!y)
+      return y.takeError();
+  }
+  const Tensor *residual = args[3];
+  bool residualLast = ctx.getInt("residual_after_activation", 0) != 0;
+  if (residual && !residualLast) {
+    y = runOnnxKernel(ctx, "onnx.Add", {&*y, residual});
+    if (!y)
+      return y.takeError();
+  }
+  if (auto err = applyActivation(ctx, *y))
+    return err;
+  if (residual && residualLast) {
+    y = runOnnxKernel(ctx, "onnx.Add", {&*y, residual});
+    if (!y)
+      return y.takeError();
+  }
+  return writeResult(ctx, std::move(*y));
+}
+
+llvm::Error qConvKernel(KernelContext &ctx) {
+  return weightedUnit(ctx, "onnx.Conv", true);
+}
+llvm::Error qConvTransposeKernel(KernelContext &ctx) {
+  return weightedUnit(ctx, "onnx.ConvTranspose", true);
+}
+llvm::Error qGemmKernel(KernelContext &ctx) {
+  return weightedUnit(ctx, "onnx.Gemm", true);
+}
+llvm::Error qMatMulKernel(KernelContext &ctx) {
+  return weightedUnit(ctx, "onnx.MatMul", false);
+}
+
+/// An int8 op over all its operands: DQ each, the ONNX kernel, activation,
+/// result.
+llvm::Error int8Unit(KernelContext &ctx, llvm::StringRef op) {
+  FloatOperands in(ctx);
+  std::vector<const Tensor *> args;
+  for (unsigned i = 0; i < ctx.numInputs(); ++i) {
+    auto t = in.get(i);
+    if (!t)
+      return t.takeError();
+    if (!*t)
+      return ctx.error("missing input " + llvm::Twine(i));
+    args.push_back(*t);
+  }
+  return finish(ctx, runOnnxKernel(ctx, op, std::move(args)));
+}
+
+llvm::Error qAddKernel(KernelContext &ctx) { return int8Unit(ctx, "onnx.Add"); }
+llvm::Error qSubKernel(KernelContext &ctx) { return int8Unit(ctx, "onnx.Sub"); }
+llvm::Error qMulKernel(KernelContext &ctx) { return int8Unit(ctx, "onnx.Mul"); }
+llvm::Error qSoftmaxKernel(KernelContext &ctx) {
+  return int8Unit(ctx, "onnx.Softmax");
+}
+llvm::Error qConcatKernel(KernelContext &ctx) {
+  return int8Unit(ctx, "onnx.Concat");
+}
+
+llvm::Error qPoolKernel(KernelContext &ctx) {
+  std::string mode = ctx.getString("mode", "");
+  if (mode == "average")
+    return int8Unit(ctx, "onnx.AveragePool");
+  if (mode == "global_average")
+    return int8Unit(ctx, "onnx.GlobalAveragePool");
+  return ctx.error("unknown pooling mode '" + mode + "'");
+}
+
+llvm::Error qActivationKernel(KernelContext &ctx) {
+  FloatOperands in(ctx);
+  auto x = in.get(0);
+  if (!x)
+    return x.takeError();
+  if (!*x)
+    return ctx.error("missing input");
+  return finish(ctx, Tensor(**x));
+}
+
+} // namespace
+
+void rt::registerFusedKernels(KernelRegistry &r) {
+  r.add("q.conv", qConvKernel);
+  r.add("q.conv_transpose", qConvTransposeKernel);
+  r.add("q.gemm", qGemmKernel);
+  r.add("q.matmul", qMatMulKernel);
+  r.add("q.add", qAddKernel);
+  r.add("q.sub", qSubKernel);
+  r.add("q.mul", qMulKernel);
+  r.add("q.pool", qPoolKernel);
+  r.add("q.activation", qActivationKernel);
+  r.add("q.softmax", qSoftmaxKernel);
+  r.add("q.concat", qConcatKernel);
+}
