@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test once against one build directory: unit tests, lit tests,
 # ONNX conformance on the reference interpreter, and (with ../shared) the
-# peer cases, the ONNX round trip, the comparison with ONNX Runtime, the
+# peer cases, the ONNX round trip, the comparison with ONNX Runtime (QDQ
+# and, after lower-qoperator, QOperator form), the
 # exactness of exact passes and pipelines and ORT loading [1]-shaped params.
 # usage: scripts/run-tests.sh <build-dir>
 set -uo pipefail
@@ -29,6 +30,10 @@ if [ -d "$shared/models" ]; then
   step "reference interpreter vs ONNX Runtime 1.30 on $shared/models"
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" \
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1
+  step "QOperator form (default<ort>,fuse<ort>,lower-qoperator) in ONNX Runtime 1.30 vs qopt-run, op by op"
+  /usr/bin/python3 "$root/test/ort/compare_with_ort.py" --qopt "$build/bin/qopt" \
+    --pipeline 'default<ort>,fuse<ort>,lower-qoperator' \
+    --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp-qop" || status=1
   step "exact passes and pipelines: bit-identical outputs (reference interpreter, ONNX Runtime 1.30)"
   # Under the sanitizers the interpreter is several times slower: the small
   # models there, every model in the release run.

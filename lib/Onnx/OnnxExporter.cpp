@@ -9,6 +9,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <set>
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -71,6 +72,19 @@ public:
       auto *op = proto.add_opset_import();
       op->set_domain("");
       op->set_version(13);
+    }
+    // Domains a pass brought in (lower-qoperator's com.microsoft ops) are
+    // imported at version 1.
+    std::set<std::string> imported;
+    for (const OpsetImport &o : model.opsetImports)
+      imported.insert(o.domain);
+    for (const Node &n : g.getNodes()) {
+      std::string domain = n.getDialect().str();
+      if (domain == "onnx" || domain == "q" || !imported.insert(domain).second)
+        continue;
+      auto *op = proto.add_opset_import();
+      op->set_domain(domain);
+      op->set_version(1);
     }
     proto.set_producer_name(model.producerName);
     proto.set_producer_version(model.producerVersion);
@@ -166,9 +180,16 @@ private:
       const Node &n = **it;
       if (!movesData(n) || !n.getNumOperands() || !n.getOperand(0))
         continue;
+      // Every data operand of a variadic op (Concat) shares the grid.
+      const OpDef *def = lookupOpDef(n.getOp());
+      bool variadic =
+          def && !def->operands.empty() && def->operands.front().variadic;
       for (const Value *r : n.getResults())
-        if (recorded.count(r) && r->getType()->isQuantized())
-          recorded.insert(n.getOperand(0));
+        if (recorded.count(r) && r->getType()->isQuantized()) {
+          for (unsigned i = 0; i < (variadic ? n.getNumOperands() : 1); ++i)
+            if (n.getOperand(i))
+              recorded.insert(n.getOperand(i));
+        }
     }
     auto check = [&](const Value *v, const std::string &where) -> llvm::Error {
       if (!v->getType()->isQuantized() || recorded.count(v))

@@ -92,6 +92,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerElementwiseKernels(r);
     registerShapeKernels(r);
     registerFusedKernels(r);
+    registerMicrosoftKernels(r);
     return r;
   }();
   return registry;

@@ -14,7 +14,14 @@ Q/DQ models whose end-to-end cosine is below 0.9999 pass only if the op-by-op
 check shows the difference is rounding-boundary flips propagated through the
 network (reported as such), and the cosine stays >= 0.999.
 
+With --pipeline P (and --qopt), each model is first rewritten by
+`qopt M -passes=P` and the rewritten file is compared the same way: with
+P = 'default<ort>,fuse<ort>,lower-qoperator' this checks the QOperator form
+(QLinearConv, QLinearMatMul, com.microsoft QLinear* ops): ORT loads and runs
+it, and qopt-run agrees with it op by op within 1 LSB.
+
 usage: compare_with_ort.py --qopt-run PATH --shared DIR --work DIR
+                           [--qopt PATH --pipeline P]
 """
 import argparse
 import json
@@ -52,7 +59,11 @@ def main():
     ap.add_argument("--qopt-run", required=True)
     ap.add_argument("--shared", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--qopt", help="qopt, to rewrite each model with --pipeline first")
+    ap.add_argument("--pipeline", help="-passes= pipeline applied to each model before comparing")
     args = ap.parse_args()
+    if args.pipeline and not args.qopt:
+        ap.error("--pipeline needs --qopt")
     models_dir = os.path.join(args.shared, "models")
     models = sorted(f for f in os.listdir(models_dir) if f.endswith(".onnx"))
     failures = 0
@@ -61,6 +72,14 @@ def main():
         work = os.path.join(args.work, m[:-5])
         os.makedirs(work, exist_ok=True)
         dist = next((d for k, d in DIST.items() if m.startswith(k)), "uniform")
+        if args.pipeline:
+            rewritten = os.path.join(work, "rewritten.onnx")
+            r = run([args.qopt, path, f"-passes={args.pipeline}", "-o", rewritten])
+            if r.returncode != 0:
+                print(f"FAIL {m}: qopt -passes='{args.pipeline}': {r.stderr.strip().splitlines()[-1]}")
+                failures += 1
+                continue
+            path = rewritten
         debug = os.path.join(work, "all_outputs.onnx")
         real_outputs = [o.name for o in onnx.load(path, load_external_data=False).graph.output]
         with_all_outputs(path, debug)

@@ -80,6 +80,7 @@ void registerNNKernels(KernelRegistry &r);
 void registerElementwiseKernels(KernelRegistry &r);
 void registerShapeKernels(KernelRegistry &r);
 void registerFusedKernels(KernelRegistry &r);
+void registerMicrosoftKernels(KernelRegistry &r);
 
 /// Normalises a possibly negative axis for `rank`; error if out of range.
 llvm::Expected<int64_t> normalizeAxis(const KernelContext &ctx, int64_t axis,

@@ -1,0 +1,214 @@
+//===- MicrosoftKernels.cpp - Reference kernels: com.microsoft QOperator ops
+//===//
+//
+// The com.microsoft quantized ops lower-qoperator emits, as ONNX Runtime's
+// contrib-op documentation defines them, computed as their fake-quant chain:
+// the inputs dequantized with their explicit (scale, zero point) operands,
+// the float op (the node's attributes carry the float op's names), the
+// result quantized with the output's operands. ONNX Runtime computes them
+// in integers or with lookup tables, within 1 LSB of this.
+//
+//   QLinearAdd/QLinearMul        A, A_s, A_zp, B, B_s, B_zp, C_s, C_zp
+//   QLinearAveragePool,          X, X_s, X_zp, Y_s, Y_zp
+//   QLinearGlobalAveragePool,
+//   QLinearLeakyRelu (alpha),
+//   QLinearSigmoid
+//   QLinearConcat (axis)         Y_s, Y_zp, then (X, X_s, X_zp) per input
+//   QGemm                        A, a_s, a_zp, B, b_s, b_zp, C?, y_s?, y_zp?
+//                                (C is int32 on the grid a_s * b_s; no y_s:
+//                                float output)
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNUtil.h"
+
+#include "qopt/IR/QuantMath.h"
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+/// (x - zp) * scale with per-tensor parameters, or per-axis ones along
+/// `axis` (one scale per index there).
+llvm::Expected<Tensor> dequantizeWith(const KernelContext &ctx, const Tensor *x,
+                                      const Tensor *scale, const Tensor *zp,
+                                      int64_t axis = -1) {
+  if (!x || !scale)
+    return ctx.error("missing a quantized input or its scale");
+  if (!isIntegerKind(x->kind()))
+    return ctx.error("quantized input must be an integer tensor");
+  int64_t channels = scale->numElements();
+  if (channels != 1 &&
+      (axis < 0 || axis >= x->rank() || x->dim(axis) != channels))
+    return ctx.error("scale with " + llvm::Twine(channels) +
+                     " elements does not fit input " +
+                     shapeToString(x->shape()));
+  if (zp && zp->numElements() != channels)
+    return ctx.error("scale and zero point sizes differ");
+  auto y = Tensor::allocate(ElementKind::F32, x->shape());
+  if (!y)
+    return ctx.error(llvm::toString(y.takeError()));
+  int64_t inner = 1;
+  if (channels != 1)
+    for (int64_t d = axis + 1; d < x->rank(); ++d)
+      inner *= x->dim(d);
+  for (int64_t i = 0; i < x->numElements(); ++i) {
+    int64_t c = channels == 1 ? 0 : (i / inner) % channels;
+    y->setDouble(i, quant::dequantizeValue(
+                        x->getInt(i), static_cast<float>(scale->getDouble(c)),
+                        zp ? zp->getInt(c) : 0));
+  }
+  return std::move(*y);
+}
+
+/// Output 0 = Q(y) with per-tensor scale and zero point (u8 without one).
+llvm::Error quantizeInto(KernelContext &ctx, const Tensor &y,
+                         const Tensor *scale, const Tensor *zp) {
+  if (!scale || scale->numElements() != 1 || (zp && zp->numElements() != 1))
+    return ctx.error("output scale and zero point must be scalars");
+  ElementKind storage = zp ? zp->kind() : ElementKind::U8;
+  if (auto err = ctx.allocateOutput(0, storage, y.shape()))
+    return err;
+  float s = static_cast<float>(scale->getDouble(0));
+  int64_t z = zp ? zp->getInt(0) : 0;
+  for (int64_t i = 0; i < y.numElements(); ++i)
+    ctx.outputs[0].setInt(
+        i, quant::quantizeValue(static_cast<float>(y.getDouble(i)), s, z,
+                                storage));
+  return llvm::Error::success();
+}
+
+/// The float kernel `op` with this node's attributes.
+llvm::Expected<Tensor> runFloat(const KernelContext &ctx, llvm::StringRef op,
+                                std::vector<const Tensor *> inputs) {
+  KernelFn fn = KernelRegistry::get().lookup(op);
+  KernelContext inner(ctx.node, std::move(inputs), ctx.opset);
+  if (auto err = fn(inner))
+    return std::move(err);
+  return std::move(inner.outputs[0]);
+}
+
+/// X, X_s, X_zp, Y_s, Y_zp around the float op `op`.
+llvm::Error unaryQLinear(KernelContext &ctx, llvm::StringRef op) {
+  auto x = dequantizeWith(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
+  if (!x)
+    return x.takeError();
+  auto y = runFloat(ctx, op, {&*x});
+  if (!y)
+    return y.takeError();
+  return quantizeInto(ctx, *y, ctx.input(3), ctx.input(4));
+}
+
+/// A, A_s, A_zp, B, B_s, B_zp, C_s, C_zp around the float op `op`.
+llvm::Error binaryQLinear(KernelContext &ctx, llvm::StringRef op) {
+  auto a = dequantizeWith(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
+  if (!a)
+    return a.takeError();
+  auto b = dequantizeWith(ctx, ctx.input(3), ctx.input(4), ctx.input(5));
+  if (!b)
+    return b.takeError();
+  auto y = runFloat(ctx, op, {&*a, &*b});
+  if (!y)
+    return y.takeError();
+  return quantizeInto(ctx, *y, ctx.input(6), ctx.input(7));
+}
+
+llvm::Error qlinearAddKernel(KernelContext &ctx) {
+  return binaryQLinear(ctx, "onnx.Add");
+}
+llvm::Error qlinearMulKernel(KernelContext &ctx) {
+  return binaryQLinear(ctx, "onnx.Mul");
+}
+llvm::Error qlinearAveragePoolKernel(KernelContext &ctx) {
+  if (ctx.getInt("channels_last", 0))
+    return ctx.error("channels_last is not supported");
+  return unaryQLinear(ctx, "onnx.AveragePool");
+}
+llvm::Error qlinearGlobalAveragePoolKernel(KernelContext &ctx) {
+  if (ctx.getInt("channels_last", 0))
+    return ctx.error("channels_last is not supported");
+  return unaryQLinear(ctx, "onnx.GlobalAveragePool");
+}
+llvm::Error qlinearLeakyReluKernel(KernelContext &ctx) {
+  return unaryQLinear(ctx, "onnx.LeakyRelu");
+}
+llvm::Error qlinearSigmoidKernel(KernelContext &ctx) {
+  return unaryQLinear(ctx, "onnx.Sigmoid");
+}
+
+llvm::Error qlinearConcatKernel(KernelContext &ctx) {
+  if (ctx.numInputs() < 5 || (ctx.numInputs() - 2) % 3 != 0)
+    return ctx.error("QLinearConcat takes Y_scale, Y_zero_point, then "
+                     "(X, X_scale, X_zero_point) triples");
+  std::vector<Tensor> parts;
+  for (size_t i = 2; i < ctx.numInputs(); i += 3) {
+    auto x =
+        dequantizeWith(ctx, ctx.input(i), ctx.input(i + 1), ctx.input(i + 2));
+    if (!x)
+      return x.takeError();
+    parts.push_back(std::move(*x));
+  }
+  std::vector<const Tensor *> inputs;
+  for (const Tensor &t : parts)
+    inputs.push_back(&t);
+  auto y = runFloat(ctx, "onnx.Concat", inputs);
+  if (!y)
+    return y.takeError();
+  return quantizeInto(ctx, *y, ctx.input(0), ctx.input(1));
+}
+
+llvm::Error qgemmKernel(KernelContext &ctx) {
+  const Tensor *b = ctx.input(3);
+  if (!b || b->rank() != 2)
+    return ctx.error("QGemm needs a 2-D B");
+  // b's scale is per tensor or one per output column (N).
+  int64_t nAxis = ctx.getInt("transB", 0) ? 0 : 1;
+  auto af = dequantizeWith(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
+  if (!af)
+    return af.takeError();
+  auto bf = dequantizeWith(ctx, b, ctx.input(4), ctx.input(5), nAxis);
+  if (!bf)
+    return bf.takeError();
+  std::optional<Tensor> cf;
+  if (const Tensor *c = ctx.input(6)) {
+    // int32 C on the grid a_scale * b_scale (per column for per-column B).
+    const Tensor *bs = ctx.input(4);
+    float as = static_cast<float>(ctx.input(1)->getDouble(0));
+    auto t = Tensor::allocate(ElementKind::F32, c->shape());
+    if (!t)
+      return ctx.error(llvm::toString(t.takeError()));
+    int64_t n = c->numElements() ? c->dim(c->rank() - 1) : 1;
+    for (int64_t i = 0; i < c->numElements(); ++i) {
+      int64_t col = bs->numElements() == 1 ? 0 : i % n;
+      t->setDouble(i, double(c->getInt(i)) *
+                          (as * static_cast<float>(bs->getDouble(col))));
+    }
+    cf = std::move(*t);
+  }
+  std::vector<const Tensor *> inputs{&*af, &*bf};
+  if (cf)
+    inputs.push_back(&*cf);
+  auto y = runFloat(ctx, "onnx.Gemm", inputs);
+  if (!y)
+    return y.takeError();
+  if (!ctx.input(7)) {
+    ctx.outputs[0] = std::move(*y);
+    return llvm::Error::success();
+  }
+  return quantizeInto(ctx, *y, ctx.input(7), ctx.input(8));
+}
+
+} // namespace
+
+void rt::registerMicrosoftKernels(KernelRegistry &r) {
+  r.add("com.microsoft.QLinearAdd", qlinearAddKernel);
+  r.add("com.microsoft.QLinearMul", qlinearMulKernel);
+  r.add("com.microsoft.QLinearAveragePool", qlinearAveragePoolKernel);
+  r.add("com.microsoft.QLinearGlobalAveragePool",
+        qlinearGlobalAveragePoolKernel);
+  r.add("com.microsoft.QLinearLeakyRelu", qlinearLeakyReluKernel);
+  r.add("com.microsoft.QLinearSigmoid", qlinearSigmoidKernel);
+  r.add("com.microsoft.QLinearConcat", qlinearConcatKernel);
+  r.add("com.microsoft.QGemm", qgemmKernel);
+}
