@@ -21,7 +21,7 @@ P = 'default<ort>,fuse<ort>,lower-qoperator' this checks the QOperator form
 it, and qopt-run agrees with it op by op within 1 LSB.
 
 usage: compare_with_ort.py --qopt-run PATH --shared DIR --work DIR
-                           [--qopt PATH --pipeline P]
+                           [--qopt PATH --pipeline P] [--filter REGEX]
 """
 import argparse
 import json
@@ -61,11 +61,14 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--qopt", help="qopt, to rewrite each model with --pipeline first")
     ap.add_argument("--pipeline", help="-passes= pipeline applied to each model before comparing")
+    ap.add_argument("--filter", help="only models whose file name matches this regex")
     args = ap.parse_args()
     if args.pipeline and not args.qopt:
         ap.error("--pipeline needs --qopt")
     models_dir = os.path.join(args.shared, "models")
     models = sorted(f for f in os.listdir(models_dir) if f.endswith(".onnx"))
+    if args.filter:
+        models = [m for m in models if re.search(args.filter, m)]
     failures = 0
     for m in models:
         path = os.path.join(models_dir, m)
