@@ -28,6 +28,13 @@ if os.path.isdir(os.path.join(config.shared_dir, "models")):
 if os.path.isfile("/usr/bin/python3"):
     config.available_features.add("python-onnx")
 
+# Report rendering: graphviz and headless Chromium (Debian packages).
+if shutil.which("dot"):
+    config.available_features.add("dot")
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
+    config.substitutions.append(("%chromium", shutil.which("chromium")))
+
 # ONNX Runtime from npm (scripts/test.sh installs it into ./node_modules).
 ort_dir = os.path.join(config.qopt_src_root, "node_modules", "onnxruntime-node")
 if os.path.isdir(ort_dir) and shutil.which("node"):

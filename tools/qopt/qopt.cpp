@@ -19,11 +19,13 @@
 #include "qopt/Onnx/ModelIO.h"
 #include "qopt/Onnx/OnnxImporter.h"
 #include "qopt/Passes/FusionPlan.h"
+#include "qopt/Passes/FusionReport.h"
 #include "qopt/Passes/PassPlugin.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Runtime/Compare.h"
 #include "qopt/Runtime/InputDistributionOption.h"
+#include "llvm/Support/Path.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/PrintPasses.h"
@@ -89,6 +91,15 @@ static cl::opt<std::string> explainBackend(
              "still leaves INT8 under a backend's fusion rules (default trt): "
              "the nodes, the reason and the fix; then a summary. Writes no "
              "model unless -o is given"),
+    cl::cat(qoptCategory));
+
+static cl::list<std::string> reportPaths(
+    "report", cl::value_desc("file.html|file.svg|file.json"),
+    cl::desc("Write the fusion plan (after -passes, with the input's next to "
+             "it when -passes is given) under the --explain backend (default "
+             "trt): a self-contained HTML page, the graphviz picture alone, "
+             "or JSON (docs/report-schema.md). Writes no model unless -o is "
+             "given"),
     cl::cat(qoptCategory));
 
 static cl::opt<bool> measureCost(
@@ -268,6 +279,26 @@ int main(int argc, char **argv) {
 
   const BackendRules *explainRules = nullptr;
   std::optional<PlanSnapshot> planBefore;
+  std::vector<ReportSection> reportSections;
+  const BackendRules *reportRules = nullptr;
+  if (!reportPaths.empty()) {
+    reportRules = lookupBackendRules(
+        explainBackend.empty() ? "trt" : llvm::StringRef(explainBackend));
+    for (const std::string &path : reportPaths) {
+      llvm::StringRef ext = llvm::sys::path::extension(path);
+      if (ext != ".html" && ext != ".svg" && ext != ".json")
+        return reportError(
+            llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                    "unknown report format '%s' (expected "
+                                    ".html, .svg or .json)",
+                                    ext.str().c_str()),
+            path);
+    }
+    if (reportRules && !pipeline->empty())
+      reportSections.push_back(captureReportSection(
+          computeFusionPlan((*model)->getGraph(), *reportRules),
+          (*model)->getGraph(), "input model", "before"));
+  }
   if (explainBackend.getNumOccurrences()) {
     llvm::StringRef name =
         explainBackend.empty() ? "trt" : llvm::StringRef(explainBackend);
@@ -354,6 +385,21 @@ int main(int argc, char **argv) {
           "-target-opset");
     if (auto err = retargetOpset(**model, targetOpset))
       return reportError(std::move(err), inputPath);
+  }
+
+  if (reportRules) {
+    Graph &graph = (*model)->getGraph();
+    reportSections.push_back(captureReportSection(
+        computeFusionPlan(graph, *reportRules), graph,
+        pipeline->empty() ? "input model"
+                          : "after -passes='" + passPipeline + "'",
+        pipeline->empty() ? "plan" : "after"));
+    for (const std::string &path : reportPaths)
+      if (auto err =
+              writeFusionReport(path, inputPath, *reportRules, reportSections))
+        return reportError(std::move(err), path);
+    if (!explainRules && !outputPath.getNumOccurrences())
+      return 0;
   }
 
   if (explainRules) {
