@@ -18,14 +18,16 @@
 
 using namespace qopt;
 
-namespace {
-
-std::string nodeName(const Node &n) {
+std::string qopt::planNodeName(const Node &n) {
   if (!n.getName().empty())
     return n.getName().str();
   return n.getNumResults() ? n.getResult(0)->getName().str()
                            : n.getOpType().str();
 }
+
+namespace {
+
+std::string nodeName(const Node &n) { return planNodeName(n); }
 
 std::string nodeList(llvm::ArrayRef<const Node *> nodes, llvm::StringRef sep) {
   std::string s;

@@ -32,12 +32,7 @@ namespace json = llvm::json;
 
 namespace {
 
-std::string nodeName(const Node &n) {
-  if (!n.getName().empty())
-    return n.getName().str();
-  return n.getNumResults() ? n.getResult(0)->getName().str()
-                           : n.getOpType().str();
-}
+std::string nodeName(const Node &n) { return planNodeName(n); }
 
 json::Value gridJson(const QuantType *q) {
   if (!q)

@@ -203,6 +203,9 @@ struct FusionPlan {
   void print(llvm::raw_ostream &os) const;
 };
 
+/// A node as plans name it: its name, else its first result's.
+std::string planNodeName(const Node &n);
+
 /// Computes the plan of `graph` under `rules`.
 FusionPlan computeFusionPlan(Graph &graph, const BackendRules &rules);
 
