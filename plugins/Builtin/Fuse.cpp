@@ -370,8 +370,15 @@ bool Fuser::fuseUnit(const FusionUnit &unit, std::string &why) {
     why = "an Add in the epilogue of a " + unit.kind + " unit";
     return false;
   }
-  if (e.bias)
+  if (e.bias) {
+    if (const QuantType *b = getStoredQuantType(e.bias)) {
+      why = quant::checkBiasGrid(b, getStoredQuantType(operands[0]),
+                                 getStoredQuantType(operands[1]));
+      if (!why.empty())
+        return false;
+    }
     operands[2] = e.bias;
+  }
   if (weighted)
     operands.push_back(e.residual);
   while (!operands.empty() && !operands.back())

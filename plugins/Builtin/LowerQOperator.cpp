@@ -150,9 +150,15 @@ bool Lowering::lowerConvOrMatMul(Node &n) {
   Value *x = n.getOperand(0), *w = n.getOperand(1);
   Value *bias = n.getNumOperands() > 2 ? n.getOperand(2) : nullptr;
   const Value *y = n.getResult();
-  if (!epilogueFoldsIntoQ(n) || !quantOf(y))
+  if (!epilogueFoldsIntoQ(n) || !quantOf(y) || quantOf(x)->isPerAxis() ||
+      quantOf(y)->isPerAxis())
     return false;
   bool conv = n.isa("q.conv");
+  // Per-channel weights: on the output channels (conv), per column (matmul).
+  const QuantType *qw = quantOf(w);
+  if (qw->isPerAxis() &&
+      qw->getAxis() != (conv ? 0 : w->getType()->getRank() - 1))
+    return false;
   if (bias && !conv)
     return false; // QLinearMatMul has no bias
   if (bias && !quantOf(bias)) {
@@ -240,7 +246,13 @@ bool Lowering::lowerGemm(Node &n) {
   Value *c = n.getNumOperands() > 2 ? n.getOperand(2) : nullptr;
   const Value *y = n.getResult();
   if (!epilogueFoldsIntoQ(n) || (c && !quantOf(c)) ||
-      (c && getFloatAttrOr(n, "beta", 1.0f) != 1.0f))
+      (c && getFloatAttrOr(n, "beta", 1.0f) != 1.0f) ||
+      quantOf(a)->isPerAxis() || (quantOf(y) && quantOf(y)->isPerAxis()))
+    return false;
+  // B per tensor or per output column (N).
+  const QuantType *qb = quantOf(b);
+  if (qb->isPerAxis() &&
+      qb->getAxis() != (getIntAttrOr(n, "transB", 0) ? 0 : 1))
     return false;
   std::vector<Value *> operands{
       a, scaleOf(a), zeroPointOf(a), b, scaleOf(b), zeroPointOf(b), c};
@@ -258,7 +270,11 @@ bool Lowering::lowerGemm(Node &n) {
 
 bool Lowering::lowerInt8Op(Node &n) {
   const Value *y = n.getResult();
-  if (!quantOf(y))
+  // The com.microsoft ops take per-tensor parameters only.
+  if (!quantOf(y) || quantOf(y)->isPerAxis() ||
+      llvm::any_of(n.getOperands(), [](const Value *v) {
+        return v && quantOf(v) && quantOf(v)->isPerAxis();
+      }))
     return false;
   std::string act = getStringAttrOr(n, "activation", "none");
   llvm::StringRef op;
