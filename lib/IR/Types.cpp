@@ -4,6 +4,7 @@
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/Support/FloatFormat.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -191,61 +192,67 @@ const QuantType *Context::getQuantType(ElementKind storage,
 /// Uniquing key: the element pointer, then per dimension its size as 8
 /// raw bytes and, if it has one, its symbol with its length; '*' when
 /// unranked.
-/// Built without copying the shape, which is copied only on insertion.
-static std::string tensorKey(const llvm::ArrayRef<Dim> *shape,
-                             const Type *element) {
-  std::string key;
-  key.reserve(sizeof(element) + 1 + (shape ? shape->size() * 10 : 0));
-  key.append(reinterpret_cast<const char *>(&element), sizeof(element));
+/// Built on the stack without copying the shape: a type that exists already
+/// (nearly every lookup) costs no allocation.
+static void tensorKey(const llvm::ArrayRef<Dim> *shape, const Type *element,
+                      llvm::SmallVectorImpl<char> &key) {
+  auto appendBytes = [&](const void *p, size_t n) {
+    const char *c = static_cast<const char *>(p);
+    key.append(c, c + n);
+  };
+  appendBytes(&element, sizeof(element));
   if (!shape) {
     key.push_back('*');
-    return key;
+    return;
   }
   key.push_back('<');
   for (const Dim &d : *shape) {
-    key.append(reinterpret_cast<const char *>(&d.size), sizeof(d.size));
+    appendBytes(&d.size, sizeof(d.size));
     if (d.isSymbolic()) {
       // Length first: a symbol may contain any bytes, quotes included.
       uint64_t length = d.symbol.size();
       key.push_back('"');
-      key.append(reinterpret_cast<const char *>(&length), sizeof(length));
-      key.append(d.symbol);
+      appendBytes(&length, sizeof(length));
+      appendBytes(d.symbol.data(), d.symbol.size());
     } else {
       key.push_back('x');
     }
   }
-  return key;
 }
 
 const TensorType *Context::getTensorType(llvm::ArrayRef<Dim> shape,
                                          const Type *element) {
-  std::string key = tensorKey(&shape, element);
-  auto it = tensorTypes.find(key);
-  if (it != tensorTypes.end())
-    return it->second.get();
-  auto &slot = tensorTypes[std::move(key)];
-  slot.reset(new TensorType(this, std::vector<Dim>(shape.begin(), shape.end()),
-                            element));
+  llvm::SmallString<128> key;
+  tensorKey(&shape, element, key);
+  auto &slot = tensorTypes[key];
+  if (!slot)
+    slot.reset(new TensorType(
+        this, std::vector<Dim>(shape.begin(), shape.end()), element));
   return slot.get();
 }
 
 const TensorType *Context::getTensorType(llvm::ArrayRef<int64_t> staticShape,
                                          const Type *element) {
-  std::vector<Dim> dims;
+  llvm::SmallVector<Dim, 6> dims;
   for (int64_t d : staticShape)
     dims.push_back(d < 0 ? Dim::dynamic() : Dim::fixed(d));
   return getTensorType(dims, element);
 }
 
 const TensorType *Context::getUnrankedTensorType(const Type *element) {
-  auto &slot = tensorTypes[tensorKey(nullptr, element)];
+  llvm::SmallString<16> key;
+  tensorKey(nullptr, element, key);
+  auto &slot = tensorTypes[key];
   if (!slot)
     slot.reset(new TensorType(this, std::nullopt, element));
   return slot.get();
 }
 
 const TensorType *Context::getUnknownTensorType() {
-  return getUnrankedTensorType(getElementType(ElementKind::Unknown));
+  if (!unknownTensorType)
+    unknownTensorType =
+        getUnrankedTensorType(getElementType(ElementKind::Unknown));
+  return unknownTensorType;
 }
 
 std::string qopt::typeToString(const Type *type) {

@@ -18,7 +18,7 @@
 using namespace qopt;
 using namespace qopt::onnximport;
 
-ElementKind Importer::knownKind(const std::string &name) {
+ElementKind Importer::knownKind(llvm::StringRef name) {
   if (const DenseElements *d = constantData(name))
     return d->getKind();
   auto it = declared.find(name);
@@ -35,12 +35,12 @@ ElementKind Importer::knownKind(const std::string &name) {
   return ElementKind::Unknown;
 }
 
-std::optional<std::vector<Dim>> Importer::knownShape(const std::string &name) {
+std::optional<std::vector<Dim>> Importer::knownShape(llvm::StringRef name) {
   // Walks back through Q/DQ chains (a Q/DQ's output has its input's shape)
   // iteratively, remembering every answer: linear in the chain length.
-  std::vector<std::string> chain;
+  llvm::SmallVector<llvm::StringRef, 4> chain;
   std::optional<std::vector<Dim>> result;
-  std::string cur = name;
+  llvm::StringRef cur = name;
   while (true) {
     auto cached = shapeCache.find(cur);
     if (cached != shapeCache.end()) {
@@ -76,14 +76,14 @@ std::optional<std::vector<Dim>> Importer::knownShape(const std::string &name) {
       break;
     cur = n.input(0);
   }
-  for (const std::string &c : chain)
+  for (llvm::StringRef c : chain)
     shapeCache[c] = result;
   return result;
 }
 
 llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   bool isQ = n.op_type() == "QuantizeLinear";
-  std::string where = describeProto(n);
+  LazyNodeDescription where{n};
   int numInputs = n.input_size();
   while (numInputs > 0 && n.input(numInputs - 1).empty())
     --numInputs;
@@ -124,7 +124,9 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
 
   const std::string &x = n.input(0);
   const std::string &scaleName = n.input(1);
-  std::string zpName = numInputs == 3 ? n.input(2) : std::string();
+  static const std::string kNoZeroPoint;
+  // A reference into the proto: the name caches below keep it as a key.
+  const std::string &zpName = numInputs == 3 ? n.input(2) : kNoZeroPoint;
 
   // Parameters that are not constants keep the node opaque.
   const DenseElements *scale = constantData(scaleName);
@@ -155,7 +157,7 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   // Storage type: zero point, else output_dtype (Q) / x's type (DQ), else u8.
   ElementKind storage = zpKind;
   if (outputDtype && *outputDtype != 0) {
-    auto k = onnxbridge::elementKindFromOnnx(*outputDtype, where);
+    auto k = onnxbridge::elementKindFromOnnx(*outputDtype, std::string(where));
     if (!k)
       return k.takeError();
     if (!isQuantStorageKind(*k) || *k == ElementKind::I32)
@@ -327,7 +329,7 @@ llvm::Error Importer::assignQuantTypes() {
     bool agree = true;
     for (int u : users)
       agree &= qdq[u].quant == qdq[users.front()].quant;
-    ElementKind kind = knownKind(name.str());
+    ElementKind kind = knownKind(name);
     if (agree && (kind == ElementKind::Unknown ||
                   kind == qdq[users.front()].quant->getStorageKind())) {
       valueQuant[name] = qdq[users.front()].quant;
@@ -370,8 +372,7 @@ void Importer::eraseAbsorbedParams() {
   llvm::StringSet<> keep;
   for (const std::string &name : graph.getInitializerInputs())
     keep.insert(name);
-  for (const auto &entry : absorbedParams) {
-    llvm::StringRef name = entry.getKey();
+  for (llvm::StringRef name : absorbedParams) {
     Value *v = graph.lookupValue(name);
     if (!v || keep.count(name) || v->hasUses() || !v->getDefiningNode() ||
         !v->getDefiningNode()->isa(ops::Constant))

@@ -133,7 +133,7 @@ llvm::Error Importer::collectConstants() {
     if (t.name().empty())
       return makeError("initializer #" + llvm::Twine(initializerOrder.size()) +
                        " has no name");
-    if (!initializers.emplace(t.name(), &t).second)
+    if (!initializers.try_emplace(t.name(), &t).second)
       return makeError("duplicate initializer '" + t.name() + "'");
     initializerOrder.push_back(t.name());
   }
@@ -268,7 +268,7 @@ llvm::Error Importer::sortNodes() {
   return llvm::Error::success();
 }
 
-const DenseElements *Importer::constantData(const std::string &name) {
+const DenseElements *Importer::constantData(llvm::StringRef name) {
   auto cached = constantCache.find(name);
   if (cached != constantCache.end())
     return cached->second.get();
@@ -279,7 +279,7 @@ llvm::Error Importer::emitNodes() {
   Graph &graph = model->getGraph();
   const onnx::GraphProto &g = proto.graph();
 
-  auto withQuant = [&](const std::string &name,
+  auto withQuant = [&](llvm::StringRef name,
                        const TensorType *t) -> const TensorType * {
     auto q = valueQuant.find(name);
     if (q == valueQuant.end() || t->isQuantized())
@@ -300,28 +300,21 @@ llvm::Error Importer::emitNodes() {
     values[in.name()] = graph.addInput(withQuant(in.name(), *t), in.name());
   }
   // Initializers, as unnamed constants, in file order.
-  for (const std::string &name : initializerOrder) {
+  for (llvm::StringRef name : initializerOrder) {
     const DenseElements *d = constantData(name);
     std::vector<Dim> dims;
     for (int64_t x : d->getDims())
       dims.push_back(Dim::fixed(x));
     const TensorType *t = withQuant(
         name, ctx.getTensorType(dims, ctx.getElementType(d->getKind())));
-    Node *c = graph.createNode(ops::Constant, {}, {{t, name}},
+    Node *c = graph.createNode(ops::Constant, {}, {{t, name.str()}},
                                {{"value", Attribute(constantCache[name])}});
     values[name] = c->getResult();
   }
 
   for (int i : order) {
     const onnx::NodeProto &n = g.node(i);
-    // Built only for an error message.
-    struct LazyWhere {
-      const onnx::NodeProto &n;
-      operator std::string() const { return describeProto(n); }
-      std::string operator+(const char *s) const {
-        return describeProto(n) + s;
-      }
-    } where{n};
+    LazyNodeDescription where{n};
     bool isQ = isDefaultDomain(n.domain()) && n.op_type() == "QuantizeLinear";
     bool isDQ =
         isDefaultDomain(n.domain()) && n.op_type() == "DequantizeLinear";
@@ -362,8 +355,8 @@ llvm::Error Importer::emitNodes() {
     for (const auto &a : n.attribute()) {
       if (toQ && a.name() == "axis" && qdq[i].quant->isPerAxis())
         continue; // the type carries it
-      auto attr =
-          onnxbridge::attributeFromProto(a, baseDir, std::string(where));
+      auto attr = onnxbridge::attributeFromProto(
+          a, baseDir, [&] { return describeProto(n); });
       if (!attr)
         return attr.takeError();
       attrs.push_back({a.name(), std::move(*attr)});
@@ -450,9 +443,9 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
   if (auto err = collectConstants())
     return std::move(err);
   // Decode initializers and Constant-node tensors once.
-  for (const std::string &name : initializerOrder) {
+  for (llvm::StringRef name : initializerOrder) {
     auto d = onnxbridge::tensorFromProto(*initializers[name], baseDir,
-                                         "initializer '" + name + "'");
+                                         "initializer '" + name.str() + "'");
     if (!d)
       return d.takeError();
     constantCache[name] = *d;

@@ -18,6 +18,7 @@
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <memory>
@@ -33,6 +34,12 @@ llvm::Error makeError(const llvm::Twine &msg);
 /// "node 'conv1' (Conv)" for diagnostics.
 std::string describeProto(const onnx::NodeProto &n);
 bool isDefaultDomain(const std::string &d);
+/// describeProto(n), built only when an error message needs it.
+struct LazyNodeDescription {
+  const onnx::NodeProto &n;
+  operator std::string() const { return describeProto(n); }
+  std::string operator+(const char *s) const { return describeProto(n) + s; }
+};
 /// "[1,3,8,8]".
 std::string shapeText(llvm::ArrayRef<int64_t> dims);
 
@@ -83,10 +90,10 @@ private:
     return t;
   }
   /// Kind known for a value name before emission (declared or constant).
-  ElementKind knownKind(const std::string &name);
+  ElementKind knownKind(llvm::StringRef name);
   /// Rank known for a value name before emission.
-  std::optional<std::vector<Dim>> knownShape(const std::string &name);
-  const DenseElements *constantData(const std::string &name);
+  std::optional<std::vector<Dim>> knownShape(llvm::StringRef name);
+  const DenseElements *constantData(llvm::StringRef name);
 
   onnx::ModelProto &proto;
   std::string baseDir;
@@ -100,12 +107,13 @@ private:
   };
   // Keys are the proto's own strings, which outlive the import.
   llvm::DenseMap<llvm::StringRef, DeclaredType> declared;
-  std::unordered_map<std::string, onnx::TensorProto *> initializers;
-  std::vector<std::string> initializerOrder;
+  // The maps below are keyed by the proto's own strings too.
+  llvm::DenseMap<llvm::StringRef, onnx::TensorProto *> initializers;
+  std::vector<llvm::StringRef> initializerOrder;
   /// Output of a Constant node with a `value` tensor -> that node.
-  std::unordered_map<std::string, const onnx::NodeProto *> constantNodes;
-  std::unordered_map<std::string, DenseElementsRef> constantCache;
-  std::unordered_map<std::string, std::optional<std::vector<Dim>>> shapeCache;
+  llvm::DenseMap<llvm::StringRef, const onnx::NodeProto *> constantNodes;
+  llvm::DenseMap<llvm::StringRef, DenseElementsRef> constantCache;
+  llvm::DenseMap<llvm::StringRef, std::optional<std::vector<Dim>>> shapeCache;
   llvm::DenseMap<llvm::StringRef, int> producers; // value -> node index
   llvm::StringSet<> graphInputs;
   std::vector<int> order;
@@ -116,7 +124,7 @@ private:
   llvm::DenseMap<llvm::StringRef, const QuantType *> valueQuant;
   llvm::DenseMap<llvm::StringRef, Value *> values;
   /// Scale/zero-point initializers read by converted Q/DQ nodes.
-  llvm::StringSet<> absorbedParams;
+  llvm::DenseSet<llvm::StringRef> absorbedParams;
 };
 
 } // namespace onnximport

@@ -103,7 +103,8 @@ void onnxbridge::tensorToProto(const DenseElements &d, llvm::StringRef name,
 
 llvm::Expected<Attribute>
 onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
-                               llvm::StringRef baseDir, llvm::StringRef where) {
+                               llvm::StringRef baseDir,
+                               llvm::function_ref<std::string()> where) {
   using AP = onnx::AttributeProto;
   auto opaque = [&](const char *kind) {
     return Attribute(OpaqueAttr{kind, a.SerializeAsString()});
@@ -114,7 +115,7 @@ onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
   for (int i = 0; i < a.unknown_fields().field_count(); ++i)
     if (a.unknown_fields().field(i).number() ==
         onnx::AttributeProto::kTypeFieldNumber)
-      return makeError(where + ": attribute '" + a.name() +
+      return makeError(where() + ": attribute '" + a.name() +
                        "' has unknown type " +
                        llvm::Twine(a.unknown_fields().field(i).varint()));
   AP::AttributeType type = a.type();
@@ -138,7 +139,8 @@ onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
     else
       return opaque("undefined");
   }
-  std::string what = where.str() + ": attribute '" + a.name() + "'";
+  // Only tensors need the description (for their errors): built there.
+  auto what = [&] { return where() + ": attribute '" + a.name() + "'"; };
   switch (type) {
   case AP::FLOAT:
     return Attribute(a.f());
@@ -155,16 +157,17 @@ onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
         std::vector<std::string>(a.strings().begin(), a.strings().end()));
   case AP::TENSOR: {
     onnx::TensorProto copy = a.t();
-    auto d = tensorFromProto(copy, baseDir, what);
+    auto d = tensorFromProto(copy, baseDir, what());
     if (!d)
       return d.takeError();
     return Attribute(*d);
   }
   case AP::TENSORS: {
     std::vector<DenseElementsRef> ts;
+    const std::string whatText = what();
     for (const auto &t : a.tensors()) {
       onnx::TensorProto copy = t;
-      auto d = tensorFromProto(copy, baseDir, what);
+      auto d = tensorFromProto(copy, baseDir, whatText);
       if (!d)
         return d.takeError();
       ts.push_back(*d);
@@ -184,7 +187,7 @@ onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
   case AP::TYPE_PROTOS:
     return opaque("type_protos");
   default:
-    return makeError(what + ": unknown attribute type " +
+    return makeError(what() + ": unknown attribute type " +
                      llvm::Twine(static_cast<int>(type)));
   }
 }

@@ -12,6 +12,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 
 namespace qopt {
@@ -36,9 +37,10 @@ llvm::Expected<DenseElementsRef> tensorFromProto(onnx::TensorProto &t,
 void tensorToProto(const DenseElements &d, llvm::StringRef name,
                    onnx::TensorProto &out);
 
-llvm::Expected<Attribute> attributeFromProto(const onnx::AttributeProto &a,
-                                             llvm::StringRef baseDir,
-                                             llvm::StringRef where);
+/// `where` describes the node, for error messages only.
+llvm::Expected<Attribute>
+attributeFromProto(const onnx::AttributeProto &a, llvm::StringRef baseDir,
+                   llvm::function_ref<std::string()> where);
 /// False if an opaque attribute's bytes no longer parse.
 [[nodiscard]] bool attributeToProto(llvm::StringRef name, const Attribute &attr,
                                     onnx::AttributeProto &out);

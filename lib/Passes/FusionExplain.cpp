@@ -36,6 +36,18 @@ std::string nodeList(llvm::ArrayRef<const Node *> nodes, llvm::StringRef sep) {
   return s;
 }
 
+/// For the text explanation: a long list keeps its first 12 and last 4
+/// names ("a -> ... -> l -> [99984 more] -> w -> ... -> z").
+std::string shortNodeList(llvm::ArrayRef<const Node *> nodes,
+                          llvm::StringRef sep) {
+  constexpr size_t head = 12, tail = 4;
+  if (nodes.size() <= head + tail + 1)
+    return nodeList(nodes, sep);
+  return nodeList(nodes.take_front(head), sep) + sep.str() + "[" +
+         std::to_string(nodes.size() - head - tail) + " more]" + sep.str() +
+         nodeList(nodes.take_back(tail), sep);
+}
+
 std::string portText(const FusionUnit::Port &p) {
   std::string s = p.value->getName().str() + ": ";
   if (!p.grid)
@@ -120,7 +132,7 @@ void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
   unsigned index = 0;
   for (const Leftover &l : plan.leftovers) {
     os << "[" << ++index << "] " << getLeftoverKindName(l.kind) << ": "
-       << nodeList(l.nodes, " -> ") << "\n";
+       << shortNodeList(l.nodes, " -> ") << "\n";
     os << "    reason: " << l.reason << "\n";
     if (!l.fixPipeline.empty())
       os << "    fix: qopt -passes='" << l.fixPipeline << "'\n";

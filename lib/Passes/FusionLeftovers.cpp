@@ -20,6 +20,9 @@
 using namespace qopt;
 using namespace qopt::fusion;
 
+/// Members of a float island whose causes its reason spells out.
+static constexpr size_t kIslandReasonLines = 16;
+
 void Planner::collectIslands() {
   // Float ops joined by float edges form one island.
   llvm::EquivalenceClasses<const Node *> classes;
@@ -43,8 +46,11 @@ void Planner::collectIslands() {
     Leftover &l = plan.leftovers[it->second];
     l.nodes.push_back(n);
     const FloatCause &c = floatNodes.find(n)->second;
-    std::string line = nodeRef(*n) + ": " + c.reason;
-    l.reason += (l.reason.empty() ? "" : "; ") + line;
+    // A long island's reason names its first members' causes and counts
+    // the rest (the nodes list stays whole).
+    if (l.nodes.size() <= kIslandReasonLines)
+      l.reason +=
+          (l.reason.empty() ? "" : "; ") + nodeRef(*n) + ": " + c.reason;
     if (l.fixPipeline.empty())
       l.fixPipeline = c.fixPipeline;
     if (l.fixInModel.empty())
@@ -52,6 +58,12 @@ void Planner::collectIslands() {
     if (lookupOpDef(n->getOp()) && hasTrait(*n, OpTrait::Weighted))
       l.floatMacs += countMacs(*n);
   }
+  for (Leftover &l : plan.leftovers)
+    if (l.kind == LeftoverKind::FloatIsland &&
+        l.nodes.size() > kIslandReasonLines)
+      l.reason += "; and " +
+                  std::to_string(l.nodes.size() - kIslandReasonLines) +
+                  " more ops in float";
 }
 
 /// Follows the float value `v` (on `grid`) that DQ `dq` produces, through

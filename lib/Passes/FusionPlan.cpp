@@ -712,11 +712,18 @@ FusionPlan Planner::run() {
     llvm::sort(l.nodes, [&](const Node *a, const Node *b) {
       return order.lookup(a) < order.lookup(b);
     });
-  std::stable_sort(plan.leftovers.begin(), plan.leftovers.end(),
-                   [&](const Leftover &a, const Leftover &b) {
-                     return order.lookup(a.nodes.front()) <
-                            order.lookup(b.nodes.front());
-                   });
+  // Sorted by key and found order, then moved once each (sorting the
+  // leftovers themselves moves them n log n times).
+  std::vector<std::pair<size_t, size_t>> byFirstNode;
+  byFirstNode.reserve(plan.leftovers.size());
+  for (size_t i = 0; i < plan.leftovers.size(); ++i)
+    byFirstNode.push_back({order.lookup(plan.leftovers[i].nodes.front()), i});
+  llvm::sort(byFirstNode);
+  std::vector<Leftover> sorted;
+  sorted.reserve(plan.leftovers.size());
+  for (const auto &entry : byFirstNode)
+    sorted.push_back(std::move(plan.leftovers[entry.second]));
+  plan.leftovers = std::move(sorted);
   return std::move(plan);
 }
 

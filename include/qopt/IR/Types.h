@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Casting.h"
 
@@ -225,7 +226,8 @@ public:
 private:
   std::vector<std::unique_ptr<ElementType>> elementTypes;
   std::unordered_map<std::string, std::unique_ptr<QuantType>> quantTypes;
-  std::unordered_map<std::string, std::unique_ptr<TensorType>> tensorTypes;
+  llvm::StringMap<std::unique_ptr<TensorType>> tensorTypes;
+  const TensorType *unknownTensorType = nullptr;
 };
 
 /// Prints a type in its text form (no alias substitution).
