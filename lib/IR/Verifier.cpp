@@ -76,7 +76,8 @@ namespace {
 
 class GraphVerifier {
 public:
-  explicit GraphVerifier(const Graph &g) : graph(g) {}
+  GraphVerifier(const Graph &g, const VerifyOptions &options)
+      : graph(g), options(options) {}
 
   llvm::Error run() {
     // Names are checked without copying: the graph is not edited meanwhile.
@@ -266,6 +267,8 @@ private:
     if (def.verify)
       if (auto err = def.verify(n))
         return err;
+    if (options.typesAsInferred && options.typesAsInferred->count(&n))
+      return llvm::Error::success();
     auto inferred = inferResultTypes(n);
     if (!inferred)
       return inferred.takeError();
@@ -416,15 +419,18 @@ private:
   }
 
   const Graph &graph;
+  const VerifyOptions &options;
   llvm::DenseSet<const Value *> defined;
 };
 
 } // namespace
 
-llvm::Error qopt::verifyGraph(const Graph &graph) {
-  return GraphVerifier(graph).run();
+llvm::Error qopt::verifyGraph(const Graph &graph,
+                              const VerifyOptions &options) {
+  return GraphVerifier(graph, options).run();
 }
 
-llvm::Error qopt::verifyModel(const Model &model) {
-  return verifyGraph(model.getGraph());
+llvm::Error qopt::verifyModel(const Model &model,
+                              const VerifyOptions &options) {
+  return verifyGraph(model.getGraph(), options);
 }

@@ -377,6 +377,7 @@ void Importer::eraseAbsorbedParams() {
     if (!v || keep.count(name) || v->hasUses() || !v->getDefiningNode() ||
         !v->getDefiningNode()->isa(ops::Constant))
       continue;
+    typesAsInferred.erase(v->getDefiningNode());
     graph.eraseNode(v->getDefiningNode());
   }
 }

@@ -400,12 +400,17 @@ llvm::Error Importer::emitNodes() {
     // fit the op is an import error naming the node.
     if (auto err = inferNodeTypes(*node))
       return err;
+    bool asInferred = true;
     for (int k = 0; k < n.output_size(); ++k)
       if (!n.output(k).empty()) {
         Value *r = node->getResult(k);
-        r->setType(withQuant(n.output(k), r->getType()));
+        const TensorType *inferred = r->getType();
+        r->setType(withQuant(n.output(k), inferred));
+        asInferred &= r->getType() == inferred;
         values[n.output(k)] = r;
       }
+    if (asInferred)
+      typesAsInferred.insert(node);
   }
   return llvm::Error::success();
 }
@@ -427,6 +432,12 @@ llvm::Error Importer::emitOutputs() {
         return makeError("graph output '" + out.name() + "' is declared " +
                          typeToString(*t) + " but computed as " +
                          typeToString(v->getType()));
+      if (merged != v->getType()) {
+        // Its producer and readers are verified in full.
+        typesAsInferred.erase(v->getDefiningNode());
+        for (const Use &u : v->getUses())
+          typesAsInferred.erase(u.user);
+      }
       v->setType(merged);
     }
     graph.addOutput(v);
@@ -470,7 +481,9 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
   if (auto err = emitOutputs())
     return std::move(err);
   eraseAbsorbedParams();
-  if (auto err = verifyModel(*model))
+  VerifyOptions verifyOptions;
+  verifyOptions.typesAsInferred = &typesAsInferred;
+  if (auto err = verifyModel(*model, verifyOptions))
     return std::move(err);
   return std::move(model);
 }

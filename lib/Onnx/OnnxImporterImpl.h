@@ -123,6 +123,10 @@ private:
   /// Quantized element type assigned to a value name.
   llvm::DenseMap<llvm::StringRef, const QuantType *> valueQuant;
   llvm::DenseMap<llvm::StringRef, Value *> values;
+  /// Nodes whose result types are inferNodeTypes' (no quantized type was
+  /// put on them afterwards): the final verification does not infer them
+  /// again.
+  llvm::DenseSet<const Node *> typesAsInferred;
   /// Scale/zero-point initializers read by converted Q/DQ nodes.
   llvm::DenseSet<llvm::StringRef> absorbedParams;
 };
