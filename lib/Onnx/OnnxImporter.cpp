@@ -469,7 +469,7 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
                                              describeProto(*node) + ": value");
         if (!d)
           return d.takeError();
-        constantCache[name] = *d;
+        constantCache[name.val()] = *d;
       }
   }
   if (auto err = sortNodes())
