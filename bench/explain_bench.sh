@@ -32,4 +32,4 @@ sorted=$(printf '%s\n' "${walls[@]}" | sort -n | tr '\n' ' ')
 median=$(printf '%s\n' "${walls[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
 echo "qopt --explain=$backend, $nodes nodes: wall s ${sorted}median $median (peak RSS ${rss} KB)"
 echo "phases of one run (-time-passes):"
-"${qopt[@]}" -time-passes 2>&1 >/dev/null | grep -E '^ +[0-9].*(load|plan|explanation|Total)$'
+"${qopt[@]}" -time-passes 2>&1 >/dev/null | grep -E '^ +[0-9].*(model|plan|explanation|Total)$'

@@ -1,6 +1,7 @@
 //===- Graph.cpp - Values, nodes, graphs and models -----------------------===//
 
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -90,6 +91,10 @@ Node::~Node() {
   for (auto &r : results)
     graph->unregisterName(r.get());
 }
+
+Node::Node(Graph *g, std::string opName, std::string nodeName)
+    : graph(g), op(std::move(opName)), def(lookupOpDef(op)),
+      name(std::move(nodeName)) {}
 
 llvm::StringRef Node::getDialect() const {
   llvm::StringRef o = op;

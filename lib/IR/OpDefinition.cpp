@@ -264,7 +264,7 @@ llvm::ArrayRef<const OpDef *> qopt::getAllOpDefs() {
 }
 
 bool qopt::hasTrait(const Node &n, OpTrait t) {
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   return def && def->hasTrait(t);
 }
 
@@ -346,7 +346,7 @@ std::optional<WeightInfo> OpDef::getWeightInfo(const Node &n) const {
 const Attribute *qopt::getAttrOrDefault(const Node &n, llvm::StringRef attr) {
   if (const Attribute *a = n.getAttr(attr))
     return a;
-  if (const OpDef *def = lookupOpDef(n.getOp()))
+  if (const OpDef *def = n.getOpDef())
     if (const AttrSpec *spec = def->lookupAttr(attr))
       if (spec->defaultValue)
         return &*spec->defaultValue;
@@ -592,7 +592,7 @@ llvm::Error qopt::verifyAttributes(const Node &n, const OpDef &def) {
 
 llvm::Expected<std::vector<const TensorType *>>
 qopt::inferResultTypes(const Node &n) {
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   std::vector<const TensorType *> current;
   for (const Value *r : n.getResults())
     current.push_back(r->getType());

@@ -76,7 +76,7 @@ static std::optional<size_t> activationParamCount(llvm::StringRef act) {
 /// operands, a quantized or float result, a known activation with its
 /// parameters, and the i32 bias rule.
 llvm::Error opimpl::verifyFusedUnit(const Node &n) {
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   bool weighted = n.getNumOperands() >= 2 && def->operands.size() == 4;
   for (unsigned i = 0; i < n.getNumOperands(); ++i) {
     const Value *v = n.getOperand(i);

@@ -111,7 +111,7 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
     return what + " needs opset " + std::to_string(since) +
            ", the model has opset " + std::to_string(opset);
   };
-  if (const OpDef *def = lookupOpDef(n.getOp()))
+  if (const OpDef *def = n.getOpDef())
     if (def->sinceVersion > opset)
       return needs(onnxOpName(n), def->sinceVersion);
   for (const FeatureSince &f : kFeatures) {
@@ -123,7 +123,7 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
     if (f.operand >= 0 &&
         static_cast<unsigned>(f.operand) < n.getNumOperands() &&
         n.getOperand(f.operand)) {
-      const OpDef *def = lookupOpDef(n.getOp());
+      const OpDef *def = n.getOpDef();
       const SignatureSlot *slot = def ? def->operandSlot(f.operand) : nullptr;
       return needs("operand '" +
                        (slot ? slot->name : std::to_string(f.operand)) +

@@ -219,7 +219,7 @@ private:
                                          u.user->getOperand(u.index) != r))
           return fail(where, "use list of '" + r->getName().str() +
                                  "' names an operand that is not it");
-    const OpDef *def = lookupOpDef(n.getOp());
+    const OpDef *def = n.getOpDef();
     if (!def) {
       if (n.getDialect() == "q")
         return fail(where, "unknown op '" + n.getOp().str() +

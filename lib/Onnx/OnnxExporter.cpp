@@ -181,7 +181,7 @@ private:
       if (!movesData(n) || !n.getNumOperands() || !n.getOperand(0))
         continue;
       // Every data operand of a variadic op (Concat) shares the grid.
-      const OpDef *def = lookupOpDef(n.getOp());
+      const OpDef *def = n.getOpDef();
       bool variadic =
           def && !def->operands.empty() && def->operands.front().variadic;
       for (const Value *r : n.getResults())

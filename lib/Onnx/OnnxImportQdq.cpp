@@ -354,7 +354,7 @@ void Importer::recordParamNames(const onnx::NodeProto &n, const QuantType *q,
     if (n.input(k).empty())
       break;
     names.push_back(n.input(k));
-    absorbedParams.insert(n.input(k));
+    absorbedParams.insert(llvm::CachedHashStringRef(n.input(k)));
     const DenseElements *d = constantData(n.input(k));
     int rank = d ? static_cast<int>(d->getDims().size()) : defaultRank;
     ranks.push_back(rank);
@@ -372,8 +372,9 @@ void Importer::eraseAbsorbedParams() {
   llvm::StringSet<> keep;
   for (const std::string &name : graph.getInitializerInputs())
     keep.insert(name);
-  for (llvm::StringRef name : absorbedParams) {
-    Value *v = graph.lookupValue(name);
+  for (llvm::CachedHashStringRef key : absorbedParams) {
+    llvm::StringRef name = key.val();
+    Value *v = values.lookup(name);
     if (!v || keep.count(name) || v->hasUses() || !v->getDefiningNode() ||
         !v->getDefiningNode()->isa(ops::Constant))
       continue;

@@ -156,7 +156,7 @@ private:
   /// again.
   llvm::DenseSet<const Node *> typesAsInferred;
   /// Scale/zero-point initializers read by converted Q/DQ nodes.
-  llvm::DenseSet<llvm::StringRef> absorbedParams;
+  llvm::DenseSet<llvm::CachedHashStringRef> absorbedParams;
 };
 
 } // namespace onnximport

@@ -55,7 +55,7 @@ void Planner::collectIslands() {
       l.fixPipeline = c.fixPipeline;
     if (l.fixInModel.empty())
       l.fixInModel = c.fixInModel;
-    if (lookupOpDef(n->getOp()) && hasTrait(*n, OpTrait::Weighted))
+    if (n->getOpDef() && hasTrait(*n, OpTrait::Weighted))
       l.floatMacs += countMacs(*n);
   }
   for (Leftover &l : plan.leftovers)

@@ -407,7 +407,7 @@ bool Planner::tryCopy(Node &n) {
 }
 
 bool Planner::tryWeighted(Node &n, const OpRule &rule) {
-  std::optional<WeightInfo> wi = lookupOpDef(n.getOp())->getWeightInfo(n);
+  std::optional<WeightInfo> wi = n.getOpDef()->getWeightInfo(n);
   FusionUnit unit;
   unit.kind = rule.unitKind.str();
   unit.members.push_back(&n);

@@ -57,7 +57,7 @@ llvm::Expected<const QuantType *>
 qopt::quantTypeAcross(const Node &n, const QuantType *q, unsigned result) {
   if (!q->isPerAxis())
     return q;
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   if (!def)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "%s: opaque op", n.describe().c_str());
@@ -107,7 +107,7 @@ bool qopt::isActivationDequantize(const Node &n) {
 
 llvm::SmallVector<unsigned, 4> qopt::getDataOperands(const Node &n) {
   llvm::SmallVector<unsigned, 4> out;
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   if (def && !def->operands.empty() && def->operands.front().variadic) {
     for (unsigned i = 0; i < n.getNumOperands(); ++i)
       out.push_back(i);
@@ -118,7 +118,7 @@ llvm::SmallVector<unsigned, 4> qopt::getDataOperands(const Node &n) {
 }
 
 bool qopt::isDataResult(const Node &n, unsigned result) {
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   if (!def || n.getNumOperands() == 0 || result >= n.getNumResults() ||
       n.getResult(result)->isAbsent())
     return false;
@@ -154,7 +154,7 @@ static std::string offGridConstant(const Node &n, unsigned operand,
 }
 
 std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   if (!def)
     return n.getOp().str() + " is opaque to qopt";
   if (!def->hasTrait(OpTrait::DataMovement) &&

@@ -76,7 +76,7 @@ private:
       anyGrid |= v && r.lookup(v);
     if (!anyGrid)
       return;
-    const OpDef *def = lookupOpDef(n.getOp());
+    const OpDef *def = n.getOpDef();
     std::string why;
     if (!def)
       why = n.getOp().str() + " is opaque to qopt";
@@ -157,7 +157,7 @@ private:
                    {n.getResult()->getType()->getQuantType(), n.getResult()});
       return;
     }
-    const OpDef *def = lookupOpDef(n.getOp());
+    const OpDef *def = n.getOpDef();
     if (!def || !(def->hasTrait(OpTrait::DataMovement) ||
                   def->hasTrait(OpTrait::Monotonic)))
       return;

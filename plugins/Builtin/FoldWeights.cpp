@@ -273,7 +273,7 @@ static bool foldBias(Graph &g, Node &n) {
   if (channels == 0)
     return false;
   if (qw->isPerAxis()) {
-    const OpDef *def = lookupOpDef(n.getOp());
+    const OpDef *def = n.getOpDef();
     auto wi = def ? def->getWeightInfo(n) : std::nullopt;
     if (!wi || qw->getAxis() != wi->outputChannelAxis ||
         static_cast<int64_t>(qw->getNumChannels()) != channels)
@@ -330,7 +330,7 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
       n.getNumOperands() < 2 || !n.getOperand(0) || !n.getOperand(1) ||
       !getProducer(n.getOperand(0), ops::Dequantize))
     return false;
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   auto wi = def ? def->getWeightInfo(n) : std::nullopt;
   if (!wi || wi->operand != 1)
     return false;

@@ -119,7 +119,7 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
     if (!hasTrait(n, OpTrait::Weighted) || n.getNumResults() != 1 ||
         n.getNumOperands() < 2)
       continue;
-    auto weight = lookupOpDef(n.getOp())->getWeightInfo(n);
+    auto weight = n.getOpDef()->getWeightInfo(n);
     if (!weight || !isQuantizedInput(n.getOperand(0)) ||
         !isQuantizedInput(n.getOperand(weight->operand)))
       continue;

@@ -66,7 +66,7 @@ bool isMovable(const Node &n) {
 std::vector<const QuantType *> resultGrids(const Node &n, const QuantType *q) {
   if (!whyGridCannotCross(n, q).empty())
     return {};
-  const OpDef *def = lookupOpDef(n.getOp());
+  const OpDef *def = n.getOpDef();
   const SignatureSlot *slot =
       def ? def->operandSlot(getDataOperands(n).front()) : nullptr;
   if (!slot || !(slot->allowed & typeSetOf(q->getStorageKind())))

@@ -36,6 +36,7 @@ namespace qopt {
 
 class Graph;
 class Node;
+class OpDef;
 
 /// One use of a value: operand `index` of `user`, or graph output `index`
 /// when `user` is null.
@@ -114,6 +115,9 @@ public:
   ~Node();
 
   llvm::StringRef getOp() const { return op; }
+  /// The op table's definition of getOp(), or null for an op it does not
+  /// know (looked up once, when the node is made).
+  const OpDef *getOpDef() const { return def; }
   bool isa(llvm::StringRef opName) const { return op == opName; }
   /// "onnx", "q" or the ONNX domain for other ops.
   llvm::StringRef getDialect() const;
@@ -162,11 +166,11 @@ public:
 private:
   friend class Graph;
   friend class Value;
-  Node(Graph *g, std::string op, std::string name)
-      : graph(g), op(std::move(op)), name(std::move(name)) {}
+  Node(Graph *g, std::string op, std::string name);
 
   Graph *graph;
   std::string op;
+  const OpDef *def;
   std::string name;
   std::vector<Value *> operands;
   /// Position of operand i's Use in operands[i]'s use list (unused when the
