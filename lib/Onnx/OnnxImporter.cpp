@@ -301,14 +301,14 @@ llvm::Error Importer::emitNodes() {
   }
   // Initializers, as unnamed constants, in file order.
   for (llvm::StringRef name : initializerOrder) {
-    const DenseElements *d = constantData(name);
+    DenseElementsRef data = constantCache.lookup(name);
     std::vector<Dim> dims;
-    for (int64_t x : d->getDims())
+    for (int64_t x : data->getDims())
       dims.push_back(Dim::fixed(x));
     const TensorType *t = withQuant(
-        name, ctx.getTensorType(dims, ctx.getElementType(d->getKind())));
+        name, ctx.getTensorType(dims, ctx.getElementType(data->getKind())));
     Node *c = graph.createNode(ops::Constant, {}, {{t, name.str()}},
-                               {{"value", Attribute(constantCache[name])}});
+                               {{"value", Attribute(std::move(data))}});
     values[name] = c->getResult();
   }
 

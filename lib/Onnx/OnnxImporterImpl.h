@@ -133,9 +133,9 @@ private:
     const onnx::TypeProto *proto;
     const TensorType *converted = nullptr;
   };
-  // Keys are the proto's own strings, which outlive the import.
+  // Every NameMap here (and absorbedParams) is keyed by the proto's own
+  // strings, which outlive the import.
   NameMap<DeclaredType> declared;
-  // The maps below are keyed by the proto's own strings too.
   NameMap<onnx::TensorProto *> initializers;
   std::vector<llvm::StringRef> initializerOrder;
   /// Output of a Constant node with a `value` tensor -> that node.

@@ -55,7 +55,7 @@ void Planner::collectIslands() {
       l.fixPipeline = c.fixPipeline;
     if (l.fixInModel.empty())
       l.fixInModel = c.fixInModel;
-    if (n->getOpDef() && hasTrait(*n, OpTrait::Weighted))
+    if (hasTrait(*n, OpTrait::Weighted))
       l.floatMacs += countMacs(*n);
   }
   for (Leftover &l : plan.leftovers)
