@@ -308,13 +308,18 @@ void Graph::moveBefore(Node *n, Node *before) {
     nodes.push_back(n);
 }
 
-std::string Graph::makeUniqueName(llvm::StringRef base) {
-  if (!base.empty() && !lookupValue(base))
+std::string
+Graph::makeUniqueName(llvm::StringRef base,
+                      llvm::function_ref<bool(llvm::StringRef)> reserved) {
+  auto taken = [&](llvm::StringRef name) {
+    return lookupValue(name) || (reserved && reserved(name));
+  };
+  if (!base.empty() && !taken(base))
     return base.str();
   std::string stem = base.empty() ? std::string("v") : base.str();
   while (true) {
     std::string candidate = stem + "_" + std::to_string(++uniqueCounter);
-    if (!lookupValue(candidate))
+    if (!taken(candidate))
       return candidate;
   }
 }

@@ -307,11 +307,19 @@ private:
   /// Element kinds against the signature's sets; slots sharing a type
   /// variable share a storage kind, and for data movement one quant type.
   llvm::Error checkTypeConstraints(const Node &n, const OpDef &def) {
-    struct Binding {
-      const Type *elem;
-      std::string what;
+    /// Operand or result `index`, described only when an error needs it.
+    struct Slot {
+      bool isResult;
+      unsigned index;
     };
-    llvm::SmallVector<std::pair<llvm::StringRef, Binding>, 4> bound;
+    auto describe = [&](Slot s) {
+      if (s.isResult)
+        return "result " + std::to_string(s.index) + " '" +
+               n.getResult(s.index)->getName().str() + "'";
+      return "operand " + std::to_string(s.index) + " '" +
+             def.operandSlot(s.index)->name + "'";
+    };
+    llvm::SmallVector<std::tuple<llvm::StringRef, const Type *, Slot>, 4> bound;
     // Data movement, and ops that select among several inputs (Max, Min),
     // pass stored values through: their inputs must share one grid.
     bool dataMovement =
@@ -319,54 +327,50 @@ private:
         (def.hasTrait(OpTrait::Monotonic) && !def.operands.empty() &&
          def.operands.front().variadic);
     auto check = [&](const Value *v, const SignatureSlot *slot,
-                     const std::string &what, bool isResult) -> llvm::Error {
+                     Slot self) -> llvm::Error {
       const TensorType *t = v->getType();
       ElementKind k = t->getStorageKind();
       if (k == ElementKind::Unknown)
         return llvm::Error::success();
       if (!(typeSetOf(k) & slot->allowed))
-        return fail(n.describe(),
-                    what + " has element type " + getElementKindName(k).str() +
-                        ", expected " + describeTypeSet(slot->allowed));
+        return fail(n.describe(), describe(self) + " has element type " +
+                                      getElementKindName(k).str() +
+                                      ", expected " +
+                                      describeTypeSet(slot->allowed));
       if (slot->typeVar.empty())
         return llvm::Error::success();
-      for (auto &[var, b] : bound) {
+      for (auto &[var, elem, other] : bound) {
         if (var != slot->typeVar)
           continue;
-        const QuantType *qa = llvm::dyn_cast<QuantType>(b.elem);
+        const QuantType *qa = llvm::dyn_cast<QuantType>(elem);
         ElementKind bk = qa ? qa->getStorageKind()
-                            : llvm::cast<ElementType>(b.elem)->getKind();
+                            : llvm::cast<ElementType>(elem)->getKind();
         if (bk != k)
-          return fail(n.describe(), what + " has element type " +
+          return fail(n.describe(), describe(self) + " has element type " +
                                         getElementKindName(k).str() + " but " +
-                                        b.what + " has " +
+                                        describe(other) + " has " +
                                         getElementKindName(bk).str() +
                                         " (both are " + slot->typeVar + ")");
         const QuantType *qb = t->getQuantType();
-        if (dataMovement && !isResult && (qa || qb) && qa != qb)
+        if (dataMovement && !self.isResult && (qa || qb) && qa != qb)
           return fail(n.describe(),
-                      what + " has type " + typeToString(t->getElementType()) +
-                          " but " + b.what + " has " + typeToString(b.elem) +
+                      describe(self) + " has type " +
+                          typeToString(t->getElementType()) + " but " +
+                          describe(other) + " has " + typeToString(elem) +
                           ": the inputs of " + n.getOpType().str() +
                           " must share one quantized type");
         return llvm::Error::success();
       }
-      bound.push_back({slot->typeVar, {t->getElementType(), what}});
+      bound.push_back({slot->typeVar, t->getElementType(), self});
       return llvm::Error::success();
     };
     for (unsigned i = 0; i < n.getNumOperands(); ++i)
       if (const Value *v = n.getOperand(i))
-        if (auto err = check(v, def.operandSlot(i),
-                             "operand " + std::to_string(i) + " '" +
-                                 def.operandSlot(i)->name + "'",
-                             false))
+        if (auto err = check(v, def.operandSlot(i), {false, i}))
           return err;
     for (unsigned i = 0; i < n.getNumResults(); ++i)
       if (!n.getResult(i)->isAbsent())
-        if (auto err = check(n.getResult(i), def.resultSlot(i),
-                             "result " + std::to_string(i) + " '" +
-                                 n.getResult(i)->getName().str() + "'",
-                             true))
+        if (auto err = check(n.getResult(i), def.resultSlot(i), {true, i}))
           return err;
     return llvm::Error::success();
   }

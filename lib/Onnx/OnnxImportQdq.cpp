@@ -18,33 +18,35 @@
 using namespace qopt;
 using namespace qopt::onnximport;
 
-ElementKind Importer::knownKind(llvm::StringRef name) {
-  if (const DenseElements *d = constantData(name))
+ElementKind Importer::knownKind(NameId id) {
+  if (id == kNoName)
+    return ElementKind::Unknown;
+  if (const DenseElements *d = constantData(id))
     return d->getKind();
-  auto it = declared.find(name);
-  if (it != declared.end() && it->second.proto->has_tensor_type()) {
+  const onnx::TypeProto *declaredProto = declared[id].proto;
+  if (declaredProto && declaredProto->has_tensor_type()) {
     auto k = onnxbridge::elementKindFromOnnx(
-        it->second.proto->tensor_type().elem_type(), name);
+        declaredProto->tensor_type().elem_type(), names[id]);
     if (k)
       return *k;
     llvm::consumeError(k.takeError());
   }
-  auto q = valueQuant.find(name);
-  if (q != valueQuant.end())
-    return q->second->getStorageKind();
+  if (const QuantType *q = valueQuant[id])
+    return q->getStorageKind();
   return ElementKind::Unknown;
 }
 
-std::optional<std::vector<Dim>> Importer::knownShape(llvm::StringRef name) {
+std::optional<std::vector<Dim>> Importer::knownShape(NameId id) {
+  if (id == kNoName)
+    return std::nullopt;
   // Walks back through Q/DQ chains (a Q/DQ's output has its input's shape)
   // iteratively, remembering every answer: linear in the chain length.
-  llvm::SmallVector<llvm::StringRef, 4> chain;
+  llvm::SmallVector<NameId, 4> chain;
   std::optional<std::vector<Dim>> result;
-  llvm::StringRef cur = name;
+  NameId cur = id;
   while (true) {
-    auto cached = shapeCache.find(cur);
-    if (cached != shapeCache.end()) {
-      result = cached->second;
+    if (shapeCache[cur].known) {
+      result = shapeCache[cur].shape;
       break;
     }
     chain.push_back(cur);
@@ -65,23 +67,25 @@ std::optional<std::vector<Dim>> Importer::knownShape(llvm::StringRef name) {
           std::vector<Dim>((*t)->getShape().begin(), (*t)->getShape().end());
       break;
     }
-    auto p = producers.find(cur);
-    if (p == producers.end())
+    int p = producers[cur];
+    if (p < 0)
       break;
-    const onnx::NodeProto &n = proto.graph().node(p->second);
+    const onnx::NodeProto &n = proto.graph().node(p);
     if (!isDefaultDomain(n.domain()) ||
         (n.op_type() != "QuantizeLinear" &&
          n.op_type() != "DequantizeLinear") ||
-        n.input_size() == 0 || n.input(0).empty())
+        inputsOf(p).empty() || inputsOf(p)[0] == kNoName)
       break;
-    cur = n.input(0);
+    cur = inputsOf(p)[0];
   }
-  for (llvm::StringRef c : chain)
-    shapeCache[c] = result;
+  for (NameId c : chain)
+    shapeCache[c] = {true, result};
   return result;
 }
 
-llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
+llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
+  const onnx::NodeProto &n = proto.graph().node(node);
+  llvm::ArrayRef<NameId> ins = inputsOf(node);
   bool isQ = n.op_type() == "QuantizeLinear";
   LazyNodeDescription where{n};
   int numInputs = n.input_size();
@@ -125,19 +129,19 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   const std::string &x = n.input(0);
   const std::string &scaleName = n.input(1);
   static const std::string kNoZeroPoint;
-  // A reference into the proto: the name caches below keep it as a key.
   const std::string &zpName = numInputs == 3 ? n.input(2) : kNoZeroPoint;
+  NameId xId = ins[0], scaleId = ins[1],
+         zpId = numInputs == 3 ? ins[2] : kNoName;
 
   // Parameters that are not constants keep the node opaque.
-  const DenseElements *scale = constantData(scaleName);
-  const DenseElements *zp = zpName.empty() ? nullptr : constantData(zpName);
-  ElementKind scaleKind = knownKind(scaleName);
+  const DenseElements *scale = constantData(scaleId);
+  const DenseElements *zp = constantData(zpId);
+  ElementKind scaleKind = knownKind(scaleId);
   if (scaleKind != ElementKind::Unknown && !isFloatKind(scaleKind))
     return makeError(where + ": scale '" + scaleName +
                      "' must be a float tensor, got " +
                      getElementKindName(scaleKind));
-  ElementKind zpKind =
-      zpName.empty() ? ElementKind::Unknown : knownKind(zpName);
+  ElementKind zpKind = knownKind(zpId);
   if (zpKind != ElementKind::Unknown && !isQuantStorageKind(zpKind))
     return makeError(where + ": zero point '" + zpName +
                      "' must be int8, uint8, int16, uint16" +
@@ -169,7 +173,7 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
                        getElementKindName(storage));
     storage = *k;
   }
-  ElementKind xKind = knownKind(x);
+  ElementKind xKind = knownKind(xId);
   if (isQ) {
     if (xKind != ElementKind::Unknown && !isFloatKind(xKind))
       return makeError(where + ": input '" + x +
@@ -195,7 +199,7 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   }
   // Declared result type of a Q must be the storage type.
   if (isQ && storage != ElementKind::Unknown) {
-    ElementKind declaredOut = knownKind(n.output(0));
+    ElementKind declaredOut = knownKind(outputsOf(node)[0]);
     if (declaredOut != ElementKind::Unknown && declaredOut != storage)
       return makeError(where + ": output '" + n.output(0) + "' is declared " +
                        getElementKindName(declaredOut) +
@@ -206,9 +210,8 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
 
   // Shapes, from constants or declared types: per tensor (one element,
   // rank <= 1) or per axis (rank 1). Checked even for dynamic parameters.
-  auto staticDims =
-      [&](const std::string &name) -> std::optional<std::vector<int64_t>> {
-    auto shape = knownShape(name);
+  auto staticDims = [&](NameId id) -> std::optional<std::vector<int64_t>> {
+    auto shape = knownShape(id);
     if (!shape)
       return std::nullopt;
     std::vector<int64_t> dims;
@@ -226,9 +229,8 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
         return std::numeric_limits<int64_t>::max(); // reads as "blocked"
     return n;
   };
-  std::optional<std::vector<int64_t>> sdims = staticDims(scaleName);
-  std::optional<std::vector<int64_t>> zdims =
-      zpName.empty() ? std::nullopt : staticDims(zpName);
+  std::optional<std::vector<int64_t>> sdims = staticDims(scaleId);
+  std::optional<std::vector<int64_t>> zdims = staticDims(zpId);
   if (sdims && zdims && *zdims != *sdims &&
       !(numElements(*sdims) == 1 && numElements(*zdims) == 1))
     return makeError(where + ": zero point shape " + shapeText(*zdims) +
@@ -242,7 +244,7 @@ llvm::Error Importer::analyzeQdq(const onnx::NodeProto &n, QdqInfo &info) {
   if (sdims && numElements(*sdims) > 1) {
     int64_t channels = numElements(*sdims);
     int64_t a = axisAttr.value_or(1);
-    if (auto xShape = knownShape(x)) {
+    if (auto xShape = knownShape(xId)) {
       int64_t rank = static_cast<int64_t>(xShape->size());
       if (a < -rank || a >= rank)
         return makeError(where + ": axis " + llvm::Twine(a) +
@@ -304,37 +306,41 @@ llvm::Error Importer::assignQuantTypes() {
     if (!isDefaultDomain(n.domain()) ||
         (n.op_type() != "QuantizeLinear" && n.op_type() != "DequantizeLinear"))
       continue;
-    if (auto err = analyzeQdq(n, qdq[i]))
+    if (auto err = analyzeQdq(i, qdq[i]))
       return err;
-    if (qdq[i].convertible && n.op_type() == "QuantizeLinear")
-      valueQuant[n.output(0)] = qdq[i].quant;
+    if (qdq[i].convertible && n.op_type() == "QuantizeLinear" &&
+        outputsOf(i)[0] != kNoName)
+      valueQuant[outputsOf(i)[0]] = qdq[i].quant;
   }
   // Then each DQ input not produced by a convertible Q takes the parameters
-  // its DQ consumers agree on.
-  // Keyed by the proto's strings: valueQuant keeps these keys.
-  llvm::DenseMap<llvm::StringRef, std::vector<int>> dqUsers;
-  for (int i : order) {
-    const onnx::NodeProto &n = g.node(i);
-    if (qdq[i].convertible && n.op_type() == "DequantizeLinear")
-      dqUsers[n.input(0)].push_back(i);
-  }
-  for (auto &[name, users] : dqUsers) {
-    auto q = valueQuant.find(name);
-    if (q != valueQuant.end()) {
-      for (int u : users)
-        if (qdq[u].quant != q->second)
+  // its DQ consumers agree on. Reads grouped by value: (value, DQ node).
+  std::vector<std::pair<NameId, int>> dqReads;
+  for (int i : order)
+    if (qdq[i].convertible && g.node(i).op_type() == "DequantizeLinear")
+      dqReads.push_back({inputsOf(i)[0], i});
+  std::sort(dqReads.begin(), dqReads.end());
+  for (size_t begin = 0, end; begin < dqReads.size(); begin = end) {
+    NameId value = dqReads[begin].first;
+    for (end = begin + 1; end < dqReads.size() && dqReads[end].first == value;)
+      ++end;
+    auto users =
+        llvm::make_range(dqReads.begin() + begin, dqReads.begin() + end);
+    const QuantType *first = qdq[dqReads[begin].second].quant;
+    if (const QuantType *fromQ = valueQuant[value]) {
+      for (auto [v, u] : users)
+        if (qdq[u].quant != fromQ)
           qdq[u].convertible = false; // different params: keep ONNX DQ
       continue;
     }
     bool agree = true;
-    for (int u : users)
-      agree &= qdq[u].quant == qdq[users.front()].quant;
-    ElementKind kind = knownKind(name);
-    if (agree && (kind == ElementKind::Unknown ||
-                  kind == qdq[users.front()].quant->getStorageKind())) {
-      valueQuant[name] = qdq[users.front()].quant;
+    for (auto [v, u] : users)
+      agree &= qdq[u].quant == first;
+    ElementKind kind = knownKind(value);
+    if (agree &&
+        (kind == ElementKind::Unknown || kind == first->getStorageKind())) {
+      valueQuant[value] = first;
     } else {
-      for (int u : users)
+      for (auto [v, u] : users)
         qdq[u].convertible = false;
     }
   }
@@ -344,41 +350,24 @@ llvm::Error Importer::assignQuantTypes() {
 /// What export needs to restore a Q/DQ's parameter initializers: their
 /// names and, where not the default, their ranks. The numbers stay in the
 /// quantized type only.
-void Importer::recordParamNames(const onnx::NodeProto &n, const QuantType *q,
+void Importer::recordParamNames(int node, const QuantType *q,
                                 std::vector<NamedAttribute> &attrs) {
-  std::vector<std::string> names;
+  llvm::ArrayRef<NameId> ins = inputsOf(node);
+  std::vector<std::string> paramNames;
   std::vector<int64_t> ranks;
   bool defaultRanks = true;
   int defaultRank = q->isPerAxis() ? 1 : 0;
-  for (int k = 1; k < n.input_size() && k < 3; ++k) {
-    if (n.input(k).empty())
+  for (size_t k = 1; k < ins.size() && k < 3; ++k) {
+    if (ins[k] == kNoName)
       break;
-    names.push_back(n.input(k));
-    absorbedParams.insert(llvm::CachedHashStringRef(n.input(k)));
-    const DenseElements *d = constantData(n.input(k));
+    paramNames.push_back(names[ins[k]].str());
+    absorbedParams.set(ins[k]);
+    const DenseElements *d = constantData(ins[k]);
     int rank = d ? static_cast<int>(d->getDims().size()) : defaultRank;
     ranks.push_back(rank);
     defaultRanks &= rank == defaultRank;
   }
-  attrs.push_back({"param_names", Attribute(std::move(names))});
+  attrs.push_back({"param_names", Attribute(std::move(paramNames))});
   if (!defaultRanks)
     attrs.push_back({"param_ranks", Attribute(std::move(ranks))});
-}
-
-/// Parameter initializers whose every reader became a q.* node are gone:
-/// the quantized types hold the numbers, export writes them back.
-void Importer::eraseAbsorbedParams() {
-  Graph &graph = model->getGraph();
-  llvm::StringSet<> keep;
-  for (const std::string &name : graph.getInitializerInputs())
-    keep.insert(name);
-  for (llvm::CachedHashStringRef key : absorbedParams) {
-    llvm::StringRef name = key.val();
-    Value *v = values.lookup(name);
-    if (!v || keep.count(name) || v->hasUses() || !v->getDefiningNode() ||
-        !v->getDefiningNode()->isa(ops::Constant))
-      continue;
-    typesAsInferred.erase(v->getDefiningNode());
-    graph.eraseNode(v->getDefiningNode());
-  }
 }

@@ -64,7 +64,7 @@ llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
     Node *c = graph.createNode(
         ops::Constant, {},
         {{ctx.getTensorType(dims, ctx.getElementType(data->getKind())),
-          graph.makeUniqueName(stem)}},
+          uniqueName(stem)}},
         {{"value", Attribute(data)}});
     if (operands.size() <= sp.operandIndex)
       operands.resize(sp.operandIndex + 1, nullptr);
@@ -111,7 +111,7 @@ void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
           ops::Constant, {},
           {{ctx.getTensorType(llvm::ArrayRef<int64_t>{int64_t(v.size())},
                               ctx.getElementType(ElementKind::F32)),
-            graph.makeUniqueName(n.output(0) + "_scales")}},
+            uniqueName(n.output(0) + "_scales")}},
           {{"value", Attribute(data)}});
       operands.push_back(c->getResult());
       it = attrs.erase(it);

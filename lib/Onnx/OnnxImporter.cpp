@@ -1,7 +1,9 @@
 //===- OnnxImporter.cpp - ONNX ModelProto -> qIR --------------------------===//
 //
-// Reads the graph (header, declared types, constants, topological order) and
-// emits its nodes, each through the op table's shape inference.
+// Reads the graph (header, value names, declared types, constants,
+// topological order) and emits its nodes, each through the op table's shape
+// inference. Value names are numbered once, as the proto is first read; every
+// later step works on the numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,75 +107,171 @@ llvm::Error Importer::importHeader() {
   return llvm::Error::success();
 }
 
+NameId Importer::intern(llvm::StringRef name) {
+  auto [it, inserted] =
+      nameIds.try_emplace(name, static_cast<NameId>(names.size()));
+  if (inserted)
+    names.push_back(name);
+  return it->second;
+}
+
+void Importer::internNames() {
+  const onnx::GraphProto &g = proto.graph();
+  // Most names are written by exactly one node or listed once.
+  nameIds.reserve(g.input_size() + g.initializer_size() + g.node_size());
+  auto internAll = [&](const auto &list, std::vector<NameId> &ids) {
+    ids.reserve(list.size());
+    for (const auto &item : list)
+      ids.push_back(intern(item.name()));
+  };
+  internAll(g.input(), inputIds);
+  internAll(g.initializer(), initializerIds);
+  internAll(g.value_info(), valueInfoIds);
+  internAll(g.output(), outputIds);
+  int n = g.node_size();
+  nodeInputsBegin.resize(n + 1);
+  nodeOutputsBegin.resize(n);
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto &node = g.node(i);
+    nodeInputsBegin[i] = nodeNameIds.size();
+    for (const std::string &in : node.input())
+      nodeNameIds.push_back(in.empty() ? kNoName : intern(in));
+    nodeOutputsBegin[i] = nodeNameIds.size();
+    for (const std::string &out : node.output())
+      nodeNameIds.push_back(out.empty() ? kNoName : intern(out));
+  }
+  nodeInputsBegin[n] = nodeNameIds.size();
+
+  size_t count = names.size();
+  declared.resize(count);
+  initializers.resize(count);
+  constantNodes.resize(count);
+  constantCache.resize(count);
+  shapeCache.resize(count);
+  producers.assign(count, -1);
+  isGraphInput.resize(count);
+  isInitializerInput.resize(count);
+  valueQuant.resize(count);
+  values.resize(count);
+  absorbedParams.resize(count);
+}
+
+std::string Importer::uniqueName(llvm::StringRef stem) {
+  return model->getGraph().makeUniqueName(
+      stem, [&](llvm::StringRef name) { return nameIds.count(name) != 0; });
+}
+
 llvm::Error Importer::collectDeclaredTypes() {
   const onnx::GraphProto &g = proto.graph();
-  for (const auto &vi : g.value_info())
-    if (vi.has_type())
-      declared[vi.name()] = {&vi.type()};
-  for (const auto &vi : g.output())
-    if (vi.has_type())
-      declared[vi.name()] = {&vi.type()};
-  for (const auto &vi : g.input())
-    if (vi.has_type())
-      declared[vi.name()] = {&vi.type()};
+  // Later lists override earlier ones: inputs win, then outputs.
+  auto declare = [&](const auto &list, llvm::ArrayRef<NameId> ids) {
+    for (int k = 0; k < list.size(); ++k)
+      if (list[k].has_type())
+        declared[ids[k]] = {&list[k].type()};
+  };
+  declare(g.value_info(), valueInfoIds);
+  declare(g.output(), outputIds);
+  declare(g.input(), inputIds);
   // Convert each once so malformed types fail early with the value's name.
   // In file order (inputs, value_info, outputs), so the error reported for
-  // a model with several bad declarations does not depend on hashing.
-  for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
-    for (const auto &vi : *list)
-      if (vi.has_type())
-        if (auto t = declaredType(vi.name()); !t)
+  // a model with several bad declarations is the first one in the file.
+  auto convert = [&](const auto &list,
+                     llvm::ArrayRef<NameId> ids) -> llvm::Error {
+    for (int k = 0; k < list.size(); ++k)
+      if (list[k].has_type())
+        if (auto t = declaredType(ids[k]); !t)
           return t.takeError();
-  return llvm::Error::success();
+    return llvm::Error::success();
+  };
+  if (auto err = convert(g.input(), inputIds))
+    return err;
+  if (auto err = convert(g.value_info(), valueInfoIds))
+    return err;
+  return convert(g.output(), outputIds);
 }
 
 llvm::Error Importer::collectConstants() {
   onnx::GraphProto &g = *proto.mutable_graph();
-  for (auto &t : *g.mutable_initializer()) {
+  for (int k = 0; k < g.initializer_size(); ++k) {
+    onnx::TensorProto &t = *g.mutable_initializer(k);
     if (t.name().empty())
-      return makeError("initializer #" + llvm::Twine(initializerOrder.size()) +
-                       " has no name");
-    if (!initializers.try_emplace(t.name(), &t).second)
+      return makeError("initializer #" + llvm::Twine(k) + " has no name");
+    onnx::TensorProto *&slot = initializers[initializerIds[k]];
+    if (slot)
       return makeError("duplicate initializer '" + t.name() + "'");
-    initializerOrder.push_back(t.name());
+    slot = &t;
   }
   Graph &graph = model->getGraph();
   bool allLast = true; // initializer inputs after every real input
-  for (const auto &in : g.input()) {
-    if (in.name().empty())
+  for (int k = 0; k < g.input_size(); ++k) {
+    const std::string &name = g.input(k).name();
+    NameId id = inputIds[k];
+    if (name.empty())
       return makeError("a graph input has no name");
-    if (initializers.count(in.name())) {
-      graph.getInitializerInputPositions().push_back(
-          static_cast<int64_t>(&in - &*g.input().begin()));
-      graph.getInitializerInputs().push_back(in.name());
+    if (initializers[id]) {
+      graph.getInitializerInputPositions().push_back(k);
+      graph.getInitializerInputs().push_back(name);
+      isInitializerInput.set(id);
       continue;
     }
     allLast &= graph.getInitializerInputs().empty();
-    if (!graphInputs.insert(in.name()).second)
-      return makeError("duplicate graph input '" + in.name() + "'");
+    if (isGraphInput.test(id))
+      return makeError("duplicate graph input '" + name + "'");
+    isGraphInput.set(id);
   }
   if (allLast)
     graph.getInitializerInputPositions().clear(); // the default: appended
 
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto &n = g.node(i);
-    for (const std::string &out : n.output()) {
-      if (out.empty())
+    llvm::ArrayRef<NameId> outs = outputsOf(i);
+    for (int k = 0; k < static_cast<int>(outs.size()); ++k) {
+      NameId out = outs[k];
+      if (out == kNoName)
         continue;
-      if (initializers.count(out) || graphInputs.count(out))
-        return makeError(describeProto(n) + ": output '" + out +
+      if (initializers[out] || isGraphInput.test(out))
+        return makeError(describeProto(n) + ": output '" + n.output(k) +
                          "' has the name of a graph input or initializer");
-      auto [it, inserted] = producers.try_emplace(out, i);
-      if (!inserted)
-        return makeError(describeProto(n) + ": value name '" + out +
+      if (producers[out] >= 0)
+        return makeError(describeProto(n) + ": value name '" + n.output(k) +
                          "' is already produced by " +
-                         describeProto(g.node(it->second)));
+                         describeProto(g.node(producers[out])));
+      producers[out] = i;
     }
     if (isDefaultDomain(n.domain()) && n.op_type() == "Constant" &&
-        n.output_size() == 1)
+        outs.size() == 1 && outs[0] != kNoName)
       for (const auto &a : n.attribute())
         if (a.name() == "value" && a.has_t())
-          constantNodes[n.output(0)] = &n;
+          constantNodes[outs[0]] = &n;
+  }
+  return llvm::Error::success();
+}
+
+/// Decodes initializers and Constant-node tensors once, in file order.
+llvm::Error Importer::decodeConstants() {
+  const onnx::GraphProto &g = proto.graph();
+  for (int k = 0; k < g.initializer_size(); ++k) {
+    NameId id = initializerIds[k];
+    auto d = onnxbridge::tensorFromProto(
+        *initializers[id], baseDir, "initializer '" + names[id].str() + "'");
+    if (!d)
+      return d.takeError();
+    constantCache[id] = *d;
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    llvm::ArrayRef<NameId> outs = outputsOf(i);
+    if (outs.size() != 1 || outs[0] == kNoName || !constantNodes[outs[0]] ||
+        constantNodes[outs[0]] != &g.node(i))
+      continue;
+    for (const auto &a : g.node(i).attribute())
+      if (a.name() == "value") {
+        onnx::TensorProto copy = a.t();
+        auto d = onnxbridge::tensorFromProto(
+            copy, baseDir, describeProto(g.node(i)) + ": value");
+        if (!d)
+          return d.takeError();
+        constantCache[outs[0]] = *d;
+      }
   }
   return llvm::Error::success();
 }
@@ -209,42 +307,69 @@ static void collectOuterReads(const onnx::GraphProto &g,
 llvm::Error Importer::sortNodes() {
   const onnx::GraphProto &g = proto.graph();
   int n = g.node_size();
+  // Edges producer -> reader, grouped by producer (CSR): readerStart[p] ..
+  // readerStart[p + 1] index `readers`.
+  std::vector<std::pair<int, int>> edges; // (producer, reader)
+  edges.reserve(nodeNameIds.size());
   std::vector<int> pending(n, 0);
-  std::vector<std::vector<int>> users(n);
-  captureNames.assign(n, {});
+  captureIds.assign(n, {});
+  bool sorted = true; // the file's order is already topological
+  auto readName = [&](int i, NameId id, llvm::StringRef name,
+                      bool fromSubgraph) -> llvm::Error {
+    int p = id == kNoName ? -1 : producers[id];
+    if (p >= 0) {
+      ++pending[i];
+      edges.push_back({p, i});
+      sorted &= p < i;
+      return llvm::Error::success();
+    }
+    if (id != kNoName && (initializers[id] || isGraphInput.test(id)))
+      return llvm::Error::success();
+    if (fromSubgraph)
+      return makeError(describeProto(g.node(i)) + ": its subgraph reads '" +
+                       name + "', which the graph does not define");
+    return makeError(describeProto(g.node(i)) + ": input '" + name +
+                     "' is not produced by any node, initializer or graph "
+                     "input");
+  };
   for (int i = 0; i < n; ++i) {
     const onnx::NodeProto &node = g.node(i);
+    std::vector<std::string> outerReads;
     std::unordered_set<std::string> seen;
     for (const auto &a : node.attribute()) {
       if (a.has_g())
-        collectOuterReads(a.g(), {}, captureNames[i], seen);
+        collectOuterReads(a.g(), {}, outerReads, seen);
       for (const auto &sub : a.graphs())
-        collectOuterReads(sub, {}, captureNames[i], seen);
+        collectOuterReads(sub, {}, outerReads, seen);
     }
-    for (const std::string &name : captureNames[i]) {
-      auto it = producers.find(name);
-      if (it != producers.end()) {
-        ++pending[i];
-        users[it->second].push_back(i);
-      } else if (!initializers.count(name) && !graphInputs.count(name)) {
-        return makeError(describeProto(node) + ": its subgraph reads '" + name +
-                         "', which the graph does not define");
-      }
+    for (const std::string &name : outerReads) {
+      auto it = nameIds.find(name);
+      NameId id = it == nameIds.end() ? kNoName : it->second;
+      if (auto err = readName(i, id, name, /*fromSubgraph=*/true))
+        return err;
+      captureIds[i].push_back(id);
     }
-    for (const std::string &in : node.input()) {
-      if (in.empty())
-        continue;
-      auto it = producers.find(in);
-      if (it != producers.end()) {
-        ++pending[i];
-        users[it->second].push_back(i);
-      } else if (!initializers.count(in) && !graphInputs.count(in)) {
-        return makeError(describeProto(node) + ": input '" + in +
-                         "' is not produced by any node, initializer or "
-                         "graph input");
-      }
-    }
+    llvm::ArrayRef<NameId> ins = inputsOf(i);
+    for (int k = 0; k < static_cast<int>(ins.size()); ++k)
+      if (ins[k] != kNoName)
+        if (auto err = readName(i, ins[k], node.input(k), false))
+          return err;
   }
+  if (sorted) {
+    order.resize(n);
+    for (int i = 0; i < n; ++i)
+      order[i] = i;
+    return llvm::Error::success();
+  }
+  std::vector<int> readerStart(n + 1, 0);
+  for (auto [p, r] : edges)
+    ++readerStart[p + 1];
+  for (int i = 0; i < n; ++i)
+    readerStart[i + 1] += readerStart[i];
+  std::vector<int> readers(edges.size());
+  std::vector<int> fill(readerStart.begin(), readerStart.end() - 1);
+  for (auto [p, r] : edges)
+    readers[fill[p]++] = r;
   // Stable Kahn: among ready nodes, the earliest in the file goes first, so
   // an already sorted model keeps its order.
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
@@ -255,9 +380,9 @@ llvm::Error Importer::sortNodes() {
     int i = ready.top();
     ready.pop();
     order.push_back(i);
-    for (int u : users[i])
-      if (--pending[u] == 0)
-        ready.push(u);
+    for (int k = readerStart[i]; k < readerStart[i + 1]; ++k)
+      if (--pending[readers[k]] == 0)
+        ready.push(readers[k]);
   }
   if (static_cast<int>(order.size()) != n) {
     for (int i = 0; i < n; ++i)
@@ -268,52 +393,54 @@ llvm::Error Importer::sortNodes() {
   return llvm::Error::success();
 }
 
-const DenseElements *Importer::constantData(llvm::StringRef name) {
-  auto cached = constantCache.find(name);
-  if (cached != constantCache.end())
-    return cached->second.get();
-  return nullptr;
+Value *Importer::valueOf(NameId id) {
+  if (id == kNoName)
+    return nullptr;
+  if (values[id] || !initializers[id])
+    return values[id];
+  // An initializer, read for the first time: an unnamed constant node.
+  // finishInitializers moves these to the front, in file order.
+  DenseElementsRef data = constantCache[id];
+  std::vector<Dim> dims;
+  for (int64_t x : data->getDims())
+    dims.push_back(Dim::fixed(x));
+  const TensorType *t = withQuant(
+      id, ctx.getTensorType(dims, ctx.getElementType(data->getKind())));
+  Node *c =
+      model->getGraph().createNode(ops::Constant, {}, {{t, names[id].str()}},
+                                   {{"value", Attribute(std::move(data))}});
+  values[id] = c->getResult();
+  return values[id];
+}
+
+const TensorType *Importer::withQuant(NameId id, const TensorType *t) {
+  const QuantType *q = valueQuant[id];
+  if (!q || t->isQuantized())
+    return t;
+  ElementKind k = t->getStorageKind();
+  if (k != ElementKind::Unknown && k != q->getStorageKind())
+    return t;
+  return t->withElementType(q);
 }
 
 llvm::Error Importer::emitNodes() {
   Graph &graph = model->getGraph();
   const onnx::GraphProto &g = proto.graph();
 
-  auto withQuant = [&](llvm::StringRef name,
-                       const TensorType *t) -> const TensorType * {
-    auto q = valueQuant.find(name);
-    if (q == valueQuant.end() || t->isQuantized())
-      return t;
-    ElementKind k = t->getStorageKind();
-    if (k != ElementKind::Unknown && k != q->second->getStorageKind())
-      return t;
-    return t->withElementType(q->second);
-  };
-
-  // Graph inputs.
-  for (const auto &in : g.input()) {
-    if (initializers.count(in.name()))
+  // Graph inputs. Initializers are emitted when first read.
+  for (int k = 0; k < g.input_size(); ++k) {
+    NameId id = inputIds[k];
+    if (initializers[id])
       continue;
-    auto t = declaredType(in.name());
+    auto t = declaredType(id);
     if (!t)
       return t.takeError();
-    values[in.name()] = graph.addInput(withQuant(in.name(), *t), in.name());
-  }
-  // Initializers, as unnamed constants, in file order.
-  for (llvm::StringRef name : initializerOrder) {
-    DenseElementsRef data = constantCache.lookup(name);
-    std::vector<Dim> dims;
-    for (int64_t x : data->getDims())
-      dims.push_back(Dim::fixed(x));
-    const TensorType *t = withQuant(
-        name, ctx.getTensorType(dims, ctx.getElementType(data->getKind())));
-    Node *c = graph.createNode(ops::Constant, {}, {{t, name.str()}},
-                               {{"value", Attribute(std::move(data))}});
-    values[name] = c->getResult();
+    values[id] = graph.addInput(withQuant(id, *t), g.input(k).name());
   }
 
   for (int i : order) {
     const onnx::NodeProto &n = g.node(i);
+    llvm::ArrayRef<NameId> ins = inputsOf(i), outs = outputsOf(i);
     LazyNodeDescription where{n};
     bool isQ = isDefaultDomain(n.domain()) && n.op_type() == "QuantizeLinear";
     bool isDQ =
@@ -322,8 +449,7 @@ llvm::Error Importer::emitNodes() {
     // A DQ whose input ended up on other parameters (a data-movement op
     // carried a Q's type to it) keeps its explicit parameters.
     if (toQ && isDQ) {
-      const QuantType *actual =
-          values.lookup(n.input(0))->getType()->getQuantType();
+      const QuantType *actual = valueOf(ins[0])->getType()->getQuantType();
       toQ = actual == qdq[i].quant;
     }
 
@@ -345,13 +471,13 @@ llvm::Error Importer::emitNodes() {
                        "' clashes with qopt's op names");
 
     std::vector<Value *> operands;
-    int numInputs = toQ ? 1 : n.input_size();
-    for (int k = 0; k < numInputs; ++k) {
-      const std::string &in = n.input(k);
-      operands.push_back(in.empty() ? nullptr : values.lookup(in));
-    }
+    size_t numInputs = toQ ? 1 : ins.size();
+    operands.reserve(numInputs);
+    for (size_t k = 0; k < numInputs; ++k)
+      operands.push_back(valueOf(ins[k]));
 
     std::vector<NamedAttribute> attrs;
+    attrs.reserve(n.attribute_size() + (toQ ? 2 : 0));
     for (const auto &a : n.attribute()) {
       if (toQ && a.name() == "axis" && qdq[i].quant->isPerAxis())
         continue; // the type carries it
@@ -362,7 +488,7 @@ llvm::Error Importer::emitNodes() {
       attrs.push_back({a.name(), std::move(*attr)});
     }
     if (toQ)
-      recordParamNames(n, qdq[i].quant, attrs);
+      recordParamNames(i, qdq[i].quant, attrs);
     if (isDefaultDomain(n.domain())) {
       if (auto err = canonicalizeSpelling(n, op, operands, attrs))
         return err;
@@ -370,13 +496,13 @@ llvm::Error Importer::emitNodes() {
     }
 
     std::vector<ResultSpec> results;
-    for (int k = 0; k < n.output_size(); ++k) {
-      const std::string &out = n.output(k);
-      if (out.empty()) {
+    results.reserve(outs.size());
+    for (size_t k = 0; k < outs.size(); ++k) {
+      if (outs[k] == kNoName) {
         results.push_back({ctx.getUnknownTensorType(), "", true});
         continue;
       }
-      auto t = declaredType(out);
+      auto t = declaredType(outs[k]);
       if (!t)
         return t.takeError();
       const TensorType *type = *t;
@@ -386,28 +512,31 @@ llvm::Error Importer::emitNodes() {
                 : ctx.getElementType(qdq[i].quant->getExpressedKind());
         type = type->withElementType(elem);
       }
-      results.push_back({type, out});
+      results.push_back({type, n.output(k)});
     }
+    std::vector<Value *> captures;
+    for (NameId id : captureIds[i])
+      captures.push_back(valueOf(id));
     Node *node =
         graph.createNode(op, operands, results, std::move(attrs), n.name());
-    for (const std::string &name : captureNames[i])
-      node->addCapture(values.lookup(name));
+    for (Value *v : captures)
+      node->addCapture(v);
     // Constant nodes share the tensor already decoded for parameter lookup.
-    if (op == "onnx.Constant" && n.output_size() == 1 &&
-        constantNodes.count(n.output(0)))
-      node->setAttr("value", Attribute(constantCache[n.output(0)]));
+    if (outs.size() == 1 && outs[0] != kNoName && constantNodes[outs[0]] &&
+        op == "onnx.Constant")
+      node->setAttr("value", Attribute(constantCache[outs[0]]));
     // Shapes and element types from the op table; a shape that does not
     // fit the op is an import error naming the node.
     if (auto err = inferNodeTypes(*node))
       return err;
     bool asInferred = true;
-    for (int k = 0; k < n.output_size(); ++k)
-      if (!n.output(k).empty()) {
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (outs[k] != kNoName) {
         Value *r = node->getResult(k);
         const TensorType *inferred = r->getType();
-        r->setType(withQuant(n.output(k), inferred));
+        r->setType(withQuant(outs[k], inferred));
         asInferred &= r->getType() == inferred;
-        values[n.output(k)] = r;
+        values[outs[k]] = r;
       }
     if (asInferred)
       typesAsInferred.insert(node);
@@ -417,14 +546,16 @@ llvm::Error Importer::emitNodes() {
 
 llvm::Error Importer::emitOutputs() {
   Graph &graph = model->getGraph();
-  for (const auto &out : proto.graph().output()) {
-    auto it = values.find(out.name());
-    if (it == values.end())
+  const onnx::GraphProto &g = proto.graph();
+  for (int k = 0; k < g.output_size(); ++k) {
+    const onnx::ValueInfoProto &out = g.output(k);
+    NameId id = outputIds[k];
+    Value *v = valueOf(id);
+    if (!v)
       return makeError("graph output '" + out.name() +
                        "' is not produced by any node, initializer or input");
-    Value *v = it->second;
     if (out.has_type()) {
-      auto t = declaredType(out.name());
+      auto t = declaredType(id);
       if (!t)
         return t.takeError();
       const TensorType *merged = meetTypes(v->getType(), *t);
@@ -445,33 +576,33 @@ llvm::Error Importer::emitOutputs() {
   return llvm::Error::success();
 }
 
+/// Initializers nothing read are emitted too, except parameters whose every
+/// reader became a q.* node: the quantized types hold their numbers, and
+/// export writes them back. Then all of them move to the front, in file
+/// order.
+void Importer::finishInitializers() {
+  Graph &graph = model->getGraph();
+  for (NameId id : llvm::reverse(initializerIds)) {
+    if (!values[id] && absorbedParams.test(id) && !isInitializerInput.test(id))
+      continue;
+    Node *c = valueOf(id)->getDefiningNode();
+    Node *front = &graph.getNodes().front();
+    if (c != front)
+      graph.moveBefore(c, front);
+  }
+}
+
 llvm::Expected<std::unique_ptr<Model>> Importer::run() {
   model = std::make_unique<Model>(ctx);
   if (auto err = importHeader())
     return std::move(err);
+  internNames();
   if (auto err = collectDeclaredTypes())
     return std::move(err);
   if (auto err = collectConstants())
     return std::move(err);
-  // Decode initializers and Constant-node tensors once.
-  for (llvm::StringRef name : initializerOrder) {
-    auto d = onnxbridge::tensorFromProto(*initializers[name], baseDir,
-                                         "initializer '" + name.str() + "'");
-    if (!d)
-      return d.takeError();
-    constantCache[name] = *d;
-  }
-  for (auto &[name, node] : constantNodes) {
-    for (const auto &a : node->attribute())
-      if (a.name() == "value") {
-        onnx::TensorProto copy = a.t();
-        auto d = onnxbridge::tensorFromProto(copy, baseDir,
-                                             describeProto(*node) + ": value");
-        if (!d)
-          return d.takeError();
-        constantCache[name.val()] = *d;
-      }
-  }
+  if (auto err = decodeConstants())
+    return std::move(err);
   if (auto err = sortNodes())
     return std::move(err);
   if (auto err = assignQuantTypes())
@@ -480,7 +611,7 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
     return std::move(err);
   if (auto err = emitOutputs())
     return std::move(err);
-  eraseAbsorbedParams();
+  finishInitializers();
   VerifyOptions verifyOptions;
   verifyOptions.typesAsInferred = &typesAsInferred;
   if (auto err = verifyModel(*model, verifyOptions))

@@ -17,15 +17,14 @@
 
 #include "onnx/onnx_pb.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/CachedHashString.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace qopt {
@@ -64,6 +63,7 @@ public:
   iterator find(llvm::StringRef k) { return map.find(Key(k)); }
   const_iterator find(llvm::StringRef k) const { return map.find(Key(k)); }
   size_t count(llvm::StringRef k) const { return map.count(Key(k)); }
+  void reserve(size_t n) { map.reserve(n); }
   V lookup(llvm::StringRef k) const { return map.lookup(Key(k)); }
   V &operator[](llvm::StringRef k) { return map[Key(k)]; }
   std::pair<iterator, bool> try_emplace(llvm::StringRef k, V v) {
@@ -77,6 +77,13 @@ struct QdqInfo {
   const QuantType *quant = nullptr;
 };
 
+/// A value name of the graph, numbered once when the proto is read: the
+/// importer's tables are vectors indexed by it, so a name is hashed once per
+/// place it appears in the file, not once per question asked about it.
+using NameId = unsigned;
+/// An absent optional input or output (the empty name in a node's lists).
+constexpr NameId kNoName = ~0u;
+
 class Importer {
 public:
   Importer(onnx::ModelProto &proto, llvm::StringRef baseDir, Context &ctx)
@@ -86,10 +93,12 @@ public:
 
 private:
   llvm::Error importHeader();
+  void internNames();
   llvm::Error collectDeclaredTypes();
   llvm::Error collectConstants();
+  llvm::Error decodeConstants();
   llvm::Error sortNodes();
-  llvm::Error analyzeQdq(const onnx::NodeProto &n, QdqInfo &info);
+  llvm::Error analyzeQdq(int node, QdqInfo &info);
   llvm::Error assignQuantTypes();
   llvm::Error emitNodes();
   llvm::Error canonicalizeSpelling(const onnx::NodeProto &n, llvm::StringRef op,
@@ -98,30 +107,54 @@ private:
   void canonicalizeResize(const onnx::NodeProto &n, std::string &op,
                           std::vector<Value *> &operands,
                           std::vector<NamedAttribute> &attrs);
-  void recordParamNames(const onnx::NodeProto &n, const QuantType *q,
+  void recordParamNames(int node, const QuantType *q,
                         std::vector<NamedAttribute> &attrs);
-  void eraseAbsorbedParams();
   llvm::Error emitOutputs();
+  void finishInitializers();
+
+  NameId intern(llvm::StringRef name);
+  /// A node's input and output names, in the proto's order (kNoName for an
+  /// empty one).
+  llvm::ArrayRef<NameId> inputsOf(int node) const {
+    return llvm::ArrayRef<NameId>(nodeNameIds)
+        .slice(nodeInputsBegin[node],
+               nodeOutputsBegin[node] - nodeInputsBegin[node]);
+  }
+  llvm::ArrayRef<NameId> outputsOf(int node) const {
+    return llvm::ArrayRef<NameId>(nodeNameIds)
+        .slice(nodeOutputsBegin[node],
+               nodeInputsBegin[node + 1] - nodeOutputsBegin[node]);
+  }
+  /// A fresh value name built from `stem`, unique among the graph's values
+  /// and every name in the file (some are emitted later).
+  std::string uniqueName(llvm::StringRef stem);
 
   /// Converted once (collectDeclaredTypes converts every declaration up
   /// front, so a malformed one fails early with the value's name).
-  llvm::Expected<const TensorType *> declaredType(llvm::StringRef name) {
-    auto it = declared.find(name);
-    if (it == declared.end())
+  llvm::Expected<const TensorType *> declaredType(NameId id) {
+    DeclaredType &d = declared[id];
+    if (!d.proto)
       return ctx.getUnknownTensorType();
-    if (it->second.converted)
-      return it->second.converted;
-    auto t = onnxbridge::tensorTypeFromProto(*it->second.proto, ctx,
-                                             "value '" + name.str() + "'");
+    if (d.converted)
+      return d.converted;
+    auto t = onnxbridge::tensorTypeFromProto(*d.proto, ctx,
+                                             "value '" + names[id].str() + "'");
     if (t)
-      it->second.converted = *t;
+      d.converted = *t;
     return t;
   }
-  /// Kind known for a value name before emission (declared or constant).
-  ElementKind knownKind(llvm::StringRef name);
-  /// Rank known for a value name before emission.
-  std::optional<std::vector<Dim>> knownShape(llvm::StringRef name);
-  const DenseElements *constantData(llvm::StringRef name);
+  /// Kind known for a value before emission (declared or constant).
+  ElementKind knownKind(NameId id);
+  /// Shape known for a value before emission.
+  std::optional<std::vector<Dim>> knownShape(NameId id);
+  const DenseElements *constantData(NameId id) {
+    return id == kNoName ? nullptr : constantCache[id].get();
+  }
+  /// The value named `id`; an initializer becomes a constant node the first
+  /// time something reads it.
+  Value *valueOf(NameId id);
+  /// `t` with the quantized element type assigned to the value, if any.
+  const TensorType *withQuant(NameId id, const TensorType *t);
 
   onnx::ModelProto &proto;
   std::string baseDir;
@@ -129,34 +162,47 @@ private:
   std::unique_ptr<Model> model;
   int64_t opset = 0;
 
+  // Names, keyed by the proto's own strings (which outlive the import).
+  NameMap<NameId> nameIds;
+  std::vector<llvm::StringRef> names;
+  std::vector<NameId> inputIds, initializerIds, valueInfoIds, outputIds;
+  /// Per node, its input ids then its output ids; node i's inputs start at
+  /// nodeInputsBegin[i] (which has one entry more, the end), its outputs at
+  /// nodeOutputsBegin[i].
+  std::vector<NameId> nodeNameIds;
+  std::vector<unsigned> nodeInputsBegin, nodeOutputsBegin;
+
+  // Tables indexed by NameId.
   struct DeclaredType {
-    const onnx::TypeProto *proto;
+    const onnx::TypeProto *proto = nullptr;
     const TensorType *converted = nullptr;
   };
-  // Every NameMap here (and absorbedParams) is keyed by the proto's own
-  // strings, which outlive the import.
-  NameMap<DeclaredType> declared;
-  NameMap<onnx::TensorProto *> initializers;
-  std::vector<llvm::StringRef> initializerOrder;
-  /// Output of a Constant node with a `value` tensor -> that node.
-  NameMap<const onnx::NodeProto *> constantNodes;
-  NameMap<DenseElementsRef> constantCache;
-  NameMap<std::optional<std::vector<Dim>>> shapeCache;
-  NameMap<int> producers; // value -> node index
-  llvm::StringSet<> graphInputs;
+  std::vector<DeclaredType> declared;
+  std::vector<onnx::TensorProto *> initializers;
+  /// The Constant node (with a `value` tensor) that writes the value.
+  std::vector<const onnx::NodeProto *> constantNodes;
+  std::vector<DenseElementsRef> constantCache;
+  struct ShapeFact {
+    bool known = false; // whether `shape` has been worked out
+    std::optional<std::vector<Dim>> shape;
+  };
+  std::vector<ShapeFact> shapeCache;
+  std::vector<int> producers; // node index, or -1
+  llvm::BitVector isGraphInput, isInitializerInput;
+  /// Quantized element type assigned to a value.
+  std::vector<const QuantType *> valueQuant;
+  std::vector<Value *> values;
+  /// Scale/zero-point initializers read by converted Q/DQ nodes.
+  llvm::BitVector absorbedParams;
+
   std::vector<int> order;
   /// Per node (file order): outer names its subgraphs read.
-  std::vector<std::vector<std::string>> captureNames;
+  std::vector<std::vector<NameId>> captureIds;
   std::vector<QdqInfo> qdq;
-  /// Quantized element type assigned to a value name.
-  NameMap<const QuantType *> valueQuant;
-  NameMap<Value *> values;
   /// Nodes whose result types are inferNodeTypes' (no quantized type was
   /// put on them afterwards): the final verification does not infer them
   /// again.
   llvm::DenseSet<const Node *> typesAsInferred;
-  /// Scale/zero-point initializers read by converted Q/DQ nodes.
-  llvm::DenseSet<llvm::CachedHashStringRef> absorbedParams;
 };
 
 } // namespace onnximport

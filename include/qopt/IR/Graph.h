@@ -23,6 +23,7 @@
 #include "qopt/IR/Types.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/ilist.h"
@@ -229,8 +230,12 @@ public:
   void eraseNode(Node *n);
   void moveBefore(Node *n, Node *before);
 
-  /// Value names must be unique; this makes `base` unique in this graph.
-  std::string makeUniqueName(llvm::StringRef base);
+  /// Value names must be unique; this makes `base` unique in this graph,
+  /// and not one of the names `reserved` says are taken (names the caller
+  /// will give values later, such as an importer's not yet emitted ones).
+  std::string
+  makeUniqueName(llvm::StringRef base,
+                 llvm::function_ref<bool(llvm::StringRef)> reserved = nullptr);
   /// Looks a value up by name; null if no value has it.
   Value *lookupValue(llvm::StringRef name) const;
 
