@@ -1,0 +1,57 @@
+//===- GemmAvxVnni.cpp - u8 x s8 GEMM with 256-bit vpdpbusd (AVX-VNNI) ----===//
+//
+// Built with -mavx2 -mavxvnni; called only where CPUID says the machine has
+// AVX-VNNI (the VEX form, on CPUs with or without AVX-512).
+//
+// Register tile: up to 6 rows of A x 1 panel (16 channels, 2 ymm), 12 ymm
+// accumulators. Per k group: 2 panel loads, one 4-byte broadcast per row,
+// 12 vpdpbusd (each 8 channels x 4 products).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Avx2Store.h"
+#include "GemmKernels.h"
+
+#include <immintrin.h>
+
+using namespace qopt::rt;
+using namespace qopt::rt::gemm;
+
+namespace {
+
+constexpr int kRows = 6;
+
+template <int Rows>
+__attribute__((always_inline)) inline void
+tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
+     int32_t *c, int64_t ldc, int64_t channels) {
+  __m256i acc[Rows][2];
+  for (int r = 0; r < Rows; ++r)
+    acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < b.numGroups; ++g) {
+    const __m256i *w = reinterpret_cast<const __m256i *>(panel + g * 64);
+    __m256i w0 = _mm256_load_si256(w), w1 = _mm256_load_si256(w + 1);
+    for (int r = 0; r < Rows; ++r) {
+      __m256i x = _mm256_set1_epi32(int32_t(loadGroup(a + r * lda, g, b.k)));
+      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], x, w0);
+      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], x, w1);
+    }
+  }
+  for (int r = 0; r < Rows; ++r) {
+    store8(c + r * ldc, acc[r][0], channels);
+    store8(c + r * ldc + 8, acc[r][1], channels - 8);
+  }
+}
+
+} // namespace
+
+void gemm::avxVnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
+                   int32_t *c, int64_t ldc) {
+  eachPanelTile<kRows>(a, lda, m, b, c, ldc,
+                       [&](auto rows, const uint8_t *ar, const char *panel,
+                           int32_t *cr, int64_t channels) {
+                         tile<decltype(rows)::value>(
+                             ar, lda, reinterpret_cast<const int8_t *>(panel),
+                             b, cr, ldc, channels);
+                       });
+}

@@ -1,0 +1,88 @@
+//===- GemmKernels.h - The per-family GEMM entry points ---------*- C++ -*-===//
+//
+// Private to lib/Runtime/Int8. Each family lives in its own file, compiled
+// for its instruction set; those files include nothing but this header and
+// the intrinsics, so no inline function of a shared header is ever compiled
+// there with instructions another machine may lack (the linker could keep
+// that copy for everyone).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_RUNTIME_INT8_GEMMKERNELS_H
+#define QOPT_LIB_RUNTIME_INT8_GEMMKERNELS_H
+
+#include <cstdint>
+#include <type_traits>
+
+namespace qopt {
+namespace rt {
+namespace gemm {
+
+/// A packed B, as plain data (see Int8Gemm.h for the layout).
+struct Panels {
+  const void *data;
+  int64_t panelBytes; ///< distance between panels
+  int64_t numPanels;  ///< ceil(n / 16)
+  int64_t numGroups;  ///< ceil(k / 4)
+  int64_t n, k;
+};
+
+/// A row of A, one k group at a time: 4 bytes, zero past the row's end.
+static inline uint32_t loadGroup(const uint8_t *row, int64_t group, int64_t k) {
+  int64_t first = group * 4;
+  if (first + 4 <= k)
+    return uint32_t(row[first]) | uint32_t(row[first + 1]) << 8 |
+           uint32_t(row[first + 2]) << 16 | uint32_t(row[first + 3]) << 24;
+  uint32_t v = 0;
+  for (int64_t i = first; i < k; ++i)
+    v |= uint32_t(row[i]) << (8 * (i - first));
+  return v;
+}
+
+/// Calls f(std::integral_constant<int, rows>()) for 1 <= rows <= Max: the
+/// register tile for the rows left at the bottom of A.
+template <int Max, typename F>
+static inline void withRowCount(int64_t rows, F &&f) {
+  if constexpr (Max > 0) {
+    if (rows == Max)
+      f(std::integral_constant<int, Max>());
+    else
+      withRowCount<Max - 1>(rows, f);
+  }
+}
+
+/// The driver of the one-panel families: for each panel of 16 channels,
+/// rows of A MaxRows at a time, then the rows left. Calls
+/// tile(rows, aRows, panelBytes, cRows, channels) with rows an
+/// std::integral_constant.
+template <int MaxRows, typename Tile>
+static inline void eachPanelTile(const uint8_t *a, int64_t lda, int64_t m,
+                                 const Panels &b, int32_t *c, int64_t ldc,
+                                 Tile &&tile) {
+  for (int64_t p = 0; p < b.numPanels; ++p) {
+    const char *panel = static_cast<const char *>(b.data) + p * b.panelBytes;
+    int64_t channels = b.n - p * 16;
+    int64_t row = 0;
+    for (; row + MaxRows <= m; row += MaxRows)
+      tile(std::integral_constant<int, MaxRows>(), a + row * lda, panel,
+           c + row * ldc + p * 16, channels);
+    withRowCount<MaxRows - 1>(m - row, [&](auto rows) {
+      tile(rows, a + row * lda, panel, c + row * ldc + p * 16, channels);
+    });
+  }
+}
+
+void scalar(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
+            int32_t *c, int64_t ldc);
+void avx2(const uint8_t *a, int64_t lda, int64_t m, const Panels &b, int32_t *c,
+          int64_t ldc);
+void avxVnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
+             int32_t *c, int64_t ldc);
+void avx512Vnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
+                int32_t *c, int64_t ldc);
+
+} // namespace gemm
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_LIB_RUNTIME_INT8_GEMMKERNELS_H

@@ -1,0 +1,75 @@
+//===- Int8Gemm.cpp - Packing B, and choosing the family's kernel ---------===//
+
+#include "qopt/Runtime/Int8Gemm.h"
+#include "GemmKernels.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+constexpr size_t kAlignment = 64;
+
+char *allocateAligned(size_t bytes) {
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void *p = std::aligned_alloc(kAlignment, rounded ? rounded : kAlignment);
+  if (!p)
+    llvm::report_bad_alloc_error("packing int8 weights");
+  return static_cast<char *>(p);
+}
+} // namespace
+
+PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
+                                     int64_t k, int64_t ldb)
+    : isa(isa), n(n), k(k), panels((n + kPanelChannels - 1) / kPanelChannels),
+      groups((k + kGroupDepth - 1) / kGroupDepth), panelBytes(0),
+      storage(nullptr, std::free), sums(n, 0) {
+  size_t elementBytes = isa == Isa::Avx2 ? 2 : 1;
+  panelBytes = size_t(groups) * kPanelChannels * kGroupDepth * elementBytes;
+  storage.reset(allocateAligned(panelBytes * panels));
+  std::memset(storage.get(), 0, panelBytes * panels);
+  for (int64_t p = 0; p < panels; ++p) {
+    char *panel = storage.get() + p * panelBytes;
+    for (int64_t c = 0; c < kPanelChannels && p * kPanelChannels + c < n; ++c) {
+      const int8_t *row = b + (p * kPanelChannels + c) * ldb;
+      for (int64_t i = 0; i < k; ++i) {
+        int64_t slot = (i / kGroupDepth) * kPanelChannels * kGroupDepth +
+                       c * kGroupDepth + i % kGroupDepth;
+        if (elementBytes == 2)
+          reinterpret_cast<int16_t *>(panel)[slot] = row[i];
+        else
+          reinterpret_cast<int8_t *>(panel)[slot] = row[i];
+        sums[p * kPanelChannels + c] += row[i];
+      }
+    }
+  }
+}
+
+const void *PackedInt8Weights::getPanel(int64_t p) const {
+  return storage.get() + p * panelBytes;
+}
+
+void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
+                  const PackedInt8Weights &b, int32_t *c, int64_t ldc) {
+  gemm::Panels panels{b.getPanel(0),      int64_t(b.getPanelBytes()),
+                      b.getNumPanels(),   b.getNumGroups(),
+                      b.getNumChannels(), b.getDepth()};
+  switch (b.getIsa()) {
+  case Isa::Scalar:
+    return gemm::scalar(a, lda, m, panels, c, ldc);
+  case Isa::Avx2:
+    return gemm::avx2(a, lda, m, panels, c, ldc);
+  case Isa::AvxVnni:
+    return gemm::avxVnni(a, lda, m, panels, c, ldc);
+  case Isa::Avx512Vnni:
+    return gemm::avx512Vnni(a, lda, m, panels, c, ldc);
+  case Isa::Amx:
+    // The tile kernel is not written yet; AMX machines have AVX512-VNNI, and
+    // both read this layout.
+    return gemm::avx512Vnni(a, lda, m, panels, c, ldc);
+  }
+}

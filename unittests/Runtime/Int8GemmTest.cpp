@@ -1,0 +1,113 @@
+//===- Int8GemmTest.cpp - Every int8 GEMM family against a plain loop -----===//
+
+#include "qopt/Runtime/Int8Gemm.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <random>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+/// Fills A and B with random values that include the extremes (0 and 255,
+/// -128 and 127), where a saturating instruction would go wrong.
+void fill(std::mt19937 &rng, std::vector<uint8_t> &a, std::vector<int8_t> &b) {
+  std::uniform_int_distribution<int> pick(0, 9);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t &x : a) {
+    int p = pick(rng);
+    x = p == 0 ? 255 : p == 1 ? 0 : uint8_t(byte(rng));
+  }
+  for (int8_t &x : b) {
+    int p = pick(rng);
+    x = p == 0 ? -128 : p == 1 ? 127 : int8_t(byte(rng) - 128);
+  }
+}
+
+void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
+  std::mt19937 rng(seed);
+  int64_t lda = s.k + padA, ldb = s.k + 3, ldc = s.n + padC;
+  std::vector<uint8_t> a(s.m * lda);
+  std::vector<int8_t> b(s.n * ldb);
+  fill(rng, a, b);
+  PackedInt8Weights packed(isa, b.data(), s.n, s.k, ldb);
+  const int32_t kUntouched = 0x5a5a5a5a;
+  std::vector<int32_t> c(s.m * ldc, kUntouched);
+  gemmU8S8(a.data(), lda, s.m, packed, c.data(), ldc);
+  for (int64_t n = 0; n < s.n; ++n) {
+    int32_t sum = 0;
+    for (int64_t k = 0; k < s.k; ++k)
+      sum += b[n * ldb + k];
+    ASSERT_EQ(packed.getChannelSums()[n], sum) << "channel " << n;
+  }
+  for (int64_t m = 0; m < s.m; ++m) {
+    for (int64_t n = 0; n < s.n; ++n) {
+      int32_t want = 0;
+      for (int64_t k = 0; k < s.k; ++k)
+        want += int32_t(a[m * lda + k]) * b[n * ldb + k];
+      ASSERT_EQ(c[m * ldc + n], want)
+          << getIsaName(isa).str() << " m=" << s.m << " n=" << s.n
+          << " k=" << s.k << " at (" << m << ", " << n << ")";
+    }
+    for (int64_t n = s.n; n < ldc; ++n)
+      ASSERT_EQ(c[m * ldc + n], kUntouched)
+          << getIsaName(isa).str() << ": wrote past column " << s.n;
+  }
+}
+
+// Row counts around each family's register tile (8, 6, 3 rows), channel
+// counts that end a panel of 16 anywhere (1, 4, 5, 9, 11, 13, 14), k around
+// the groups of 4.
+TEST(Int8Gemm, EveryFamilyThisMachineRunsMatchesThePlainLoop) {
+  const Shape shapes[] = {
+      {1, 1, 1},     {1, 16, 4},   {2, 5, 3},    {3, 17, 5},    {7, 48, 64},
+      {8, 49, 67},   {9, 64, 300}, {17, 33, 9},  {24, 96, 128}, {5, 3, 1000},
+      {16, 100, 37}, {4, 13, 8},   {11, 30, 21}, {6, 75, 12},   {13, 9, 2}};
+  unsigned seed = 1;
+  for (Isa isa : getSupportedIsas())
+    for (const Shape &s : shapes) {
+      checkFamily(isa, s, 0, 0, seed++);
+      checkFamily(isa, s, 5, 3, seed++); // rows further apart than k / n
+    }
+}
+
+TEST(Int8Gemm, ExtremesAccumulateWithoutSaturating) {
+  // 255 * -128 over k = 4096: -133,693,440, far past any 16-bit sum.
+  for (Isa isa : getSupportedIsas()) {
+    int64_t m = 4, n = 20, k = 4096;
+    std::vector<uint8_t> a(m * k, 255);
+    std::vector<int8_t> b(n * k, -128);
+    PackedInt8Weights packed(isa, b.data(), n, k, k);
+    std::vector<int32_t> c(m * n);
+    gemmU8S8(a.data(), k, m, packed, c.data(), n);
+    for (int32_t x : c)
+      ASSERT_EQ(x, 255 * -128 * 4096) << getIsaName(isa).str();
+  }
+}
+
+TEST(CpuFeatures, QoptIsaForcesAFamilyOrSaysWhyNot) {
+  ::setenv("QOPT_ISA", "scalar", 1);
+  auto isa = selectIsa();
+  ASSERT_TRUE(bool(isa)) << llvm::toString(isa.takeError());
+  EXPECT_EQ(*isa, Isa::Scalar);
+  ::setenv("QOPT_ISA", "sse9", 1);
+  auto bad = selectIsa();
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "unknown instruction set 'sse9' (expected scalar, avx2, avxvnni, "
+            "avx512vnni or amx)");
+  ::unsetenv("QOPT_ISA");
+  auto best = selectIsa();
+  ASSERT_TRUE(bool(best));
+  EXPECT_EQ(*best, getSupportedIsas().back());
+  EXPECT_TRUE(getHostCpuFeatures().supports(Isa::Scalar));
+}
+
+} // namespace
