@@ -1,0 +1,121 @@
+//===- Int8Conv.h - int8 convolution with its epilogue, NHWC ----*- C++ -*-===//
+//
+// The conv step of the CPU plan. Activations are NHWC and stored as u8: an
+// s8 tensor with zero point z is the same numbers + 128 with zero point
+// z + 128, so one kernel serves both (the plan converts at its borders).
+// Weights are s8, per output channel or per tensor, zero point 0.
+//
+//   acc[p][c]  = sum over taps and input channels of x_u8 * w    (exact s32)
+//   real[p][c] = scale[c] * (acc[p][c] - zx * wsum[c]) + bias[c]  (float)
+//   then, in the unit's order: + residual (dequantized), activation, and
+//   y = saturate(nearbyint(real / sy) + zy), or real itself for a float
+//   result.
+//
+// Padding reads the input's zero point (real 0), so the zero point term is
+// the same for every output pixel and comes from the packed weights' channel
+// sums. The arithmetic after `acc` follows the reference interpreter's fused
+// units step for step (float32 values, activations computed in double), so
+// results match it within one step of the output grid.
+//
+// Lowering: a 1x1 convolution with unit stride and no padding is one GEMM on
+// the input as it lies; any other reads its input through an im2col buffer
+// of one output row at a time (K = kh * kw * cin bytes per output pixel).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_RUNTIME_INT8CONV_H
+#define QOPT_RUNTIME_INT8CONV_H
+
+#include "qopt/Runtime/Int8Gemm.h"
+
+#include <vector>
+
+namespace qopt {
+namespace rt {
+
+struct Int8ConvShape {
+  int64_t batch = 1, inH = 1, inW = 1, inC = 1;
+  int64_t outC = 1, kernelH = 1, kernelW = 1;
+  int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+  int64_t groups = 1;
+
+  int64_t outH() const {
+    return (inH + padTop + padBottom - dilationH * (kernelH - 1) - 1) /
+               strideH +
+           1;
+  }
+  int64_t outW() const {
+    return (inW + padLeft + padRight - dilationW * (kernelW - 1) - 1) /
+               strideW +
+           1;
+  }
+};
+
+enum class Activation {
+  None,
+  Relu,
+  LeakyRelu, ///< alpha
+  Clip,      ///< alpha = min, beta = max
+  Sigmoid,
+  Tanh,
+  HardSigmoid, ///< alpha, beta
+  HardSwish,
+  Silu,
+};
+
+struct Int8Epilogue {
+  /// Per output channel (one value = per tensor): input scale * weight
+  /// scale.
+  std::vector<float> scale;
+  /// Per output channel real bias, or empty.
+  std::vector<float> bias;
+  /// The input's zero point as stored (u8).
+  int32_t inputZero = 0;
+  Activation activation = Activation::None;
+  float alpha = 0, beta = 0;
+  /// Residual: a u8 NHWC tensor of the output's shape on its own grid.
+  bool hasResidual = false;
+  bool residualAfterActivation = false;
+  float residualScale = 1;
+  int32_t residualZero = 0;
+  /// Output grid (u8); a float result when outputScale is 0.
+  float outputScale = 0;
+  int32_t outputZero = 0;
+};
+
+class Int8Conv {
+public:
+  /// weights: OIHW s8 (O = outC, I = inC / groups), as ONNX stores them.
+  Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
+           Int8Epilogue epilogue);
+
+  const Int8ConvShape &getShape() const { return shape; }
+  /// Output rows (batch * outH); the unit of parallel work.
+  int64_t getNumRows() const { return shape.batch * shape.outH(); }
+  /// Scratch bytes one caller of run() needs.
+  size_t getScratchBytes() const;
+
+  /// Computes output rows [rowBegin, rowEnd). `output` is u8 NHWC, or float
+  /// NHWC when the epilogue's outputScale is 0; `residual` (u8 NHWC) when
+  /// the epilogue has one. `scratch` holds getScratchBytes() bytes.
+  void run(const uint8_t *input, const uint8_t *residual, void *output,
+           int64_t rowBegin, int64_t rowEnd, void *scratch) const;
+
+private:
+  bool isPointwise() const;
+  void fillRow(const uint8_t *input, int64_t group, int64_t n, int64_t oh,
+               uint8_t *rows) const;
+  void finishRow(const int32_t *acc, int64_t group, const uint8_t *residual,
+                 void *output, int64_t pixelBase) const;
+
+  Int8ConvShape shape;
+  Int8Epilogue epilogue;
+  int64_t groupInC, groupOutC, depth;    ///< per group
+  std::vector<PackedInt8Weights> packed; ///< one per group
+};
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_RUNTIME_INT8CONV_H

@@ -1,0 +1,167 @@
+//===- Int8Conv.cpp - int8 convolution: im2col rows, GEMM, epilogue -------===//
+
+#include "qopt/Runtime/Int8Conv.h"
+#include "../ActivationMath.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+constexpr size_t kScratchAlignment = 64;
+
+size_t alignUp(size_t n) {
+  return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+}
+
+/// One value through the unit's activation, as the reference's activation
+/// kernels compute it: in double from the stored float, stored as float.
+float activate(float v, Activation a, float alpha, float beta) {
+  double x = v;
+  switch (a) {
+  case Activation::None:
+    return v;
+  case Activation::Relu:
+    return float(act::relu(x));
+  case Activation::LeakyRelu:
+    return float(act::leakyRelu(x, alpha));
+  case Activation::Clip:
+    return float(act::clip(x, alpha, beta));
+  case Activation::Sigmoid:
+    return float(act::sigmoid(x));
+  case Activation::Tanh:
+    return float(std::tanh(x));
+  case Activation::HardSigmoid:
+    return float(act::hardSigmoid(x, alpha, beta));
+  case Activation::HardSwish:
+    return float(act::hardSwish(x));
+  case Activation::Silu:
+    // Mul(x, Sigmoid(x)): the sigmoid is stored (as float) first.
+    return float(x * double(float(act::sigmoid(x))));
+  }
+  return v;
+}
+
+/// saturate(nearbyint(x / scale) + zero) onto u8, NaN -> 0.
+uint8_t quantizeU8(float x, float scale, int32_t zero) {
+  float r = std::nearbyintf(x / scale);
+  if (std::isnan(r))
+    return 0;
+  double q = double(r) + zero;
+  return q <= 0 ? 0 : q >= 255 ? 255 : uint8_t(q);
+}
+
+} // namespace
+
+Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
+                   Int8Epilogue epilogue)
+    : shape(shape), epilogue(std::move(epilogue)),
+      groupInC(shape.inC / shape.groups), groupOutC(shape.outC / shape.groups),
+      depth(shape.kernelH * shape.kernelW * groupInC) {
+  // OIHW -> per group, [channel][ky][kx][ci]: the order im2col writes.
+  std::vector<int8_t> reordered(groupOutC * depth);
+  int64_t taps = shape.kernelH * shape.kernelW;
+  for (int64_t g = 0; g < shape.groups; ++g) {
+    for (int64_t o = 0; o < groupOutC; ++o)
+      for (int64_t ci = 0; ci < groupInC; ++ci)
+        for (int64_t t = 0; t < taps; ++t)
+          reordered[o * depth + t * groupInC + ci] =
+              weights[((g * groupOutC + o) * groupInC + ci) * taps + t];
+    packed.emplace_back(isa, reordered.data(), groupOutC, depth, depth);
+  }
+}
+
+bool Int8Conv::isPointwise() const {
+  return shape.kernelH == 1 && shape.kernelW == 1 && shape.strideH == 1 &&
+         shape.strideW == 1 && shape.padTop == 0 && shape.padLeft == 0 &&
+         shape.padBottom == 0 && shape.padRight == 0;
+}
+
+size_t Int8Conv::getScratchBytes() const {
+  size_t rows = isPointwise() ? 0 : alignUp(size_t(shape.outW() * depth));
+  return rows + alignUp(size_t(shape.outW() * groupOutC) * sizeof(int32_t));
+}
+
+void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
+                       int64_t oh, uint8_t *rows) const {
+  const uint8_t zero = uint8_t(epilogue.inputZero);
+  for (int64_t ow = 0, w = shape.outW(); ow < w; ++ow) {
+    uint8_t *dst = rows + ow * depth;
+    for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
+      int64_t ih = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
+      for (int64_t kx = 0; kx < shape.kernelW; ++kx, dst += groupInC) {
+        int64_t iw = ow * shape.strideW - shape.padLeft + kx * shape.dilationW;
+        if (ih < 0 || ih >= shape.inH || iw < 0 || iw >= shape.inW) {
+          std::memset(dst, zero, groupInC);
+          continue;
+        }
+        std::memcpy(dst,
+                    input +
+                        ((n * shape.inH + ih) * shape.inW + iw) * shape.inC +
+                        group * groupInC,
+                    groupInC);
+      }
+    }
+  }
+}
+
+void Int8Conv::finishRow(const int32_t *acc, int64_t group,
+                         const uint8_t *residual, void *output,
+                         int64_t pixelBase) const {
+  const Int8Epilogue &e = epilogue;
+  llvm::ArrayRef<int32_t> sums = packed[group].getChannelSums();
+  bool perChannel = e.scale.size() > 1;
+  for (int64_t ow = 0, w = shape.outW(); ow < w; ++ow) {
+    int64_t at = (pixelBase + ow) * shape.outC + group * groupOutC;
+    for (int64_t c = 0; c < groupOutC; ++c) {
+      int64_t channel = group * groupOutC + c;
+      float scale = e.scale[perChannel ? channel : 0];
+      float y = float(acc[ow * groupOutC + c] - e.inputZero * sums[c]) * scale;
+      if (!e.bias.empty())
+        y += e.bias[channel];
+      float r = 0;
+      if (e.hasResidual)
+        r = float(int32_t(residual[at + c]) - e.residualZero) * e.residualScale;
+      if (e.hasResidual && !e.residualAfterActivation)
+        y += r;
+      y = activate(y, e.activation, e.alpha, e.beta);
+      if (e.hasResidual && e.residualAfterActivation)
+        y += r;
+      if (e.outputScale == 0)
+        static_cast<float *>(output)[at + c] = y;
+      else
+        static_cast<uint8_t *>(output)[at + c] =
+            quantizeU8(y, e.outputScale, e.outputZero);
+    }
+  }
+}
+
+void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
+                   int64_t rowBegin, int64_t rowEnd, void *scratch) const {
+  int64_t outH = shape.outH(), outW = shape.outW();
+  bool pointwise = isPointwise();
+  uint8_t *rows = static_cast<uint8_t *>(scratch);
+  int32_t *acc = reinterpret_cast<int32_t *>(
+      rows + (pointwise ? 0 : alignUp(size_t(outW * depth))));
+  for (int64_t row = rowBegin; row < rowEnd; ++row) {
+    int64_t n = row / outH, oh = row % outH;
+    for (int64_t g = 0; g < shape.groups; ++g) {
+      const uint8_t *a;
+      int64_t lda;
+      if (pointwise) {
+        a = input + ((n * shape.inH + oh) * shape.inW) * shape.inC +
+            g * groupInC;
+        lda = shape.inC;
+      } else {
+        fillRow(input, g, n, oh, rows);
+        a = rows;
+        lda = depth;
+      }
+      gemmU8S8(a, lda, outW, packed[g], acc, groupOutC);
+      finishRow(acc, g, residual, output, row * outW);
+    }
+  }
+}

@@ -1,0 +1,149 @@
+//===- Int8ConvTest.cpp - int8 conv against a direct loop, every family ---===//
+
+#include "qopt/Runtime/Int8Conv.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+struct Case {
+  Int8ConvShape shape;
+  int32_t inputZero;
+};
+
+/// sum over the taps inside the input of (x - zx) * w: padding is real 0.
+std::vector<int64_t> directConv(const Int8ConvShape &s,
+                                const std::vector<uint8_t> &x,
+                                const std::vector<int8_t> &w, int32_t zx) {
+  int64_t oh = s.outH(), ow = s.outW(), gin = s.inC / s.groups,
+          gout = s.outC / s.groups;
+  std::vector<int64_t> y(s.batch * oh * ow * s.outC, 0);
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t h = 0; h < oh; ++h)
+      for (int64_t v = 0; v < ow; ++v)
+        for (int64_t o = 0; o < s.outC; ++o) {
+          int64_t g = o / gout, sum = 0;
+          for (int64_t ci = 0; ci < gin; ++ci)
+            for (int64_t ky = 0; ky < s.kernelH; ++ky)
+              for (int64_t kx = 0; kx < s.kernelW; ++kx) {
+                int64_t ih = h * s.strideH - s.padTop + ky * s.dilationH;
+                int64_t iw = v * s.strideW - s.padLeft + kx * s.dilationW;
+                if (ih < 0 || ih >= s.inH || iw < 0 || iw >= s.inW)
+                  continue;
+                int64_t xv =
+                    x[((n * s.inH + ih) * s.inW + iw) * s.inC + g * gin + ci];
+                int64_t wv =
+                    w[((o * gin + ci) * s.kernelH + ky) * s.kernelW + kx];
+                sum += (xv - zx) * wv;
+              }
+          y[((n * oh + h) * ow + v) * s.outC + o] = sum;
+        }
+  return y;
+}
+
+Int8ConvShape shapeOf(int64_t batch, int64_t inH, int64_t inW, int64_t inC,
+                      int64_t outC, int64_t k, int64_t stride, int64_t pad,
+                      int64_t dilation, int64_t groups) {
+  Int8ConvShape s;
+  s.batch = batch;
+  s.inH = inH;
+  s.inW = inW;
+  s.inC = inC;
+  s.outC = outC;
+  s.kernelH = s.kernelW = k;
+  s.strideH = s.strideW = stride;
+  s.padTop = s.padLeft = pad;
+  s.padBottom = s.padRight = pad;
+  s.dilationH = s.dilationW = dilation;
+  s.groups = groups;
+  return s;
+}
+
+const Case kCases[] = {
+    {shapeOf(1, 5, 5, 3, 4, 3, 1, 1, 1, 1), 128},   // 3x3, pad 1
+    {shapeOf(2, 7, 6, 8, 17, 1, 1, 0, 1, 1), 3},    // pointwise, batch 2
+    {shapeOf(1, 9, 9, 5, 33, 3, 2, 1, 1, 1), 0},    // stride 2
+    {shapeOf(1, 8, 8, 6, 6, 3, 1, 2, 2, 1), 200},   // dilation 2
+    {shapeOf(1, 6, 7, 8, 12, 3, 1, 1, 1, 4), 17},   // 4 groups
+    {shapeOf(1, 6, 6, 7, 7, 3, 1, 1, 1, 7), 128},   // depthwise
+    {shapeOf(1, 4, 4, 13, 50, 5, 1, 2, 1, 1), 255}, // 5x5, odd channels
+    {shapeOf(1, 10, 3, 4, 9, 1, 3, 0, 1, 1), 1},    // 1x1 with stride 3
+};
+
+TEST(Int8Conv, EveryFamilyMatchesADirectLoop) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (Isa isa : getSupportedIsas()) {
+    for (const Case &c : kCases) {
+      const Int8ConvShape &s = c.shape;
+      std::vector<uint8_t> x(s.batch * s.inH * s.inW * s.inC);
+      for (uint8_t &v : x)
+        v = uint8_t(byte(rng));
+      std::vector<int8_t> w(s.outC * (s.inC / s.groups) * s.kernelH *
+                            s.kernelW);
+      for (int8_t &v : w)
+        v = int8_t(byte(rng) - 128);
+      Int8Epilogue e;
+      e.scale = {1.0f};
+      e.inputZero = c.inputZero;
+      Int8Conv conv(isa, s, w.data(), e);
+      std::vector<float> y(s.batch * s.outH() * s.outW() * s.outC, -1e9f);
+      std::vector<char> scratch(conv.getScratchBytes() + 64);
+      void *aligned = reinterpret_cast<void *>(
+          (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
+      // In two calls, as two threads would split the rows.
+      int64_t half = conv.getNumRows() / 2;
+      conv.run(x.data(), nullptr, y.data(), 0, half, aligned);
+      conv.run(x.data(), nullptr, y.data(), half, conv.getNumRows(), aligned);
+      std::vector<int64_t> want = directConv(s, x, w, c.inputZero);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(int64_t(y[i]), want[i]) << getIsaName(isa).str() << " case "
+                                          << (&c - kCases) << " element " << i;
+    }
+  }
+}
+
+TEST(Int8Conv, EpilogueQuantizesInTheUnitsOrder) {
+  // 1x1 conv over one pixel, 2 channels; y = 0.5 * acc + bias, + residual
+  // before a ReLU, onto scale 0.25, zero point 10.
+  Int8ConvShape s = shapeOf(1, 1, 1, 2, 2, 1, 1, 0, 1, 1);
+  std::vector<int8_t> w = {1, 2, -3, 1};   // channel 0: (1, 2); 1: (-3, 1)
+  std::vector<uint8_t> x = {5, 7};         // zero point 4: real (1, 3)
+  std::vector<uint8_t> residual = {12, 0}; // zero point 2, scale 0.5
+  Int8Epilogue e;
+  e.scale = {0.5f, 0.5f};
+  e.bias = {0.25f, -1.0f};
+  e.inputZero = 4;
+  e.activation = Activation::Relu;
+  e.hasResidual = true;
+  e.residualScale = 0.5f;
+  e.residualZero = 2;
+  e.outputScale = 0.25f;
+  e.outputZero = 10;
+  for (Isa isa : getSupportedIsas()) {
+    Int8Conv conv(isa, s, w.data(), e);
+    std::vector<uint8_t> y(2);
+    std::vector<char> scratch(conv.getScratchBytes() + 64);
+    conv.run(x.data(), residual.data(), y.data(), 0, 1, scratch.data());
+    // channel 0: acc 1+6 = 7 -> 3.5 + 0.25 + 5 = 8.75 -> 35 + 10 = 45
+    // channel 1: acc -3+3 = 0 -> 0 - 1 - 1 = -2 -> relu 0 -> 10
+    EXPECT_EQ(y[0], 45) << getIsaName(isa).str();
+    EXPECT_EQ(y[1], 10) << getIsaName(isa).str();
+  }
+  // After the activation instead: channel 1 is relu(-1) + (-1) = -1 -> 6.
+  e.residualAfterActivation = true;
+  Int8Conv conv(Isa::Scalar, s, w.data(), e);
+  std::vector<uint8_t> y(2);
+  std::vector<char> scratch(conv.getScratchBytes() + 64);
+  conv.run(x.data(), residual.data(), y.data(), 0, 1, scratch.data());
+  EXPECT_EQ(y[0], 45);
+  EXPECT_EQ(y[1], 6);
+}
+
+} // namespace
