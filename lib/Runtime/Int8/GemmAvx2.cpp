@@ -45,18 +45,23 @@ __attribute__((always_inline)) inline void
 tile(const uint8_t *a, int64_t lda, const int16_t *panel, const Panels &b,
      int32_t *c, int64_t ldc, int64_t channels) {
   __m256i acc[Rows][4];
+#pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 32
     for (int q = 0; q < 4; ++q)
       acc[r][q] = _mm256_setzero_si256();
   for (int64_t g = 0; g < b.numGroups; ++g) {
     const __m256i *w = reinterpret_cast<const __m256i *>(panel + g * 64);
+#pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
       __m256i x = widenGroup(loadGroup(a + r * lda, g, b.k));
+#pragma GCC unroll 32
       for (int q = 0; q < 4; ++q)
         acc[r][q] = _mm256_add_epi32(
             acc[r][q], _mm256_madd_epi16(x, _mm256_load_si256(w + q)));
     }
   }
+#pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r) {
     store8(c + r * ldc, addPairs(acc[r][0], acc[r][1]), channels);
     store8(c + r * ldc + 8, addPairs(acc[r][2], acc[r][3]), channels - 8);

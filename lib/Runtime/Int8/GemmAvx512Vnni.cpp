@@ -26,37 +26,47 @@ __attribute__((always_inline)) inline void
 tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
      int32_t *c, int64_t ldc, int64_t channels) {
   __m512i acc[Rows][NumPanels];
+#pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 32
     for (int p = 0; p < NumPanels; ++p)
       acc[r][p] = _mm512_setzero_si512();
   int64_t fullGroups = b.k / 4;
   for (int64_t g = 0; g < fullGroups; ++g) {
     __m512i w[NumPanels];
+#pragma GCC unroll 32
     for (int p = 0; p < NumPanels; ++p)
       w[p] = _mm512_load_si512(panel + p * b.panelBytes + g * 64);
+#pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
       int32_t group;
       __builtin_memcpy(&group, a + r * lda + g * 4, 4);
       __m512i x = _mm512_set1_epi32(group);
+#pragma GCC unroll 32
       for (int p = 0; p < NumPanels; ++p)
         acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], x, w[p]);
     }
   }
   if (fullGroups < b.numGroups) { // k not a multiple of 4: zero-padded
     __m512i w[NumPanels];
+#pragma GCC unroll 32
     for (int p = 0; p < NumPanels; ++p)
       w[p] = _mm512_load_si512(panel + p * b.panelBytes + fullGroups * 64);
+#pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
       __m512i x =
           _mm512_set1_epi32(int32_t(loadGroup(a + r * lda, fullGroups, b.k)));
+#pragma GCC unroll 32
       for (int p = 0; p < NumPanels; ++p)
         acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], x, w[p]);
     }
   }
+#pragma GCC unroll 32
   for (int p = 0; p < NumPanels; ++p) {
     int64_t left = channels - p * 16;
     __mmask16 mask =
         left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+#pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r)
       _mm512_mask_storeu_epi32(c + r * ldc + p * 16, mask, acc[r][p]);
   }

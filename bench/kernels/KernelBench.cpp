@@ -1,0 +1,132 @@
+//===- KernelBench.cpp - int8 kernels against the machine's own peak ------===//
+//
+//   qopt-bench-kernels [--benchmark_filter=...]
+//
+// First measures each family's peak with a register-only loop (PeakLoops.h)
+// on this machine, then times the int8 conv step on each of ResNet-18's 3x3
+// convolutions (224x224 input, batch 1) for every family the machine runs,
+// reporting GMAC/s and the share of that family's peak. One thread: the
+// figures are per core.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PeakLoops.h"
+#include "qopt/Runtime/Int8Conv.h"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+std::map<Isa, double> peakGmacs; // measured in main()
+
+double measurePeak(Isa isa) {
+  int64_t (*loop)(int64_t, int32_t *) = nullptr;
+  switch (isa) {
+  case Isa::Avx2:
+    loop = bench::peakAvx2;
+    break;
+  case Isa::AvxVnni:
+    loop = bench::peakAvxVnni;
+    break;
+  case Isa::Avx512Vnni:
+  case Isa::Amx: // until the tile kernel: the same instructions
+    loop = bench::peakAvx512Vnni;
+    break;
+  case Isa::Scalar:
+    return 0;
+  }
+  int32_t sink = 0;
+  loop(1 << 20, &sink); // warm up the units (and the clock)
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto start = std::chrono::steady_clock::now();
+    int64_t macs = loop(int64_t(1) << 24, &sink);
+    std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - start;
+    best = std::max(best, macs / took.count() / 1e9);
+  }
+  benchmark::DoNotOptimize(sink);
+  return best;
+}
+
+struct ConvCase {
+  const char *name;
+  int64_t size, inC, outC, stride;
+};
+
+/// ResNet-18's 3x3 convolutions (input side and channels, stride).
+const ConvCase kResNet18Convs[] = {
+    {"layer1_3x3_56x56x64", 56, 64, 64, 1},
+    {"layer2_3x3s2_56x56x64_128", 56, 64, 128, 2},
+    {"layer2_3x3_28x28x128", 28, 128, 128, 1},
+    {"layer3_3x3s2_28x28x128_256", 28, 128, 256, 2},
+    {"layer3_3x3_14x14x256", 14, 256, 256, 1},
+    {"layer4_3x3s2_14x14x256_512", 14, 256, 512, 2},
+    {"layer4_3x3_7x7x512", 7, 512, 512, 1},
+};
+
+void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
+  Int8ConvShape s;
+  s.inH = s.inW = c.size;
+  s.inC = c.inC;
+  s.outC = c.outC;
+  s.kernelH = s.kernelW = 3;
+  s.strideH = s.strideW = c.stride;
+  s.padTop = s.padLeft = s.padBottom = s.padRight = 1;
+  std::mt19937 rng(1);
+  std::vector<uint8_t> x(s.inH * s.inW * s.inC);
+  std::vector<int8_t> w(s.outC * s.inC * 9);
+  for (auto &v : x)
+    v = uint8_t(rng());
+  for (auto &v : w)
+    v = int8_t(rng());
+  Int8Epilogue e;
+  e.scale.assign(s.outC, 0.01f);
+  e.inputZero = 128;
+  e.activation = Activation::Relu;
+  e.outputScale = 0.05f;
+  e.outputZero = 0;
+  Int8Conv conv(isa, s, w.data(), e);
+  std::vector<uint8_t> y(s.outH() * s.outW() * s.outC);
+  std::vector<char> scratch(conv.getScratchBytes());
+  for (auto _ : state) {
+    conv.run(x.data(), nullptr, y.data(), 0, conv.getNumRows(), scratch.data());
+    benchmark::ClobberMemory();
+  }
+  double macs = double(s.outH() * s.outW()) * s.outC * s.inC * 9;
+  state.counters["GMAC/s"] = benchmark::Counter(
+      macs * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
+  if (peakGmacs[isa] > 0)
+    state.counters["of_peak"] =
+        benchmark::Counter(macs * 1e-9 * state.iterations() / peakGmacs[isa],
+                           benchmark::Counter::kIsRate);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  std::printf("CPU: %s\n", getHostCpuFeatures().model.c_str());
+  for (Isa isa : getSupportedIsas()) {
+    peakGmacs[isa] = measurePeak(isa);
+    if (peakGmacs[isa] > 0)
+      std::printf("peak %-10s %7.1f GMAC/s per core (register-only loop)\n",
+                  getIsaName(isa).str().c_str(), peakGmacs[isa]);
+    for (const ConvCase &c : kResNet18Convs)
+      benchmark::RegisterBenchmark(
+          ("conv/" + getIsaName(isa).str() + "/" + c.name).c_str(), benchConv,
+          isa, c)
+          ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
