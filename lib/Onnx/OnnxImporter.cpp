@@ -108,8 +108,8 @@ llvm::Error Importer::importHeader() {
 }
 
 NameId Importer::intern(llvm::StringRef name) {
-  auto [it, inserted] =
-      nameIds.try_emplace(name, static_cast<NameId>(names.size()));
+  auto [it, inserted] = nameIds.try_emplace(llvm::CachedHashStringRef(name),
+                                            static_cast<NameId>(names.size()));
   if (inserted)
     names.push_back(name);
   return it->second;
@@ -157,8 +157,9 @@ void Importer::internNames() {
 }
 
 std::string Importer::uniqueName(llvm::StringRef stem) {
-  return model->getGraph().makeUniqueName(
-      stem, [&](llvm::StringRef name) { return nameIds.count(name) != 0; });
+  return model->getGraph().makeUniqueName(stem, [&](llvm::StringRef name) {
+    return nameIds.count(llvm::CachedHashStringRef(name)) != 0;
+  });
 }
 
 llvm::Error Importer::collectDeclaredTypes() {
@@ -260,7 +261,7 @@ llvm::Error Importer::decodeConstants() {
   }
   for (int i = 0; i < g.node_size(); ++i) {
     llvm::ArrayRef<NameId> outs = outputsOf(i);
-    if (outs.size() != 1 || outs[0] == kNoName || !constantNodes[outs[0]] ||
+    if (outs.size() != 1 || outs[0] == kNoName ||
         constantNodes[outs[0]] != &g.node(i))
       continue;
     for (const auto &a : g.node(i).attribute())
@@ -343,7 +344,7 @@ llvm::Error Importer::sortNodes() {
         collectOuterReads(sub, {}, outerReads, seen);
     }
     for (const std::string &name : outerReads) {
-      auto it = nameIds.find(name);
+      auto it = nameIds.find(llvm::CachedHashStringRef(name));
       NameId id = it == nameIds.end() ? kNoName : it->second;
       if (auto err = readName(i, id, name, /*fromSubgraph=*/true))
         return err;

@@ -43,34 +43,6 @@ struct LazyNodeDescription {
 /// "[1,3,8,8]".
 std::string shapeText(llvm::ArrayRef<int64_t> dims);
 
-/// A map keyed by names that live in the proto (no copies). Keys carry their
-/// hash, so a probe compares hashes before reading a name's characters: with
-/// DenseMap<StringRef>, each probe into a 100,000-name table reads a name
-/// somewhere else in memory, and --explain on such a model spent an eighth
-/// of its time in those compares.
-template <typename V> class NameMap {
-  using Key = llvm::CachedHashStringRef;
-  using Map = llvm::DenseMap<Key, V>;
-  Map map;
-
-public:
-  using iterator = typename Map::iterator;
-  using const_iterator = typename Map::const_iterator;
-  iterator begin() { return map.begin(); }
-  iterator end() { return map.end(); }
-  const_iterator begin() const { return map.begin(); }
-  const_iterator end() const { return map.end(); }
-  iterator find(llvm::StringRef k) { return map.find(Key(k)); }
-  const_iterator find(llvm::StringRef k) const { return map.find(Key(k)); }
-  size_t count(llvm::StringRef k) const { return map.count(Key(k)); }
-  void reserve(size_t n) { map.reserve(n); }
-  V lookup(llvm::StringRef k) const { return map.lookup(Key(k)); }
-  V &operator[](llvm::StringRef k) { return map[Key(k)]; }
-  std::pair<iterator, bool> try_emplace(llvm::StringRef k, V v) {
-    return map.try_emplace(Key(k), std::move(v));
-  }
-};
-
 /// What the pre-pass decided about one QuantizeLinear/DequantizeLinear.
 struct QdqInfo {
   bool convertible = false;
@@ -162,8 +134,10 @@ private:
   std::unique_ptr<Model> model;
   int64_t opset = 0;
 
-  // Names, keyed by the proto's own strings (which outlive the import).
-  NameMap<NameId> nameIds;
+  /// Name -> id, keyed by the proto's own strings (which outlive the
+  /// import). Keys carry their hash, so a probe compares hashes before it
+  /// reads a name's characters somewhere else in memory.
+  llvm::DenseMap<llvm::CachedHashStringRef, NameId> nameIds;
   std::vector<llvm::StringRef> names;
   std::vector<NameId> inputIds, initializerIds, valueInfoIds, outputIds;
   /// Per node, its input ids then its output ids; node i's inputs start at

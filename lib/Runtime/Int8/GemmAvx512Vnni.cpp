@@ -31,36 +31,31 @@ tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
 #pragma GCC unroll 32
     for (int p = 0; p < NumPanels; ++p)
       acc[r][p] = _mm512_setzero_si512();
-  int64_t fullGroups = b.k / 4;
-  for (int64_t g = 0; g < fullGroups; ++g) {
+  // One k group: the panels' 64 bytes each, and 4 bytes of each row.
+  auto step = [&](int64_t g, auto rowGroup) {
     __m512i w[NumPanels];
 #pragma GCC unroll 32
     for (int p = 0; p < NumPanels; ++p)
       w[p] = _mm512_load_si512(panel + p * b.panelBytes + g * 64);
 #pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
-      int32_t group;
-      __builtin_memcpy(&group, a + r * lda + g * 4, 4);
-      __m512i x = _mm512_set1_epi32(group);
+      __m512i x = _mm512_set1_epi32(rowGroup(a + r * lda, g));
 #pragma GCC unroll 32
       for (int p = 0; p < NumPanels; ++p)
         acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], x, w[p]);
     }
-  }
-  if (fullGroups < b.numGroups) { // k not a multiple of 4: zero-padded
-    __m512i w[NumPanels];
-#pragma GCC unroll 32
-    for (int p = 0; p < NumPanels; ++p)
-      w[p] = _mm512_load_si512(panel + p * b.panelBytes + fullGroups * 64);
-#pragma GCC unroll 32
-    for (int r = 0; r < Rows; ++r) {
-      __m512i x =
-          _mm512_set1_epi32(int32_t(loadGroup(a + r * lda, fullGroups, b.k)));
-#pragma GCC unroll 32
-      for (int p = 0; p < NumPanels; ++p)
-        acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], x, w[p]);
-    }
-  }
+  };
+  int64_t fullGroups = b.k / 4;
+  for (int64_t g = 0; g < fullGroups; ++g)
+    step(g, [](const uint8_t *row, int64_t group) {
+      int32_t bytes;
+      __builtin_memcpy(&bytes, row + group * 4, 4);
+      return bytes;
+    });
+  if (fullGroups < b.numGroups) // k not a multiple of 4: zero-padded
+    step(fullGroups, [&](const uint8_t *row, int64_t group) {
+      return int32_t(loadGroup(row, group, b.k));
+    });
 #pragma GCC unroll 32
   for (int p = 0; p < NumPanels; ++p) {
     int64_t left = channels - p * 16;
