@@ -33,8 +33,7 @@ public:
     const Tensor *t = ctx.input(i);
     if (!t)
       return nullptr;
-    const Value *v = ctx.node.getOperand(i);
-    const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
+    const QuantType *q = ctx.op.getOperandQuantType(i);
     if (!q)
       return t;
     owned.emplace_back();
@@ -56,7 +55,7 @@ llvm::Expected<Tensor> runOnnxKernel(const KernelContext &ctx,
   KernelFn fn = KernelRegistry::get().lookup(op);
   if (!fn)
     return ctx.error("no kernel for " + op);
-  KernelContext inner(ctx.node, std::move(inputs), ctx.opset);
+  KernelContext inner(ctx.op, std::move(inputs), ctx.opset);
   if (auto err = fn(inner))
     return std::move(err);
   return std::move(inner.outputs[0]);
@@ -108,7 +107,7 @@ llvm::Error applyActivation(const KernelContext &ctx, Tensor &y) {
 
 /// The result: quantized onto the result type's grid, or float.
 llvm::Error writeResult(KernelContext &ctx, Tensor y) {
-  const QuantType *q = ctx.node.getResult()->getType()->getQuantType();
+  const QuantType *q = ctx.op.getResultQuantType();
   if (!q) {
     ctx.outputs[0] = std::move(y);
     return llvm::Error::success();

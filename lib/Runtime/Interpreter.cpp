@@ -21,6 +21,7 @@ Interpreter::Interpreter(const Graph &graph, int64_t opset)
     for (const Value *v : n.getOperands())
       if (v)
         last[v] = index;
+    ops.push_back(KernelOp::fromNode(n));
     ++index;
   }
   lastUses.resize(index);
@@ -96,7 +97,7 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
             n.describe().c_str(), v->getName().str().c_str());
       operands.push_back(&it->second);
     }
-    KernelContext ctx(n, std::move(operands), opset);
+    KernelContext ctx(ops[index], std::move(operands), opset);
     if (auto err = kernels.lookup(n.getOp())(ctx))
       return std::move(err);
     if (hooks && hooks->afterNode)

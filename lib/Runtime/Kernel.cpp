@@ -1,18 +1,41 @@
 //===- Kernel.cpp - Kernel context and registry ---------------------------===//
 
 #include "qopt/Runtime/Kernel.h"
+#include "qopt/IR/Graph.h"
 
 using namespace qopt;
 using namespace qopt::rt;
 
+KernelOp KernelOp::fromNode(const Node &node) {
+  KernelOp k;
+  k.op = node.getOp().str();
+  k.description = node.describe();
+  k.attributes.assign(node.getAttrs().begin(), node.getAttrs().end());
+  for (const Value *v : node.getOperands())
+    k.operandQuantTypes.push_back(v ? v->getType()->getQuantType() : nullptr);
+  for (const Value *v : node.getResults()) {
+    k.resultQuantTypes.push_back(v->getType()->getQuantType());
+    k.resultPresent.push_back(!v->isAbsent());
+  }
+  return k;
+}
+
+const Attribute *KernelOp::getAttr(llvm::StringRef name) const {
+  for (const NamedAttribute &a : attributes)
+    if (a.name == name)
+      return &a.value;
+  return nullptr;
+}
+
 int64_t KernelContext::getInt(llvm::StringRef name, int64_t dflt) const {
-  if (auto v = node.getIntAttr(name))
-    return *v;
+  if (const Attribute *a = op.getAttr(name))
+    if (auto *i = a->getIf<int64_t>())
+      return *i;
   return dflt;
 }
 
 float KernelContext::getFloat(llvm::StringRef name, float dflt) const {
-  if (const Attribute *a = node.getAttr(name)) {
+  if (const Attribute *a = op.getAttr(name)) {
     if (auto *f = a->getIf<float>())
       return *f;
     if (auto *i = a->getIf<int64_t>())
@@ -23,7 +46,7 @@ float KernelContext::getFloat(llvm::StringRef name, float dflt) const {
 
 std::string KernelContext::getString(llvm::StringRef name,
                                      llvm::StringRef dflt) const {
-  if (const Attribute *a = node.getAttr(name))
+  if (const Attribute *a = op.getAttr(name))
     if (auto *s = a->getIf<std::string>())
       return *s;
   return dflt.str();
@@ -31,7 +54,7 @@ std::string KernelContext::getString(llvm::StringRef name,
 
 std::vector<int64_t> KernelContext::getInts(llvm::StringRef name,
                                             std::vector<int64_t> dflt) const {
-  if (const Attribute *a = node.getAttr(name)) {
+  if (const Attribute *a = op.getAttr(name)) {
     if (auto *v = a->getIf<std::vector<int64_t>>())
       return *v;
     if (a->getIf<EmptyList>())
@@ -41,14 +64,14 @@ std::vector<int64_t> KernelContext::getInts(llvm::StringRef name,
 }
 
 std::vector<float> KernelContext::getFloats(llvm::StringRef name) const {
-  if (const Attribute *a = node.getAttr(name))
+  if (const Attribute *a = op.getAttr(name))
     if (auto *v = a->getIf<std::vector<float>>())
       return *v;
   return {};
 }
 
 const DenseElements *KernelContext::getTensorAttr(llvm::StringRef name) const {
-  if (const Attribute *a = node.getAttr(name))
+  if (const Attribute *a = op.getAttr(name))
     if (auto *t = a->getIf<DenseElementsRef>())
       return t->get();
   return nullptr;
@@ -56,7 +79,7 @@ const DenseElements *KernelContext::getTensorAttr(llvm::StringRef name) const {
 
 llvm::Error KernelContext::error(const llvm::Twine &msg) const {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 node.describe() + ": " + msg.str());
+                                 op.description + ": " + msg.str());
 }
 
 llvm::Error KernelContext::allocateOutput(size_t i, ElementKind kind,

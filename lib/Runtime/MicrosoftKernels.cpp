@@ -83,7 +83,7 @@ llvm::Error quantizeInto(KernelContext &ctx, const Tensor &y,
 llvm::Expected<Tensor> runFloat(const KernelContext &ctx, llvm::StringRef op,
                                 std::vector<const Tensor *> inputs) {
   KernelFn fn = KernelRegistry::get().lookup(op);
-  KernelContext inner(ctx.node, std::move(inputs), ctx.opset);
+  KernelContext inner(ctx.op, std::move(inputs), ctx.opset);
   if (auto err = fn(inner))
     return std::move(err);
   return std::move(inner.outputs[0]);

@@ -98,14 +98,14 @@ llvm::Error dequantize(const KernelContext &ctx, const Tensor &x,
 }
 
 llvm::Error qQuantizeKernel(KernelContext &ctx) {
-  const QuantType *q = ctx.node.getResult()->getType()->getQuantType();
+  const QuantType *q = ctx.op.getResultQuantType();
   if (!q || !ctx.input(0))
     return ctx.error("q.quantize needs an input and a quantized result type");
   return quantize(ctx, *ctx.input(0), fromType(q), ctx.outputs[0]);
 }
 
 llvm::Error qDequantizeKernel(KernelContext &ctx) {
-  const QuantType *q = ctx.node.getOperand(0)->getType()->getQuantType();
+  const QuantType *q = ctx.op.getOperandQuantType(0);
   if (!q || !ctx.input(0))
     return ctx.error("q.dequantize needs a quantized input");
   return dequantize(ctx, *ctx.input(0), fromType(q), q->getExpressedKind(),
@@ -115,8 +115,8 @@ llvm::Error qDequantizeKernel(KernelContext &ctx) {
 /// Q_out(DQ_in(x)) element by element, exactly as the chain of a
 /// q.dequantize to the expressed type and a q.quantize computes it.
 llvm::Error qRequantizeKernel(KernelContext &ctx) {
-  const QuantType *in = ctx.node.getOperand(0)->getType()->getQuantType();
-  const QuantType *out = ctx.node.getResult()->getType()->getQuantType();
+  const QuantType *in = ctx.op.getOperandQuantType(0);
+  const QuantType *out = ctx.op.getResultQuantType();
   const Tensor *x = ctx.input(0);
   if (!in || !out || !x)
     return ctx.error("q.requantize needs quantized input and result types");

@@ -298,7 +298,7 @@ llvm::Error constantKernel(KernelContext &ctx) {
     out.strings()[0] = ctx.getString("value_string", "");
     return llvm::Error::success();
   }
-  if (const Attribute *a = ctx.node.getAttr("value_strings")) {
+  if (const Attribute *a = ctx.op.getAttr("value_strings")) {
     std::vector<std::string> v;
     if (auto *s = a->getIf<std::vector<std::string>>())
       v = *s;
@@ -401,7 +401,7 @@ llvm::Error splitKernel(KernelContext &ctx) {
   auto axis = normalizeAxis(ctx, ctx.getInt("axis", 0), x.rank());
   if (!axis)
     return axis.takeError();
-  int64_t numOutputs = ctx.node.getNumResults();
+  int64_t numOutputs = ctx.op.getNumResults();
   int64_t dim = x.dim(*axis);
 
   // Split sizes: input 1 (opset 1 and >= 13) or the 'split' attribute (< 13).
@@ -1533,7 +1533,7 @@ llvm::Error resizeKernel(KernelContext &ctx) {
     return t && t->numElements() > 0 ? t : nullptr;
   };
   const Tensor *roi = nullptr, *scales, *sizes = nullptr;
-  if (ctx.opset < 11 && ctx.node.getNumOperands() == 2) {
+  if (ctx.opset < 11 && ctx.op.getNumOperands() == 2) {
     scales = present(1);
   } else {
     roi = present(1);

@@ -5,6 +5,8 @@
 //            [--compare=other.onnx | --compare-passes=<pipeline>]
 //            [--expect name=y.npy]... [--atol=X] [--max-lsb=N]
 //            [--min-cosine=C]
+//   qopt-run model.onnx --plan [--plan-passes=<pipeline>] [--threads=N]
+//            [--compare-reference] ...
 //
 // Inputs come from .npy files or are seeded random data (shapes from the
 // model, symbolic dims from --dim). Outputs go to .npz (or .npy for one
@@ -13,8 +15,14 @@
 // outputs, how many elements differ and by how many LSB; the exit status is
 // 1 when a difference exceeds the tolerance (exact by default).
 //
+// --plan runs the model as qopt's INT8 CPU plan instead: the model goes
+// through --plan-passes (default<cpu>), the plan is built from the result
+// and run; --compare-reference compares it with the reference interpreter
+// on that same graph.
+//
 //===----------------------------------------------------------------------===//
 
+#include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
@@ -96,6 +104,37 @@ static cl::opt<std::string> opByOp(
              "by name, e.g. every intermediate of another runtime)"),
     cl::value_desc("reference.npz"), cl::cat(runCategory));
 
+static cl::opt<bool> runPlan("plan",
+                             cl::desc("Run the model as the INT8 CPU plan"),
+                             cl::cat(runCategory));
+static cl::opt<std::string>
+    planPasses("plan-passes", cl::desc("Pipeline run before the plan is built"),
+               cl::value_desc("pipeline"), cl::init("default<cpu>"),
+               cl::cat(runCategory));
+static cl::opt<bool> printPlan("print-plan",
+                               cl::desc("With --plan: print the plan's steps"),
+                               cl::cat(runCategory));
+static cl::opt<bool> compareReference(
+    "compare-reference",
+    cl::desc("With --plan: run each step on the reference interpreter's "
+             "values of its inputs and compare its outputs with the "
+             "reference's (--max-lsb, --atol relative), then the outputs "
+             "end to end"),
+    cl::cat(runCategory));
+
+/// --threads: libLLVM registers an option of that name itself, so it is
+/// renamed out of the way before qopt-run's own is made.
+static cl::opt<unsigned> &threadCountOption() {
+  auto &registered = cl::getRegisteredOptions();
+  auto it = registered.find("threads");
+  if (it != registered.end())
+    it->second->setArgStr("llvm-threads");
+  static cl::opt<unsigned> threads("threads",
+                                   cl::desc("Plan threads (0 = every core)"),
+                                   cl::init(0), cl::cat(runCategory));
+  return threads;
+}
+
 static int fail(llvm::Error err) {
   std::string msg = llvm::toString(std::move(err));
   for (char &c : msg)
@@ -121,7 +160,8 @@ static llvm::Expected<std::unique_ptr<Model>> cloneModel(const Model &m,
   return parseModel(os.str(), "<copy>", ctx);
 }
 
-static llvm::Error runPipeline(Model &m, const char *argv0) {
+static llvm::Error runPipeline(Model &m, llvm::StringRef pipeline,
+                               const char *argv0) {
   PassRegistry registry;
   registerCoreAnalyses(registry);
   for (const std::string &dir :
@@ -136,7 +176,7 @@ static llvm::Error runPipeline(Model &m, const char *argv0) {
     if (auto err = plugin->registerWith(registry))
       return err;
   }
-  auto pm = registry.parsePipeline(comparePasses);
+  auto pm = registry.parsePipeline(pipeline);
   if (!pm)
     return pm.takeError();
   PassInstrumentation pi;
@@ -148,6 +188,53 @@ static llvm::Error runPipeline(Model &m, const char *argv0) {
   am.getCostReport().print(llvm::errs());
   return err;
 }
+
+/// Tensors compared one by one against the reference's: integer ones may
+/// differ by --max-lsb, float ones by --atol relative to the largest
+/// magnitude of the reference tensor.
+class OpByOpTally {
+public:
+  void add(llvm::StringRef what, llvm::StringRef name, const rt::Tensor &got,
+           const rt::Tensor &want) {
+    rt::OutputComparison c = rt::compareTensors(name, got, want);
+    ++compared;
+    double scale = 0;
+    for (int64_t e = 0; !c.integer && e < want.numElements(); ++e)
+      scale = std::max(scale, std::fabs(want.getDouble(e)));
+    double rel = scale > 0 ? c.maxAbsDiff / scale : c.maxAbsDiff;
+    bool ok = !c.shapeOrTypeDiffers &&
+              (c.integer ? c.maxLsbDiff <= maxLsb : rel <= absTolerance);
+    if (c.integer) {
+      worstLsb = std::max(worstLsb, c.maxLsbDiff);
+      flipped += c.differing;
+      quantElements += c.elements;
+    } else {
+      worstRel = std::max(worstRel, rel);
+    }
+    if (ok)
+      return;
+    ++bad;
+    llvm::outs() << "DIFF " << what << " output '" << c.name << "': ";
+    rt::ComparisonReport one;
+    one.outputs.push_back(c);
+    one.print(llvm::outs());
+  }
+
+  /// The summary line; the exit status.
+  int finish(llvm::StringRef title) const {
+    llvm::outs() << title << ": " << compared << " tensors compared, " << bad
+                 << " beyond tolerance; integer tensors: " << flipped << " of "
+                 << quantElements << " elements differ, max " << worstLsb
+                 << " LSB; float tensors: max diff " << formatDouble(worstRel)
+                 << " of the tensor's largest magnitude\n";
+    return bad ? 1 : 0;
+  }
+
+private:
+  unsigned compared = 0, bad = 0;
+  int64_t worstLsb = 0, flipped = 0, quantElements = 0;
+  double worstRel = 0;
+};
 
 /// Op-by-op comparison: every node computes from the reference's values of
 /// its operands, so each node's difference is its own (no propagation).
@@ -164,54 +251,80 @@ static int runOpByOp(const rt::Interpreter &interp,
     auto it = reference.find(v.getName().str());
     return it == reference.end() ? nullptr : &it->second;
   };
-  unsigned compared = 0, bad = 0;
-  int64_t worstLsb = 0, flipped = 0, quantElements = 0;
-  double worstRel = 0;
+  OpByOpTally tally;
   hooks.afterNode = [&](const Node &n, llvm::ArrayRef<rt::Tensor> outs) {
     for (unsigned i = 0; i < n.getNumResults(); ++i) {
       auto it = reference.find(n.getResult(i)->getName().str());
-      if (it == reference.end() || !outs[i].isValid())
-        continue;
-      rt::OutputComparison c =
-          rt::compareTensors(n.getResult(i)->getName(), outs[i], it->second);
-      ++compared;
-      double scale = 0;
-      for (int64_t e = 0; !c.integer && e < it->second.numElements(); ++e)
-        scale = std::max(scale, std::fabs(it->second.getDouble(e)));
-      double rel = scale > 0 ? c.maxAbsDiff / scale : c.maxAbsDiff;
-      bool ok = !c.shapeOrTypeDiffers &&
-                (c.integer ? c.maxLsbDiff <= maxLsb : rel <= absTolerance);
-      if (c.integer) {
-        worstLsb = std::max(worstLsb, c.maxLsbDiff);
-        flipped += c.differing;
-        quantElements += c.elements;
-      } else {
-        worstRel = std::max(worstRel, rel);
-      }
-      if (!ok) {
-        ++bad;
-        llvm::outs() << "DIFF " << n.describe() << " output '" << c.name
-                     << "': ";
-        rt::ComparisonReport one;
-        one.outputs.push_back(c);
-        one.print(llvm::outs());
-      }
+      if (it != reference.end() && outs[i].isValid())
+        tally.add(n.describe(), n.getResult(i)->getName(), outs[i], it->second);
     }
   };
   auto outputs = interp.run(inputs, &hooks);
   if (!outputs)
     return fail(outputs.takeError());
-  llvm::outs() << "op-by-op: " << compared << " tensors compared, " << bad
-               << " beyond tolerance; integer tensors: " << flipped << " of "
-               << quantElements << " elements differ, max " << worstLsb
-               << " LSB; float tensors: max diff " << formatDouble(worstRel)
-               << " of the tensor's largest "
-               << "magnitude\n";
-  return bad ? 1 : 0;
+  return tally.finish("op-by-op");
+}
+
+/// --plan --compare-reference: every step of the plan runs on the
+/// reference's values of its inputs and its outputs are compared with the
+/// reference's (so each step's difference is its own); then the plan runs
+/// end to end and its outputs are compared too, for information.
+static int comparePlanWithReference(const rt::Plan &plan,
+                                    const rt::Interpreter &interp,
+                                    const rt::TensorMap &inputs,
+                                    unsigned threads) {
+  std::map<std::string, rt::Tensor> reference(inputs.begin(), inputs.end());
+  rt::Interpreter::Hooks hooks;
+  hooks.afterNode = [&](const Node &n, llvm::ArrayRef<rt::Tensor> outs) {
+    for (unsigned i = 0; i < n.getNumResults(); ++i)
+      if (outs[i].isValid())
+        reference[n.getResult(i)->getName().str()] = outs[i];
+  };
+  auto expected = interp.run(inputs, &hooks);
+  if (!expected)
+    return fail(expected.takeError());
+
+  OpByOpTally tally;
+  rt::PlanRunOptions options;
+  options.threads = threads;
+  options.beforeStep = [&](const rt::PlanStep &step, rt::PlanRun &run) {
+    for (int id : step.inputs) {
+      auto it = id < 0 ? reference.end() : reference.find(run.tensor(id).name);
+      if (it != reference.end() && !run.tensor(id).constant)
+        run.writeValue(id, it->second);
+    }
+  };
+  options.afterStep = [&](const rt::PlanStep &step, rt::PlanRun &run) {
+    if (step.getKind() == rt::PlanStep::Kind::Reformat)
+      return;
+    for (int id : step.outputs) {
+      auto it = id < 0 ? reference.end() : reference.find(run.tensor(id).name);
+      if (it != reference.end())
+        tally.add((step.getKindName() + " step '" + step.getName() + "'").str(),
+                  it->first, run.readValue(id), it->second);
+    }
+  };
+  if (auto outs = plan.run(inputs, options); !outs)
+    return fail(outs.takeError());
+  int status = tally.finish("plan vs reference, step by step");
+
+  auto outputs = plan.run(inputs, rt::PlanRunOptions{threads});
+  if (!outputs)
+    return fail(outputs.takeError());
+  rt::ComparisonReport endToEnd;
+  const Graph &graph = interp.getGraph();
+  for (size_t i = 0; i < outputs->size(); ++i)
+    endToEnd.outputs.push_back(rt::compareTensors(
+        graph.getOutput(i)->getName(), (*outputs)[i], (*expected)[i]));
+  llvm::outs() << "plan vs reference, end to end (differences accumulate "
+                  "through the layers):\n";
+  endToEnd.print(llvm::outs());
+  return status;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::opt<unsigned> &threadCount = threadCountOption();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt-run: run a model on qopt's reference "
@@ -221,6 +334,12 @@ int main(int argc, char **argv) {
   if (!model)
     return fail(llvm::Twine(modelPath) + ": " +
                 llvm::toString(model.takeError()));
+  if (compareReference && !runPlan)
+    return fail("--compare-reference needs --plan");
+  if (runPlan)
+    if (auto err = runPipeline(**model, planPasses, argv[0]))
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(std::move(err)));
   auto interp = rt::Interpreter::create(**model);
   if (!interp)
     return fail(llvm::Twine(modelPath) + ": " +
@@ -258,8 +377,25 @@ int main(int argc, char **argv) {
   if (!opByOp.empty())
     return runOpByOp(**interp, *inputs);
 
+  std::unique_ptr<rt::Plan> plan;
+  if (runPlan) {
+    auto isa = rt::selectIsa();
+    if (!isa)
+      return fail(isa.takeError());
+    auto built = buildPlan(**model, PlanBuildOptions{*isa});
+    if (!built)
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(built.takeError()));
+    plan = std::move(*built);
+  }
+  if (plan && printPlan)
+    plan->print(llvm::outs());
+  if (plan && compareReference)
+    return comparePlanWithReference(*plan, **interp, *inputs, threadCount);
+
   auto start = std::chrono::steady_clock::now();
-  auto outputs = (*interp)->run(*inputs);
+  auto outputs = plan ? plan->run(*inputs, rt::PlanRunOptions{threadCount})
+                      : (*interp)->run(*inputs);
   auto elapsed = std::chrono::steady_clock::now() - start;
   if (!outputs)
     return fail(llvm::Twine(modelPath) + ": " +
@@ -301,7 +437,7 @@ int main(int argc, char **argv) {
       auto m = cloneModel(**model, ctx);
       if (!m)
         return fail(m.takeError());
-      if (auto err = runPipeline(**m, argv[0]))
+      if (auto err = runPipeline(**m, comparePasses, argv[0]))
         return fail(std::move(err));
       other = std::move(*m);
     }

@@ -1,5 +1,6 @@
 //===- ElementwiseKernelsTest.cpp - Reference kernels: elementwise ops ----===//
 
+#include "qopt/IR/Graph.h"
 #include "qopt/Runtime/Kernel.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -56,7 +57,8 @@ llvm::Expected<Tensor> run(llvm::StringRef op,
   if (!fn)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no kernel for " + op.str());
-  KernelContext kc(*n, inputs, opset);
+  KernelOp kop = KernelOp::fromNode(*n);
+  KernelContext kc(kop, inputs, opset);
   if (llvm::Error e = fn(kc))
     return e;
   return std::move(kc.outputs[0]);

@@ -1,5 +1,6 @@
 //===- ShapeKernelsTest.cpp - Reference kernels: Shape ops ----------------===//
 
+#include "qopt/IR/Graph.h"
 #include "qopt/Runtime/Kernel.h"
 
 #include "gtest/gtest.h"
@@ -61,7 +62,8 @@ struct KernelRun {
     if (!fn)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "no kernel");
-    KernelContext kctx(*n, inputs, opset);
+    KernelOp kop = KernelOp::fromNode(*n);
+    KernelContext kctx(kop, inputs, opset);
     if (auto err = fn(kctx))
       return err;
     return std::move(kctx.outputs);

@@ -13,7 +13,7 @@
 #ifndef QOPT_RUNTIME_INTERPRETER_H
 #define QOPT_RUNTIME_INTERPRETER_H
 
-#include "qopt/Runtime/Tensor.h"
+#include "qopt/Runtime/Kernel.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -55,6 +55,8 @@ private:
   Interpreter(const Graph &graph, int64_t opset);
   const Graph &graph;
   int64_t opset;
+  /// Each node as its kernel sees it, in graph order.
+  std::vector<KernelOp> ops;
   /// For each node, the operands whose last use it is (freed after it).
   std::vector<std::vector<const void *>> lastUses;
 };

@@ -5,27 +5,61 @@
 // the model's opset from the KernelContext and fills ctx.outputs (one per
 // node result). Failures are llvm::Errors; ctx.error() prefixes the node.
 //
+// Kernels see their op through a KernelOp, not the graph: the interpreter
+// builds one per node, and the CPU plan's float steps keep theirs in the
+// plan, so the same kernels run there without the IR's graph.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QOPT_RUNTIME_KERNEL_H
 #define QOPT_RUNTIME_KERNEL_H
 
-#include "qopt/IR/Graph.h"
 #include "qopt/Runtime/Tensor.h"
 
 #include "llvm/ADT/StringMap.h"
 
 namespace qopt {
+class Node;
+
 namespace rt {
+
+/// What a kernel knows of the op it runs: its name, attributes and the
+/// quantized types of its operands and results (types owned by a Context
+/// that outlives it).
+struct KernelOp {
+  /// "onnx.Conv".
+  std::string op;
+  /// "node 'x' (onnx.Conv)": the prefix of the kernel's errors.
+  std::string description;
+  std::vector<NamedAttribute> attributes;
+  /// Per operand: its quantized type, or null (float, or absent).
+  std::vector<const QuantType *> operandQuantTypes;
+  /// Per result: its quantized type, or null.
+  std::vector<const QuantType *> resultQuantTypes;
+  /// Per result: false where the node leaves an optional result out.
+  std::vector<bool> resultPresent;
+
+  static KernelOp fromNode(const Node &node);
+
+  const Attribute *getAttr(llvm::StringRef name) const;
+  unsigned getNumOperands() const { return operandQuantTypes.size(); }
+  unsigned getNumResults() const { return resultPresent.size(); }
+  const QuantType *getOperandQuantType(unsigned i) const {
+    return i < operandQuantTypes.size() ? operandQuantTypes[i] : nullptr;
+  }
+  const QuantType *getResultQuantType(unsigned i = 0) const {
+    return i < resultQuantTypes.size() ? resultQuantTypes[i] : nullptr;
+  }
+};
 
 class KernelContext {
 public:
-  KernelContext(const Node &node, std::vector<const Tensor *> inputs,
+  KernelContext(const KernelOp &op, std::vector<const Tensor *> inputs,
                 int64_t opset)
-      : node(node), inputs(std::move(inputs)), opset(opset),
-        outputs(node.getNumResults()) {}
+      : op(op), inputs(std::move(inputs)), opset(opset),
+        outputs(op.getNumResults()) {}
 
-  const Node &node;
+  const KernelOp &op;
   /// Inputs by position; null where an optional input is absent.
   std::vector<const Tensor *> inputs;
   /// Version of the default ONNX domain the model imports.
@@ -39,7 +73,7 @@ public:
   }
   /// Whether output i is wanted (present in the node).
   bool wantsOutput(size_t i) const {
-    return i < node.getNumResults() && !node.getResult(i)->isAbsent();
+    return i < op.getNumResults() && op.resultPresent[i];
   }
 
   int64_t getInt(llvm::StringRef name, int64_t dflt) const;
@@ -48,7 +82,7 @@ public:
   std::vector<int64_t> getInts(llvm::StringRef name,
                                std::vector<int64_t> dflt = {}) const;
   std::vector<float> getFloats(llvm::StringRef name) const;
-  bool hasAttr(llvm::StringRef name) const { return node.getAttr(name); }
+  bool hasAttr(llvm::StringRef name) const { return op.getAttr(name); }
   const DenseElements *getTensorAttr(llvm::StringRef name) const;
 
   /// "node 'x' (onnx.Conv): <msg>".

@@ -1,0 +1,33 @@
+//===- PlanBuilder.h - Lowering a fused graph to a CPU plan -----*- C++ -*-===//
+//
+// Builds the INT8 CPU plan (qopt/Runtime/Plan.h) of a graph, normally one
+// that went through default<cpu>: each q.conv unit the int8 kernels can run
+// becomes a conv step (weights packed once, bias, scales, activation,
+// residual and output grid bound into its epilogue), every other node a
+// float step running the reference interpreter's kernel, with layout
+// changes where an NHWC int8 tensor meets an ONNX-layout consumer. Every
+// tensor gets its place in the arena by liveness.
+//
+// The plan needs static shapes; a value without one is an error naming it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_CODEGEN_PLANBUILDER_H
+#define QOPT_CODEGEN_PLANBUILDER_H
+
+#include "qopt/Runtime/Plan.h"
+
+namespace qopt {
+class Model;
+
+struct PlanBuildOptions {
+  /// The int8 kernels' instruction set.
+  rt::Isa isa = rt::Isa::Scalar;
+};
+
+llvm::Expected<std::unique_ptr<rt::Plan>>
+buildPlan(const Model &model, const PlanBuildOptions &options);
+
+} // namespace qopt
+
+#endif // QOPT_CODEGEN_PLANBUILDER_H

@@ -1,0 +1,206 @@
+//===- Plan.h - The INT8 CPU execution plan -----------------------*- C++
+//-*-===//
+//
+// A plan is a list of steps over numbered tensors, built once from a fused
+// graph (lib/CodeGen) and run many times without the graph:
+//
+//   tensors  shape, element kind, layout, and where the bytes are: an
+//            offset in one 64-byte-aligned arena (assigned by liveness, so
+//            tensors that are never alive together share bytes) or a
+//            constant held by the plan
+//   steps    int8 conv units (Int8Conv: packed weights, the unit's epilogue),
+//            layout changes between ONNX's NCHW and the kernels' NHWC, and
+//            float steps that run the reference interpreter's kernel of an
+//            op the plan has no int8 kernel for
+//
+// An int8 tensor in NHWC layout is stored as u8: s8 values + 128 (the
+// kernels' one input kind); in ONNX layout it keeps its storage kind, as the
+// interpreter's kernels expect.
+//
+// Steps run in order. A step splits its work into tiles (a conv's output
+// rows), which TBB runs in parallel; tiles write disjoint bytes, so the
+// result does not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_RUNTIME_PLAN_H
+#define QOPT_RUNTIME_PLAN_H
+
+#include "qopt/Runtime/Int8Conv.h"
+#include "qopt/Runtime/Kernel.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace qopt {
+namespace rt {
+
+enum class PlanLayout : uint8_t {
+  /// The ONNX shape, row major, in the tensor's element kind.
+  Onnx,
+  /// A 4-D NCHW tensor stored NHWC; int8 kinds stored as u8 (s8 + 128).
+  Nhwc,
+};
+
+struct PlanTensor {
+  /// The graph value it holds (a value and its other-layout twin share it).
+  std::string name;
+  /// The element kind in the graph (i8 for an s8 tensor in either layout).
+  ElementKind kind = ElementKind::Unknown;
+  /// The ONNX (logical) shape.
+  Shape shape;
+  PlanLayout layout = PlanLayout::Onnx;
+  /// Offset in the arena, or -1 for a constant.
+  int64_t arenaOffset = -1;
+  /// The value of a constant tensor (ONNX layout).
+  std::shared_ptr<const Tensor> constant;
+
+  int64_t numElements() const;
+  size_t byteSize() const;
+};
+
+class PlanRun;
+
+/// One step of the plan.
+class PlanStep {
+public:
+  enum class Kind : uint8_t { Conv, Reformat, Float };
+
+  PlanStep(Kind kind, std::string name) : kind(kind), name(std::move(name)) {}
+  virtual ~PlanStep();
+
+  Kind getKind() const { return kind; }
+  llvm::StringRef getKindName() const;
+  /// The graph node the step comes from (or the tensor it converts).
+  llvm::StringRef getName() const { return name; }
+
+  /// Independent pieces of work; run() is called on disjoint ranges.
+  virtual int64_t getNumTiles() const { return 1; }
+  /// Scratch bytes one caller of run() needs.
+  virtual size_t getScratchBytes() const { return 0; }
+  /// Multiply-accumulates the step does (0 where it does not count them).
+  virtual int64_t getMacs() const { return 0; }
+  virtual llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                          void *scratch) const = 0;
+
+  /// Tensor ids read and written.
+  std::vector<int> inputs, outputs;
+
+private:
+  Kind kind;
+  std::string name;
+};
+
+/// An int8 conv unit: x (and the residual) NHWC u8, y NHWC u8 or float.
+class ConvStep : public PlanStep {
+public:
+  ConvStep(std::string name, Int8Conv conv)
+      : PlanStep(Kind::Conv, std::move(name)), conv(std::move(conv)) {}
+  int64_t getNumTiles() const override { return conv.getNumRows(); }
+  size_t getScratchBytes() const override { return conv.getScratchBytes(); }
+  int64_t getMacs() const override;
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  const Int8Conv &getConv() const { return conv; }
+  static bool classof(const PlanStep *s) { return s->getKind() == Kind::Conv; }
+
+private:
+  Int8Conv conv;
+};
+
+/// The same 4-D tensor between the ONNX layout and NHWC (u8 for int8).
+class ReformatStep : public PlanStep {
+public:
+  explicit ReformatStep(std::string name)
+      : PlanStep(Kind::Reformat, std::move(name)) {}
+  int64_t getNumTiles() const override;
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  static bool classof(const PlanStep *s) {
+    return s->getKind() == Kind::Reformat;
+  }
+  /// Set by the builder: the logical NCHW shape.
+  Shape shape;
+};
+
+/// An op the plan runs with the reference interpreter's kernel, on tensors
+/// in ONNX layout.
+class FloatStep : public PlanStep {
+public:
+  FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
+      : PlanStep(Kind::Float, std::move(name)), op(std::move(op)), fn(fn),
+        opset(opset) {}
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  const KernelOp &getOp() const { return op; }
+  static bool classof(const PlanStep *s) { return s->getKind() == Kind::Float; }
+
+private:
+  KernelOp op;
+  KernelFn fn;
+  int64_t opset;
+};
+
+struct PlanRunOptions {
+  /// Worker threads; 0 = every core.
+  unsigned threads = 0;
+  /// Called before and after each step (e.g. to feed a step the
+  /// reference's inputs and compare its outputs, or to time it).
+  std::function<void(const PlanStep &, PlanRun &)> beforeStep, afterStep;
+};
+
+class Plan {
+public:
+  Plan();
+  ~Plan();
+  Plan(const Plan &) = delete;
+  Plan &operator=(const Plan &) = delete;
+
+  /// One line per step: kind, name, the tensors it reads and writes with
+  /// their layouts, and MACs for int8 convs; then the arena size.
+  void print(llvm::raw_ostream &os) const;
+
+  /// Runs with inputs by graph-input name; returns the outputs in order.
+  llvm::Expected<std::vector<Tensor>>
+  run(const std::map<std::string, Tensor> &inputs,
+      const PlanRunOptions &options = {}) const;
+
+  std::vector<PlanTensor> tensors;
+  std::vector<std::unique_ptr<PlanStep>> steps;
+  /// Graph inputs and outputs (ONNX layout), in order.
+  std::vector<int> inputs, outputs;
+  /// Arena bytes (64-byte aligned) a run needs.
+  size_t arenaBytes = 0;
+  /// The instruction set of the int8 kernels.
+  Isa isa = Isa::Scalar;
+  /// Owns the quantized types the float steps' KernelOps point to.
+  Context types;
+};
+
+/// What a step sees of one run: the arena and the tensors' bytes.
+class PlanRun {
+public:
+  PlanRun(const Plan &plan, char *arena) : plan(plan), arena(arena) {}
+  const Plan &getPlan() const { return plan; }
+  const PlanTensor &tensor(int id) const { return plan.tensors[id]; }
+  /// The bytes of tensor `id`: its constant or its place in the arena.
+  const char *read(int id) const;
+  char *write(int id) const;
+  /// Tensor `id` as a Tensor (a copy, for the float steps).
+  Tensor copyOut(int id) const;
+  /// The value of tensor `id` in ONNX layout and kind, whatever its layout.
+  Tensor readValue(int id) const;
+  /// Stores `value` (ONNX layout, the tensor's kind and shape) into tensor
+  /// `id` in its layout; false when kind or shape differ.
+  bool writeValue(int id, const Tensor &value) const;
+
+private:
+  const Plan &plan;
+  char *arena;
+};
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_RUNTIME_PLAN_H

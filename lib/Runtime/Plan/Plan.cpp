@@ -1,0 +1,249 @@
+//===- Plan.cpp - Running the INT8 CPU execution plan ---------------------===//
+//
+// One run: an arena of the plan's size, the inputs copied in, each step in
+// order with its tiles spread over TBB's workers (each worker with its own
+// scratch, allocated before the steps run), the outputs copied out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/Runtime/Plan.h"
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+int64_t PlanTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+size_t PlanTensor::byteSize() const {
+  return numElements() * getElementByteSize(kind);
+}
+
+PlanStep::~PlanStep() = default;
+
+llvm::StringRef PlanStep::getKindName() const {
+  switch (kind) {
+  case Kind::Conv:
+    return "int8 conv";
+  case Kind::Reformat:
+    return "reformat";
+  case Kind::Float:
+    return "float";
+  }
+  return "?";
+}
+
+Plan::Plan() = default;
+Plan::~Plan() = default;
+
+const char *PlanRun::read(int id) const {
+  const PlanTensor &t = plan.tensors[id];
+  if (t.constant)
+    return t.constant->bytes();
+  return arena + t.arenaOffset;
+}
+
+char *PlanRun::write(int id) const {
+  return arena + plan.tensors[id].arenaOffset;
+}
+
+Tensor PlanRun::copyOut(int id) const {
+  const PlanTensor &t = plan.tensors[id];
+  if (t.constant)
+    return *t.constant;
+  Tensor out(t.kind, t.shape);
+  std::memcpy(out.bytes(), read(id), out.byteSize());
+  return out;
+}
+
+/// Element (n, c, h, w) of a 4-D NCHW shape at its NHWC offset.
+static int64_t nhwcOffset(const Shape &s, int64_t nchw) {
+  int64_t w = nchw % s[3], h = nchw / s[3] % s[2];
+  int64_t c = nchw / (s[3] * s[2]) % s[1], n = nchw / (s[3] * s[2] * s[1]);
+  return ((n * s[2] + h) * s[3] + w) * s[1] + c;
+}
+
+Tensor PlanRun::readValue(int id) const {
+  const PlanTensor &t = plan.tensors[id];
+  Tensor stored = copyOut(id);
+  if (t.layout == PlanLayout::Onnx)
+    return stored;
+  Tensor out(t.kind, t.shape);
+  size_t size = getElementByteSize(t.kind);
+  for (int64_t i = 0, e = t.numElements(); i < e; ++i) {
+    std::memcpy(out.bytes() + i * size,
+                stored.bytes() + nhwcOffset(t.shape, i) * size, size);
+    if (t.kind == ElementKind::I8)
+      out.bytes()[i] ^= 0x80;
+  }
+  return out;
+}
+
+bool PlanRun::writeValue(int id, const Tensor &value) const {
+  const PlanTensor &t = plan.tensors[id];
+  if (t.constant || value.kind() != t.kind || value.shape() != t.shape)
+    return false;
+  char *to = write(id);
+  if (t.layout == PlanLayout::Onnx) {
+    std::memcpy(to, value.bytes(), t.byteSize());
+    return true;
+  }
+  size_t size = getElementByteSize(t.kind);
+  for (int64_t i = 0, e = t.numElements(); i < e; ++i) {
+    char *at = to + nhwcOffset(t.shape, i) * size;
+    std::memcpy(at, value.bytes() + i * size, size);
+    if (t.kind == ElementKind::I8)
+      *at ^= 0x80;
+  }
+  return true;
+}
+
+void Plan::print(llvm::raw_ostream &os) const {
+  auto describe = [&](int id) {
+    if (id < 0) {
+      os << "-";
+      return;
+    }
+    const PlanTensor &t = tensors[id];
+    os << "%" << id << " '" << t.name << "' " << getElementKindName(t.kind)
+       << shapeToString(t.shape)
+       << (t.layout == PlanLayout::Nhwc ? " nhwc" : "")
+       << (t.constant ? " const" : "");
+  };
+  os << "plan: " << steps.size() << " steps, isa " << getIsaName(isa)
+     << ", arena " << arenaBytes << " bytes\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PlanStep &s = *steps[i];
+    os << "  " << i << ": " << s.getKindName();
+    if (auto *f = llvm::dyn_cast<FloatStep>(&s))
+      os << " " << f->getOp().op;
+    os << " '" << s.getName() << "' (";
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      os << (k ? ", " : "");
+      describe(s.inputs[k]);
+    }
+    os << ") -> (";
+    for (size_t k = 0; k < s.outputs.size(); ++k) {
+      os << (k ? ", " : "");
+      describe(s.outputs[k]);
+    }
+    os << ")";
+    if (s.getMacs())
+      os << " " << s.getMacs() << " MACs";
+    os << "\n";
+  }
+}
+
+namespace {
+
+/// 64-byte-aligned bytes, freed on scope exit.
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t bytes)
+      : data(static_cast<char *>(
+            std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) & ~63)))) {
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  char *data;
+};
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>>
+Plan::run(const std::map<std::string, Tensor> &given,
+          const PlanRunOptions &options) const {
+  AlignedBuffer arena(arenaBytes);
+  if (!arena.data)
+    return makeError("cannot allocate the plan's arena of " +
+                     llvm::Twine(arenaBytes) + " bytes");
+  PlanRun state(*this, arena.data);
+  for (int id : inputs) {
+    const PlanTensor &t = tensors[id];
+    auto it = given.find(t.name);
+    if (it == given.end())
+      return makeError("no value given for graph input '" + t.name + "'");
+    if (it->second.kind() != t.kind || it->second.shape() != t.shape)
+      return makeError("graph input '" + t.name + "' expects " +
+                       getElementKindName(t.kind) + " " +
+                       shapeToString(t.shape) + ", got " +
+                       getElementKindName(it->second.kind()) + " " +
+                       shapeToString(it->second.shape()));
+    std::memcpy(state.write(id), it->second.bytes(), t.byteSize());
+  }
+
+  std::optional<tbb::global_control> threadLimit;
+  if (options.threads)
+    threadLimit.emplace(tbb::global_control::max_allowed_parallelism,
+                        options.threads);
+  // One scratch slab per thread index TBB can hand out.
+  size_t arenaSlots =
+      static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  size_t workers = options.threads ? options.threads : arenaSlots;
+  size_t slots = std::max(workers, arenaSlots);
+  size_t scratchBytes = 0;
+  for (const auto &step : steps)
+    scratchBytes = std::max(scratchBytes, (step->getScratchBytes() + 63) & ~63);
+  AlignedBuffer scratch(scratchBytes * slots);
+  if (!scratch.data)
+    return makeError("cannot allocate scratch memory");
+
+  for (const auto &step : steps) {
+    if (options.beforeStep)
+      options.beforeStep(*step, state);
+    int64_t tiles = step->getNumTiles();
+    if (tiles <= 1 || workers <= 1) {
+      if (auto err = step->run(state, 0, tiles, scratch.data))
+        return std::move(err);
+      if (options.afterStep)
+        options.afterStep(*step, state);
+      continue;
+    }
+    // Tiles write disjoint bytes; the first error wins.
+    std::mutex errorLock;
+    llvm::Error firstError = llvm::Error::success();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles),
+                      [&](const tbb::blocked_range<int64_t> &r) {
+                        int slot = tbb::this_task_arena::current_thread_index();
+                        llvm::Error err =
+                            slot < 0 || static_cast<size_t>(slot) >= slots
+                                ? makeError("TBB thread index " +
+                                            llvm::Twine(slot) +
+                                            " is outside the scratch slots")
+                                : step->run(state, r.begin(), r.end(),
+                                            scratch.data + scratchBytes * slot);
+                        if (err) {
+                          std::lock_guard<std::mutex> lock(errorLock);
+                          if (firstError)
+                            llvm::consumeError(std::move(err));
+                          else
+                            firstError = std::move(err);
+                        }
+                      });
+    if (firstError)
+      return std::move(firstError);
+    if (options.afterStep)
+      options.afterStep(*step, state);
+  }
+
+  std::vector<Tensor> results;
+  for (int id : outputs)
+    results.push_back(state.copyOut(id));
+  return results;
+}

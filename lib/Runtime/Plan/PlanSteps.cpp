@@ -1,0 +1,125 @@
+//===- PlanSteps.cpp - What each kind of plan step does -------------------===//
+
+#include "qopt/Runtime/Plan.h"
+
+#include <cstring>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+//===----------------------------------------------------------------------===//
+// Int8 conv
+//===----------------------------------------------------------------------===//
+
+int64_t ConvStep::getMacs() const {
+  const Int8ConvShape &s = conv.getShape();
+  return s.batch * s.outH() * s.outW() * s.outC * s.kernelH * s.kernelW *
+         (s.inC / s.groups);
+}
+
+llvm::Error ConvStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                          void *scratch) const {
+  const uint8_t *residual =
+      inputs.size() > 1 ? reinterpret_cast<const uint8_t *>(run.read(inputs[1]))
+                        : nullptr;
+  conv.run(reinterpret_cast<const uint8_t *>(run.read(inputs[0])), residual,
+           run.write(outputs[0]), tileBegin, tileEnd, scratch);
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reformat: NCHW <-> NHWC, s8 <-> u8 (+128)
+//===----------------------------------------------------------------------===//
+
+int64_t ReformatStep::getNumTiles() const { return shape[0] * shape[2]; }
+
+namespace {
+
+/// Rows (n, h) of a 4-D tensor moved between NCHW and NHWC; `flip` toggles
+/// the top bit of each byte (s8 <-> u8 + 128).
+template <typename T>
+void reformatRows(const T *in, T *out, const Shape &shape, bool toNhwc,
+                  bool flip, int64_t rowBegin, int64_t rowEnd) {
+  int64_t c = shape[1], h = shape[2], w = shape[3];
+  for (int64_t row = rowBegin; row < rowEnd; ++row) {
+    int64_t n = row / h, y = row % h;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      int64_t nchw = ((n * c + ch) * h + y) * w;
+      int64_t nhwc = (n * h + y) * w * c + ch;
+      for (int64_t x = 0; x < w; ++x) {
+        const T &from = toNhwc ? in[nchw + x] : in[nhwc + x * c];
+        T &to = toNhwc ? out[nhwc + x * c] : out[nchw + x];
+        if constexpr (sizeof(T) == 1)
+          to = flip ? static_cast<T>(from ^ 0x80) : from;
+        else
+          to = from;
+      }
+    }
+  }
+}
+
+} // namespace
+
+llvm::Error ReformatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                              void * /*scratch*/) const {
+  const PlanTensor &from = run.tensor(inputs[0]);
+  const PlanTensor &to = run.tensor(outputs[0]);
+  bool toNhwc = to.layout == PlanLayout::Nhwc;
+  bool flip = from.kind == ElementKind::I8;
+  switch (getElementByteSize(from.kind)) {
+  case 1:
+    reformatRows(reinterpret_cast<const uint8_t *>(run.read(inputs[0])),
+                 reinterpret_cast<uint8_t *>(run.write(outputs[0])), shape,
+                 toNhwc, flip, tileBegin, tileEnd);
+    return llvm::Error::success();
+  case 4:
+    reformatRows(reinterpret_cast<const uint32_t *>(run.read(inputs[0])),
+                 reinterpret_cast<uint32_t *>(run.write(outputs[0])), shape,
+                 toNhwc, false, tileBegin, tileEnd);
+    return llvm::Error::success();
+  default:
+    return makeError("reformat of '" + from.name + "': no NHWC layout for " +
+                     getElementKindName(from.kind));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Float steps: the interpreter's kernel
+//===----------------------------------------------------------------------===//
+
+llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
+                           int64_t /*tileEnd*/, void * /*scratch*/) const {
+  std::vector<Tensor> values;
+  values.reserve(inputs.size());
+  std::vector<const Tensor *> operands;
+  for (int id : inputs) {
+    if (id < 0) {
+      operands.push_back(nullptr);
+      continue;
+    }
+    values.push_back(run.copyOut(id));
+    operands.push_back(&values.back());
+  }
+  KernelContext ctx(op, std::move(operands), opset);
+  if (auto err = fn(ctx))
+    return err;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i] < 0)
+      continue;
+    const PlanTensor &t = run.tensor(outputs[i]);
+    const Tensor &y = ctx.outputs[i];
+    if (!y.isValid() || y.kind() != t.kind || y.shape() != t.shape)
+      return ctx.error("result #" + llvm::Twine(i) + " is " +
+                       (y.isValid() ? getElementKindName(y.kind()).str() + " " +
+                                          shapeToString(y.shape())
+                                    : std::string("missing")) +
+                       "; the plan expects " + getElementKindName(t.kind) +
+                       " " + shapeToString(t.shape));
+    std::memcpy(run.write(outputs[i]), y.bytes(), t.byteSize());
+  }
+  return llvm::Error::success();
+}
