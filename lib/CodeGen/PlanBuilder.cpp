@@ -452,7 +452,7 @@ llvm::Error PlanBuilder::build() {
     plan.inputs.push_back(*id);
   }
   for (const Node &n : graph.getNodes()) {
-    if (getConstantData(n.getResult()) && n.getNumResults() == 1)
+    if (n.getNumResults() == 1 && getConstantData(n.getResult()))
       continue; // read where used
     if (n.isa("q.conv")) {
       auto conv = lowerConv(n);
