@@ -34,6 +34,21 @@ import numpy as np
 import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Without VNNI, ORT's u8 x s8 integer kernels (MLAS, AVX2/AVX512BW) multiply
+# with vpmaddubsw, which saturates the 16-bit sum of each pair of products,
+# so their outputs can be far from the exact ones (ORT's quantization docs:
+# the "saturation issue" of u8s8 on x86 without VNNI).
+SATURATING_OPS = ("onnx.QLinearConv", "onnx.QLinearMatMul", "onnx.ConvInteger",
+                  "onnx.MatMulInteger", "com.microsoft.QGemm")
+
+
+def cpu_has_vnni():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l for l in f if l.startswith("flags")), "").split()
+    except OSError:
+        return True
+    return "avx512_vnni" in flags or "avx_vnni" in flags
 DIST = {"resnet18": "imagenet", "yolo": "image"}
 
 
@@ -118,7 +133,14 @@ def main():
         obo_ok = obo.returncode == 0
         summary = obo.stdout.strip().splitlines()[-1] if obo.stdout.strip() else obo.stderr.strip()
 
-        if quantized and not e2e_ok and obo_ok and min(cosines) >= 0.999:
+        diffs = [l for l in obo.stdout.splitlines() if l.startswith("DIFF ")]
+        saturated = (args.pipeline and not obo_ok and diffs and not cpu_has_vnni() and
+                     all(any(f"({op})" in l for op in SATURATING_OPS) for l in diffs))
+        if saturated:
+            verdict = "PASS~"
+            note = (f"{len(diffs)} u8s8 integer nodes of ORT differ: this CPU has no VNNI and "
+                    "ORT's vpmaddubsw kernels saturate 16-bit pair sums; every other node agrees")
+        elif quantized and not e2e_ok and obo_ok and min(cosines) >= 0.999:
             verdict = "PASS*"
             note = "end-to-end cosine below 0.9999: rounding-boundary flips propagated through the network"
         else:
