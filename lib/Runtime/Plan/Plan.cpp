@@ -25,10 +25,8 @@ static llvm::Error makeError(const llvm::Twine &msg) {
 }
 
 int64_t PlanTensor::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  // The builder took the shape from a checked static type.
+  return shapeNumElements(shape).value_or(0);
 }
 
 size_t PlanTensor::byteSize() const {
