@@ -1,109 +1,30 @@
 //===- PlanBuilder.cpp - Lowering a fused graph to a CPU plan -------------===//
 //
-//   %y = q.conv(%x, %w, %b, %r) {activation = "relu"}
-//        : tensor<1x64x56x56x!q.i8<0.05:-3>>
-//     =>
-//   conv step  x: NHWC u8 (zero point -3 + 128), w packed for the ISA,
-//              epilogue: scale[c] = s_x * s_w[c], bias DQ(b), residual on
-//              r's grid, relu, output grid 0.05 : -3 + 128
-//
 // Each value has one home tensor, in the layout its producer writes (NHWC
-// for conv steps, ONNX layout for everything else); a consumer that wants
-// the other layout reads a twin made by one reformat step, shared by all
-// such consumers.
+// for conv, pool and channel copy steps, and for elementwise steps whose
+// operands are NHWC; ONNX layout for everything else); a consumer that
+// wants the other layout reads a twin made by one reformat step, shared by
+// all such consumers. A node whose operands are all constants is run once
+// here and its results become constants of the plan.
 //
 //===----------------------------------------------------------------------===//
 
-#include "qopt/CodeGen/PlanBuilder.h"
-#include "qopt/IR/Graph.h"
+#include "PlanBuilderImpl.h"
 #include "qopt/IR/OpDefinition.h"
-#include "qopt/IR/QuantMath.h"
-
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace qopt;
+using namespace qopt::codegen;
 using namespace qopt::rt;
 
-namespace {
-
-llvm::Error makeError(const llvm::Twine &msg) {
+llvm::Error codegen::makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
 
-/// The activation of a unit's `activation` attribute, if the conv epilogue
-/// has it.
-std::optional<Activation> parseActivation(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<Activation>>(name)
-      .Case("none", Activation::None)
-      .Case("relu", Activation::Relu)
-      .Case("leaky_relu", Activation::LeakyRelu)
-      .Case("clip", Activation::Clip)
-      .Case("sigmoid", Activation::Sigmoid)
-      .Case("tanh", Activation::Tanh)
-      .Case("hard_sigmoid", Activation::HardSigmoid)
-      .Case("hard_swish", Activation::HardSwish)
-      .Case("silu", Activation::Silu)
-      .Default(std::nullopt);
-}
-
-/// A per-tensor s8/u8 grid over f32: the int8 kernels' activations.
-const QuantType *getActivationGrid(const Value *v) {
-  const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
-  if (!q || q->isPerAxis() || q->getExpressedKind() != ElementKind::F32)
-    return nullptr;
-  if (q->getStorageKind() != ElementKind::I8 &&
-      q->getStorageKind() != ElementKind::U8)
-    return nullptr;
-  return q;
-}
-
-/// The zero point as the kernels store the tensor (u8).
-int32_t storedZeroPoint(const QuantType *q) {
-  return static_cast<int32_t>(q->getZeroPoint()) +
-         (q->getStorageKind() == ElementKind::I8 ? 128 : 0);
-}
-
-std::vector<int64_t> intsAttr(const Node &n, llvm::StringRef name,
-                              std::vector<int64_t> dflt) {
-  if (const Attribute *a = n.getAttr(name))
-    return a->getInts();
-  return dflt;
-}
-
-class PlanBuilder {
-public:
-  PlanBuilder(const Model &model, const PlanBuildOptions &options, Plan &plan)
-      : graph(model.getGraph()), options(options), plan(plan),
-        opset(model.getDefaultOpsetVersion() ? model.getDefaultOpsetVersion()
-                                             : 13) {}
-
-  llvm::Error build();
-
-private:
-  llvm::Expected<Shape> staticShape(const Value *v) const;
-  int addTensor(std::string name, ElementKind kind, Shape shape,
-                PlanLayout layout);
-  /// The tensor holding `v` in `layout`, adding a reformat step if needed.
-  llvm::Expected<int> tensorFor(const Value *v, PlanLayout layout);
-  /// A new home tensor for result `v`.
-  llvm::Expected<int> defineResult(const Value *v, PlanLayout layout,
-                                   ElementKind kind);
-
-  /// The conv step of a q.conv, or null when the int8 kernels cannot run
-  /// the unit as it is (it then runs as a float step).
-  llvm::Expected<std::unique_ptr<ConvStep>> lowerConv(const Node &n);
-  llvm::Error addFloatStep(const Node &n);
-  const QuantType *copyType(const QuantType *q);
-  void assignArena();
-
-  const Graph &graph;
-  const PlanBuildOptions &options;
-  Plan &plan;
-  int64_t opset;
-  llvm::DenseMap<const Value *, int> home;
-  llvm::DenseMap<const Value *, int> twin;
-};
+PlanBuilder::PlanBuilder(const Model &model, const PlanBuildOptions &options,
+                         Plan &plan)
+    : graph(model.getGraph()), options(options), plan(plan),
+      opset(model.getDefaultOpsetVersion() ? model.getDefaultOpsetVersion()
+                                           : 13) {}
 
 llvm::Expected<Shape> PlanBuilder::staticShape(const Value *v) const {
   const TensorType *t = v->getType();
@@ -183,161 +104,6 @@ llvm::Expected<int> PlanBuilder::tensorFor(const Value *v, PlanLayout layout) {
   return id;
 }
 
-llvm::Expected<std::unique_ptr<ConvStep>>
-PlanBuilder::lowerConv(const Node &n) {
-  std::unique_ptr<ConvStep> none;
-  const Value *x = n.getOperand(0);
-  const Value *w = n.getNumOperands() > 1 ? n.getOperand(1) : nullptr;
-  const Value *b = n.getNumOperands() > 2 ? n.getOperand(2) : nullptr;
-  const Value *r = n.getNumOperands() > 3 ? n.getOperand(3) : nullptr;
-  const Value *y = n.getResult();
-  const QuantType *xq = getActivationGrid(x);
-  if (!xq || !w || !x->getType()->hasRank() || x->getType()->getRank() != 4)
-    return none;
-
-  // Weights: a constant s8 OIHW tensor, zero points 0, per output channel
-  // or per tensor.
-  const DenseElements *wData = getConstantData(w);
-  const QuantType *wq = w->getType()->getQuantType();
-  if (!wData || !wq || wData->getKind() != ElementKind::I8 ||
-      wData->getDims().size() != 4 || (wq->isPerAxis() && wq->getAxis() != 0))
-    return none;
-  for (int64_t z : wq->getZeroPoints())
-    if (z != 0)
-      return none;
-
-  // The result: a per-tensor int8 grid, or f32.
-  const QuantType *yq = getActivationGrid(y);
-  if (!yq && (y->getType()->isQuantized() ||
-              y->getType()->getStorageKind() != ElementKind::F32))
-    return none;
-  const QuantType *rq = r ? getActivationGrid(r) : nullptr;
-  if (r && !rq)
-    return none;
-
-  auto activation = parseActivation(
-      n.getAttr("activation") && n.getAttr("activation")->isString()
-          ? llvm::StringRef(*n.getAttr("activation")->getIf<std::string>())
-          : "none");
-  if (!activation)
-    return none;
-
-  auto xShape = staticShape(x);
-  if (!xShape)
-    return xShape.takeError();
-  auto yShape = staticShape(y);
-  if (!yShape)
-    return yShape.takeError();
-  llvm::ArrayRef<int64_t> wDims = wData->getDims();
-  Int8ConvShape s;
-  s.batch = (*xShape)[0];
-  s.inC = (*xShape)[1];
-  s.inH = (*xShape)[2];
-  s.inW = (*xShape)[3];
-  s.outC = wDims[0];
-  s.kernelH = wDims[2];
-  s.kernelW = wDims[3];
-  s.groups = n.getIntAttr("group").value_or(1);
-  auto strides = intsAttr(n, "strides", {1, 1});
-  auto dilations = intsAttr(n, "dilations", {1, 1});
-  auto pads = intsAttr(n, "pads", {0, 0, 0, 0});
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
-      s.groups < 1 || s.inC % s.groups || s.outC % s.groups ||
-      wDims[1] != s.inC / s.groups)
-    return none;
-  s.strideH = strides[0];
-  s.strideW = strides[1];
-  s.dilationH = dilations[0];
-  s.dilationW = dilations[1];
-  std::string autoPad = "NOTSET";
-  if (const Attribute *a = n.getAttr("auto_pad"))
-    if (a->isString())
-      autoPad = *a->getIf<std::string>();
-  if (autoPad == "NOTSET") {
-    s.padTop = pads[0];
-    s.padLeft = pads[1];
-    s.padBottom = pads[2];
-    s.padRight = pads[3];
-  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    auto split = [&](int64_t in, int64_t stride, int64_t k, int64_t d,
-                     int64_t &begin, int64_t &end) {
-      int64_t out = (in + stride - 1) / stride;
-      int64_t total =
-          std::max<int64_t>(0, (out - 1) * stride + (k - 1) * d + 1 - in);
-      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
-    };
-    split(s.inH, s.strideH, s.kernelH, s.dilationH, s.padTop, s.padBottom);
-    split(s.inW, s.strideW, s.kernelW, s.dilationW, s.padLeft, s.padRight);
-  } else if (autoPad != "VALID") {
-    return none;
-  }
-  if (s.strideH < 1 || s.strideW < 1 || s.dilationH < 1 || s.dilationW < 1 ||
-      *yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
-    return none;
-
-  Int8Epilogue e;
-  e.inputZero = storedZeroPoint(xq);
-  for (int64_t c = 0, count = wq->isPerAxis() ? s.outC : 1; c < count; ++c)
-    e.scale.push_back(xq->getScale() * quant::getChannelScale(wq, c));
-  if (b) {
-    const DenseElements *bData = getConstantData(b);
-    const QuantType *bq = b->getType()->getQuantType();
-    if (!bData || bData->getNumElements() != s.outC ||
-        (!bq && bData->getKind() != ElementKind::F32))
-      return none;
-    for (int64_t c = 0; c < s.outC; ++c)
-      e.bias.push_back(bq ? quant::dequantizeValue(bData->getAsInt(c), bq, c)
-                          : static_cast<float>(bData->getAsDouble(c)));
-  }
-  e.activation = *activation;
-  std::vector<float> params;
-  if (const Attribute *a = n.getAttr("activation_params"))
-    if (auto *v = a->getIf<std::vector<float>>())
-      params = *v;
-  e.alpha = params.size() > 0 ? params[0] : 0;
-  e.beta = params.size() > 1 ? params[1] : 0;
-  if (r) {
-    auto rShape = staticShape(r);
-    if (!rShape)
-      return rShape.takeError();
-    if (*rShape != *yShape)
-      return none;
-    e.hasResidual = true;
-    e.residualAfterActivation =
-        n.getIntAttr("residual_after_activation").value_or(0) != 0;
-    e.residualScale = rq->getScale();
-    e.residualZero = storedZeroPoint(rq);
-  }
-  if (yq) {
-    e.outputScale = yq->getScale();
-    e.outputZero = storedZeroPoint(yq);
-  }
-
-  auto xId = tensorFor(x, PlanLayout::Nhwc);
-  if (!xId)
-    return xId.takeError();
-  std::vector<int> inputs{*xId};
-  if (r) {
-    auto rId = tensorFor(r, PlanLayout::Nhwc);
-    if (!rId)
-      return rId.takeError();
-    inputs.push_back(*rId);
-  }
-  auto yId = defineResult(y, PlanLayout::Nhwc,
-                          yq ? yq->getStorageKind() : ElementKind::F32);
-  if (!yId)
-    return yId.takeError();
-  auto step = std::make_unique<ConvStep>(
-      n.getName().str(),
-      Int8Conv(options.isa, s,
-               reinterpret_cast<const int8_t *>(wData->getRawBytes().data()),
-               std::move(e)));
-  step->inputs = std::move(inputs);
-  step->outputs = {*yId};
-  return step;
-}
-
 const QuantType *PlanBuilder::copyType(const QuantType *q) {
   if (!q)
     return nullptr;
@@ -348,43 +114,140 @@ const QuantType *PlanBuilder::copyType(const QuantType *q) {
                                  axis, q->getScales(), q->getZeroPoints());
 }
 
-llvm::Error PlanBuilder::addFloatStep(const Node &n) {
-  KernelFn fn = KernelRegistry::get().lookup(n.getOp());
-  if (!fn)
-    return makeError(n.describe() + ": the CPU plan cannot run op '" +
-                     n.getOp() + "'");
+KernelOp PlanBuilder::makeKernelOp(const Node &n) {
   KernelOp op = KernelOp::fromNode(n);
   for (const QuantType *&q : op.operandQuantTypes)
     q = copyType(q);
   for (const QuantType *&q : op.resultQuantTypes)
     q = copyType(q);
+  return op;
+}
+
+void PlanBuilder::addStep(std::unique_ptr<PlanStep> step, const Node &n,
+                          std::vector<int> inputs, std::vector<int> outputs) {
+  step->op = n.getOp().str();
+  step->inputs = std::move(inputs);
+  step->outputs = std::move(outputs);
+  plan.steps.push_back(std::move(step));
+}
+
+PlanLayout PlanBuilder::homeLayout(const Value *v) const {
+  auto it = home.find(v);
+  return it == home.end() ? PlanLayout::Onnx : plan.tensors[it->second].layout;
+}
+
+bool PlanBuilder::isConstant(const Value *v) const {
+  auto it = home.find(v);
+  return it == home.end() ? getConstantData(v) != nullptr
+                          : plan.tensors[it->second].constant != nullptr;
+}
+
+bool PlanBuilder::isLayoutFreeElementwise(const Node &n) const {
+  if (!hasTrait(n, OpTrait::Elementwise) || n.getNumResults() != 1)
+    return false;
+  const Value *y = n.getResult();
+  auto yShape = staticShape(y);
+  if (!yShape) {
+    llvm::consumeError(yShape.takeError());
+    return false;
+  }
+  auto perAxis = [](const Value *v) {
+    const QuantType *q = v->getType()->getQuantType();
+    return q && q->isPerAxis();
+  };
+  if (yShape->size() != 4 || perAxis(y))
+    return false;
+  for (const Value *v : n.getOperands()) {
+    if (!v)
+      continue;
+    auto shape = staticShape(v);
+    if (!shape) {
+      llvm::consumeError(shape.takeError());
+      return false;
+    }
+    if (perAxis(v) ||
+        (*shape != *yShape && shapeNumElements(*shape).value_or(0) != 1))
+      return false;
+  }
+  return true;
+}
+
+llvm::Error PlanBuilder::addFloatStep(const Node &n) {
+  KernelFn fn = KernelRegistry::get().lookup(n.getOp());
+  if (!fn)
+    return makeError(n.describe() + ": the CPU plan cannot run op '" +
+                     n.getOp() + "'");
+  KernelOp op = makeKernelOp(n);
+  bool folds =
+      n.getNumOperands() > 0 && !hasTrait(n, OpTrait::Nondeterministic) &&
+      llvm::all_of(n.getOperands(),
+                   [&](const Value *v) { return !v || isConstant(v); });
+  // An elementwise op reads NHWC operands in place when any operand is
+  // NHWC already; single elements stay in ONNX layout (any order reads
+  // them the same).
+  PlanLayout layout = PlanLayout::Onnx;
+  if (!folds && isLayoutFreeElementwise(n))
+    for (const Value *v : n.getOperands())
+      if (v && homeLayout(v) == PlanLayout::Nhwc)
+        layout = PlanLayout::Nhwc;
   std::vector<int> inputs;
   for (const Value *v : n.getOperands()) {
     if (!v) {
       inputs.push_back(-1);
       continue;
     }
-    auto id = tensorFor(v, PlanLayout::Onnx);
+    auto shape = staticShape(v);
+    if (!shape)
+      return shape.takeError();
+    bool single = shapeNumElements(*shape).value_or(0) == 1;
+    auto id = tensorFor(v, single ? PlanLayout::Onnx : layout);
     if (!id)
       return id.takeError();
     inputs.push_back(*id);
   }
+  if (folds)
+    return foldConstants(n, op, fn, inputs);
   std::vector<int> outputs;
   for (const Value *v : n.getResults()) {
     if (v->isAbsent()) {
       outputs.push_back(-1);
       continue;
     }
-    auto id = defineResult(v, PlanLayout::Onnx, v->getType()->getStorageKind());
+    auto id = defineResult(v, layout, v->getType()->getStorageKind());
     if (!id)
       return id.takeError();
     outputs.push_back(*id);
   }
-  auto step =
-      std::make_unique<FloatStep>(n.getName().str(), std::move(op), fn, opset);
-  step->inputs = std::move(inputs);
-  step->outputs = std::move(outputs);
-  plan.steps.push_back(std::move(step));
+  addStep(
+      std::make_unique<FloatStep>(n.getName().str(), std::move(op), fn, opset),
+      n, std::move(inputs), std::move(outputs));
+  return llvm::Error::success();
+}
+
+llvm::Error PlanBuilder::foldConstants(const Node &n, const KernelOp &op,
+                                       KernelFn fn,
+                                       llvm::ArrayRef<int> inputs) {
+  std::vector<const Tensor *> operands;
+  for (int id : inputs)
+    operands.push_back(id < 0 ? nullptr : plan.tensors[id].constant.get());
+  KernelContext ctx(op, std::move(operands), opset);
+  if (auto err = fn(ctx))
+    return err;
+  for (unsigned i = 0; i < n.getNumResults(); ++i) {
+    const Value *v = n.getResult(i);
+    if (v->isAbsent())
+      continue;
+    auto id = defineResult(v, PlanLayout::Onnx, v->getType()->getStorageKind());
+    if (!id)
+      return id.takeError();
+    PlanTensor &t = plan.tensors[*id];
+    Tensor &y = ctx.outputs[i];
+    if (!y.isValid() || y.kind() != t.kind || y.shape() != t.shape)
+      return ctx.error("folding constant result #" + llvm::Twine(i) +
+                       ": the kernel's result does not match the type " +
+                       typeToString(v->getType()));
+    t.constant = std::make_shared<const Tensor>(std::move(y));
+  }
   return llvm::Error::success();
 }
 
@@ -454,16 +317,20 @@ llvm::Error PlanBuilder::build() {
   for (const Node &n : graph.getNodes()) {
     if (n.getNumResults() == 1 && getConstantData(n.getResult()))
       continue; // read where used
-    if (n.isa("q.conv")) {
-      auto conv = lowerConv(n);
-      if (!conv)
-        return makeError(n.describe() + ": " +
-                         llvm::toString(conv.takeError()));
-      if (*conv) {
-        plan.steps.push_back(std::move(*conv));
-        continue;
-      }
-    }
+    llvm::Expected<bool> lowered = false;
+    if (n.isa("q.conv"))
+      lowered = lowerConv(n);
+    else if (n.isa("onnx.MaxPool"))
+      lowered = lowerMaxPool(n);
+    else if (n.isa("onnx.Concat") || n.isa("onnx.Split"))
+      lowered = lowerChannelCopy(n);
+    else
+      lowered = lowerTable(n);
+    if (!lowered)
+      return makeError(n.describe() + ": " +
+                       llvm::toString(lowered.takeError()));
+    if (*lowered)
+      continue;
     if (auto err = addFloatStep(n))
       return err;
   }
@@ -476,8 +343,6 @@ llvm::Error PlanBuilder::build() {
   assignArena();
   return llvm::Error::success();
 }
-
-} // namespace
 
 llvm::Expected<std::unique_ptr<Plan>>
 qopt::buildPlan(const Model &model, const PlanBuildOptions &options) {

@@ -7,6 +7,8 @@
 
 #include "gtest/gtest.h"
 
+#include <map>
+
 using namespace qopt;
 using namespace qopt::rt;
 
@@ -90,6 +92,67 @@ TEST(PlanBuilder, RunMatchesInterpreter) {
   ASSERT_TRUE(bool(want));
   for (unsigned threads : {1u, 2u}) {
     auto got = b->plan->run(*inputs, PlanRunOptions{threads});
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < got->size(); ++i)
+      EXPECT_TRUE((*got)[i].identicalTo((*want)[i])) << "output " << i;
+  }
+}
+
+// Int8 and float tensors that stay NHWC between conv steps: max pooling
+// s8 as stored (+128), q.add of an s8 and a u8 operand onto s8 with Relu,
+// channel Concat/Split of f32 and s8, q.quantize on NHWC f32 (its s8 result
+// stored +128), q.dequantize tables. Every scale is a power of two and
+// every product exact, so the conv steps equal the reference too and the
+// whole plan must match it bit for bit.
+const char *kDataSteps = R"(
+!x = !quant.uniform<i8:f32, 0.5>
+!w = !quant.uniform<i8:f32, 0.015625>
+!y = !quant.uniform<i8:f32, 0.25:3>
+!u = !quant.uniform<u8:f32, 0.125:100>
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %qx = q.quantize(%x) : tensor<1x4x6x6x!x>
+  %c = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6x!y>
+  %p, _ = onnx.MaxPool(%c) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : tensor<1x4x3x3x!y>, tensor<1x4x3x3xi64>
+  %c2 = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3x!u>
+  %a = q.add(%p, %c2) {activation = "relu"} : tensor<1x4x3x3x!y>
+  %f = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3xf32>
+  %cat = onnx.Concat(%f, %f) {axis = 1} : tensor<1x8x3x3xf32>
+  %s0, %s1 = onnx.Split(%cat) {axis = 1} : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>
+  %qs = q.quantize(%s1) : tensor<1x4x3x3x!y>
+  %icat = onnx.Concat(%qs, %p) {axis = 1} : tensor<1x8x3x3x!y>
+  %da = q.dequantize(%a) : tensor<1x4x3x3xf32>
+  %dqs = q.dequantize(%qs) : tensor<1x4x3x3xf32>
+  %dcat = q.dequantize(%icat) : tensor<1x8x3x3xf32>
+  return %da, %dqs, %s0, %cat, %dcat
+}
+)";
+
+TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
+  auto b = build(kDataSteps);
+  const Plan &plan = *b->plan;
+  std::map<std::string, int> kinds;
+  for (const auto &step : plan.steps)
+    ++kinds[(step->getKindName() + " " + step->op).str()];
+  EXPECT_EQ(kinds["int8 conv q.conv"], 3);
+  EXPECT_EQ(kinds["max pool onnx.MaxPool"], 1);
+  EXPECT_EQ(kinds["table q.add"], 1);
+  EXPECT_EQ(kinds["channel copy onnx.Concat"], 2);
+  EXPECT_EQ(kinds["channel copy onnx.Split"], 1);
+  EXPECT_EQ(kinds["float q.quantize"], 2); // the graph input's, and %qs
+  EXPECT_EQ(kinds["table q.dequantize"], 3);
+  // One reformat into NHWC (the input) and one out per returned value.
+  EXPECT_EQ(kinds["reformat "], 6);
+
+  auto inputs = makeRandomInputs(b->model->getGraph(), 11);
+  ASSERT_TRUE(bool(inputs));
+  auto interp = Interpreter::create(*b->model);
+  ASSERT_TRUE(bool(interp));
+  auto want = (*interp)->run(*inputs);
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  for (unsigned threads : {1u, 2u}) {
+    auto got = plan.run(*inputs, PlanRunOptions{threads});
     ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
     ASSERT_EQ(got->size(), want->size());
     for (size_t i = 0; i < got->size(); ++i)

@@ -1,5 +1,4 @@
-//===- Plan.h - The INT8 CPU execution plan -----------------------*- C++
-//-*-===//
+//===- Plan.h - The INT8 CPU execution plan --------------------*- C++ -*-===//
 //
 // A plan is a list of steps over numbered tensors, built once from a fused
 // graph (lib/CodeGen) and run many times without the graph:
@@ -9,9 +8,13 @@
 //            tensors that are never alive together share bytes) or a
 //            constant held by the plan
 //   steps    int8 conv units (Int8Conv: packed weights, the unit's epilogue),
-//            layout changes between ONNX's NCHW and the kernels' NHWC, and
-//            float steps that run the reference interpreter's kernel of an
-//            op the plan has no int8 kernel for
+//            elementwise int8 ops as lookup tables over the stored bytes
+//            (built at plan time by running the reference kernel on every
+//            operand value), max pooling and channel concat/split on NHWC
+//            tensors, layout changes between ONNX's NCHW and the kernels'
+//            NHWC, and float steps that run the reference interpreter's
+//            kernel of an op the plan has no kernel of its own for (in
+//            NHWC too, for elementwise ops whose operands are NHWC)
 //
 // An int8 tensor in NHWC layout is stored as u8: s8 values + 128 (the
 // kernels' one input kind); in ONNX layout it keeps its storage kind, as the
@@ -58,6 +61,11 @@ struct PlanTensor {
 
   int64_t numElements() const;
   size_t byteSize() const;
+  /// What is XORed into each byte of an int8 value to store it: 0x80 for
+  /// an s8 tensor in NHWC layout (stored as u8), else 0.
+  uint8_t getStoredFlip() const {
+    return layout == PlanLayout::Nhwc && kind == ElementKind::I8 ? 0x80 : 0;
+  }
 };
 
 class PlanRun;
@@ -65,7 +73,7 @@ class PlanRun;
 /// One step of the plan.
 class PlanStep {
 public:
-  enum class Kind : uint8_t { Conv, Reformat, Float };
+  enum class Kind : uint8_t { Conv, Reformat, Float, Table, Pool, ChannelCopy };
 
   PlanStep(Kind kind, std::string name) : kind(kind), name(std::move(name)) {}
   virtual ~PlanStep();
@@ -86,6 +94,8 @@ public:
 
   /// Tensor ids read and written.
   std::vector<int> inputs, outputs;
+  /// The graph op the step runs (empty for a reformat), for listings.
+  std::string op;
 
 private:
   Kind kind;
@@ -125,7 +135,9 @@ public:
 };
 
 /// An op the plan runs with the reference interpreter's kernel, on tensors
-/// in ONNX layout.
+/// in ONNX layout; or, for an elementwise op whose operands all have the
+/// result's shape (or one element), on NHWC tensors read as flat arrays
+/// (int8 ones turned back into s8 around the kernel).
 class FloatStep : public PlanStep {
 public:
   FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
@@ -140,6 +152,79 @@ private:
   KernelOp op;
   KernelFn fn;
   int64_t opset;
+};
+
+/// An elementwise op on one or two int8 operands of one shape, as a table:
+///   y[i] = table[a[i]]  or  table[a[i] * 256 + b[i]]
+/// indexed by the bytes as stored (so the table absorbs the NHWC +128) and
+/// holding the result as stored (1 byte, or 4 for a float result).
+class TableStep : public PlanStep {
+public:
+  TableStep(std::string name, int arity, int resultBytes,
+            std::vector<uint8_t> table, int64_t elements)
+      : PlanStep(Kind::Table, std::move(name)), arity(arity),
+        resultBytes(resultBytes), table(std::move(table)), elements(elements) {}
+  int64_t getNumTiles() const override;
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  int getArity() const { return arity; }
+  static bool classof(const PlanStep *s) { return s->getKind() == Kind::Table; }
+
+private:
+  int arity, resultBytes;
+  std::vector<uint8_t> table;
+  int64_t elements;
+};
+
+/// MaxPool over an NHWC tensor (u8 as stored, or f32); the window skips
+/// padding, as ONNX's MaxPool does.
+class PoolStep : public PlanStep {
+public:
+  struct Window {
+    int64_t batch, channels, inH, inW, outH, outW;
+    int64_t kernelH, kernelW, strideH, strideW, dilationH, dilationW;
+    int64_t padTop, padLeft;
+  };
+  PoolStep(std::string name, Window window, bool isFloat)
+      : PlanStep(Kind::Pool, std::move(name)), window(window),
+        isFloat(isFloat) {}
+  /// The window of MaxPool `op` on an NCHW input of `inShape` (the
+  /// interpreter's rules for auto_pad, pads and ceil_mode), checked against
+  /// the result shape `outShape`.
+  static llvm::Expected<Window>
+  getWindow(const KernelOp &op, const Shape &inShape, const Shape &outShape);
+  int64_t getNumTiles() const override { return window.batch * window.outH; }
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  static bool classof(const PlanStep *s) { return s->getKind() == Kind::Pool; }
+
+private:
+  Window window;
+  bool isFloat;
+};
+
+/// Concat or Split along the channels of NHWC tensors: each piece copies
+/// `channels` channels of every pixel from one tensor to another.
+class ChannelCopyStep : public PlanStep {
+public:
+  struct Piece {
+    int from, to; ///< tensor ids
+    int64_t fromChannel, toChannel, channels;
+  };
+  ChannelCopyStep(std::string name, std::vector<Piece> pieces, int64_t rows)
+      : PlanStep(Kind::ChannelCopy, std::move(name)), pieces(std::move(pieces)),
+        rows(rows) {}
+  /// Rows of pixels (batch * height).
+  int64_t getNumTiles() const override { return rows; }
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  static bool classof(const PlanStep *s) {
+    return s->getKind() == Kind::ChannelCopy;
+  }
+
+private:
+  std::vector<Piece> pieces;
+  int64_t rows;
 };
 
 struct PlanRunOptions {

@@ -43,6 +43,12 @@ llvm::StringRef PlanStep::getKindName() const {
     return "reformat";
   case Kind::Float:
     return "float";
+  case Kind::Table:
+    return "table";
+  case Kind::Pool:
+    return "max pool";
+  case Kind::ChannelCopy:
+    return "channel copy";
   }
   return "?";
 }
@@ -129,8 +135,8 @@ void Plan::print(llvm::raw_ostream &os) const {
   for (size_t i = 0; i < steps.size(); ++i) {
     const PlanStep &s = *steps[i];
     os << "  " << i << ": " << s.getKindName();
-    if (auto *f = llvm::dyn_cast<FloatStep>(&s))
-      os << " " << f->getOp().op;
+    if (!s.op.empty())
+      os << " " << s.op;
     os << " '" << s.getName() << "' (";
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       os << (k ? ", " : "");

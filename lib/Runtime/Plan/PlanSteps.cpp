@@ -94,7 +94,7 @@ llvm::Error ReformatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
                            int64_t /*tileEnd*/, void * /*scratch*/) const {
   std::vector<Tensor> values;
-  values.reserve(inputs.size());
+  values.reserve(inputs.size()); // operands point into it
   std::vector<const Tensor *> operands;
   for (int id : inputs) {
     if (id < 0) {
@@ -102,6 +102,12 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
       continue;
     }
     values.push_back(run.copyOut(id));
+    // An elementwise op may read NHWC tensors as flat arrays; int8 ones go
+    // back to s8 for the kernel.
+    if (uint8_t flip = run.tensor(id).getStoredFlip())
+      for (char &b : llvm::MutableArrayRef<char>(values.back().bytes(),
+                                                 values.back().byteSize()))
+        b ^= flip;
     operands.push_back(&values.back());
   }
   KernelContext ctx(op, std::move(operands), opset);
@@ -119,7 +125,11 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
                                     : std::string("missing")) +
                        "; the plan expects " + getElementKindName(t.kind) +
                        " " + shapeToString(t.shape));
-    std::memcpy(run.write(outputs[i]), y.bytes(), t.byteSize());
+    char *to = run.write(outputs[i]);
+    std::memcpy(to, y.bytes(), t.byteSize());
+    if (uint8_t flip = t.getStoredFlip())
+      for (size_t b = 0, e = t.byteSize(); b < e; ++b)
+        to[b] ^= flip;
   }
   return llvm::Error::success();
 }

@@ -1,0 +1,236 @@
+//===- LowerDataSteps.cpp - Steps that keep int8 tensors in NHWC ----------===//
+//
+// Elementwise int8 ops become lookup tables over the stored bytes:
+//
+//   %y = q.add(%a, %b) : (tensor<..x!q.i8<sa:za>>, tensor<..x!q.u8<sb:zb>>)
+//                          -> tensor<..x!q.i8<sy:zy>>
+//     =>
+//   table step  y[i] = T[a[i] * 256 + b[i]], where T holds what the
+//               reference kernel of q.add returns for every pair of operand
+//               values (so the step is bit-exact with the interpreter),
+//               indexed and filled as the tensors are stored (s8 + 128 in
+//               NHWC)
+//
+// Any op the op table marks Elementwise qualifies (q.add, q.mul,
+// q.activation, q.requantize, q.dequantize to f32, Relu on int8, ...) when
+// its one or two operands are int8 of the result's shape. MaxPool on an
+// NHWC int8 or f32 tensor is a max pool step (max commutes with the +128
+// of the stored bytes); Concat and Split along the channels of NHWC
+// tensors are channel copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanBuilderImpl.h"
+#include "qopt/IR/OpDefinition.h"
+
+using namespace qopt;
+using namespace qopt::codegen;
+using namespace qopt::rt;
+
+namespace {
+
+bool isByteInteger(ElementKind kind) {
+  return kind == ElementKind::I8 || kind == ElementKind::U8;
+}
+
+bool isPerAxis(const Value *v) {
+  const QuantType *q = v->getType()->getQuantType();
+  return q && q->isPerAxis();
+}
+
+} // namespace
+
+llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
+  if (!hasTrait(n, OpTrait::Elementwise) ||
+      hasTrait(n, OpTrait::Nondeterministic) || n.getNumResults() != 1)
+    return false;
+  size_t arity = n.getNumOperands();
+  const Value *y = n.getResult();
+  ElementKind yKind = y->getType()->getStorageKind();
+  if (arity < 1 || arity > 2 || isPerAxis(y) ||
+      !(isByteInteger(yKind) || (arity == 1 && yKind == ElementKind::F32)))
+    return false;
+  auto yShape = staticShape(y);
+  if (!yShape)
+    return yShape.takeError();
+  for (const Value *v : n.getOperands()) {
+    if (!v || isConstant(v) || isPerAxis(v) ||
+        !isByteInteger(v->getType()->getStorageKind()))
+      return false;
+    auto shape = staticShape(v);
+    if (!shape)
+      return shape.takeError();
+    if (*shape != *yShape)
+      return false;
+  }
+  KernelFn fn = KernelRegistry::get().lookup(n.getOp());
+  if (!fn)
+    return false;
+
+  PlanLayout layout = PlanLayout::Onnx;
+  if (yShape->size() == 4)
+    for (const Value *v : n.getOperands())
+      if (homeLayout(v) == PlanLayout::Nhwc)
+        layout = PlanLayout::Nhwc;
+  std::vector<int> inputs;
+  for (const Value *v : n.getOperands()) {
+    auto id = tensorFor(v, layout);
+    if (!id)
+      return id.takeError();
+    inputs.push_back(*id);
+  }
+
+  // Every combination of stored operand bytes, through the reference
+  // kernel: entry i has operand 0's byte in its high bits.
+  int64_t entries = int64_t(1) << (8 * arity);
+  std::vector<Tensor> operands;
+  for (size_t j = 0; j < arity; ++j) {
+    const PlanTensor &t = plan.tensors[inputs[j]];
+    Tensor values(t.kind, {entries});
+    int shift = 8 * int(arity - 1 - j);
+    for (int64_t i = 0; i < entries; ++i)
+      values.bytes()[i] =
+          static_cast<char>(((i >> shift) & 0xff) ^ t.getStoredFlip());
+    operands.push_back(std::move(values));
+  }
+  KernelOp op = makeKernelOp(n);
+  std::vector<const Tensor *> pointers;
+  for (const Tensor &t : operands)
+    pointers.push_back(&t);
+  KernelContext ctx(op, std::move(pointers), opset);
+  if (auto err = fn(ctx))
+    return std::move(err);
+  const Tensor &values = ctx.outputs[0];
+  if (!values.isValid() || values.kind() != yKind ||
+      values.numElements() != entries)
+    return ctx.error("the table of every operand value came back as " +
+                     (values.isValid() ? shapeToString(values.shape())
+                                       : std::string("nothing")));
+
+  auto yId = defineResult(y, layout, yKind);
+  if (!yId)
+    return yId.takeError();
+  int resultBytes = static_cast<int>(getElementByteSize(yKind));
+  std::vector<uint8_t> table(values.byteSize());
+  std::memcpy(table.data(), values.bytes(), table.size());
+  if (uint8_t flip = plan.tensors[*yId].getStoredFlip())
+    for (uint8_t &b : table)
+      b ^= flip;
+  addStep(std::make_unique<TableStep>(n.getName().str(), int(arity),
+                                      resultBytes, std::move(table),
+                                      plan.tensors[*yId].numElements()),
+          n, std::move(inputs), {*yId});
+  return true;
+}
+
+llvm::Expected<bool> PlanBuilder::lowerMaxPool(const Node &n) {
+  const Value *x = n.getOperand(0);
+  const Value *y = n.getResult(0);
+  if (!x || isConstant(x) ||
+      (n.getNumResults() > 1 && !n.getResult(1)->isAbsent()))
+    return false;
+  ElementKind kind = x->getType()->getStorageKind();
+  if (!isByteInteger(kind) && kind != ElementKind::F32)
+    return false;
+  auto xShape = staticShape(x);
+  if (!xShape)
+    return xShape.takeError();
+  auto yShape = staticShape(y);
+  if (!yShape)
+    return yShape.takeError();
+  if (xShape->size() != 4)
+    return false;
+  auto window = PoolStep::getWindow(makeKernelOp(n), *xShape, *yShape);
+  if (!window) {
+    // The float step reports what is wrong with the attributes.
+    llvm::consumeError(window.takeError());
+    return false;
+  }
+  auto xId = tensorFor(x, PlanLayout::Nhwc);
+  if (!xId)
+    return xId.takeError();
+  auto yId = defineResult(y, PlanLayout::Nhwc, kind);
+  if (!yId)
+    return yId.takeError();
+  addStep(std::make_unique<PoolStep>(n.getName().str(), *window,
+                                     kind == ElementKind::F32),
+          n, {*xId}, {*yId});
+  return true;
+}
+
+llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
+  bool isConcat = n.isa("onnx.Concat");
+  // Concat's data operands, or Split's input (its `split` operand is read
+  // off the result shapes).
+  std::vector<const Value *> sources =
+      isConcat ? std::vector<const Value *>(n.getOperands().begin(),
+                                            n.getOperands().end())
+               : std::vector<const Value *>{n.getOperand(0)};
+  std::vector<Value *> results = n.getResults();
+  std::vector<const Value *> sinks(results.begin(), results.end());
+  const Value *whole = isConcat ? sinks.front() : sources.front();
+  if (!whole || (isConcat && sinks.size() != 1))
+    return false;
+  ElementKind kind = whole->getType()->getStorageKind();
+  size_t size = getElementByteSize(kind);
+  int64_t axis = n.getIntAttr("axis").value_or(0);
+  if ((size != 1 && size != 4) || (axis != 1 && axis != -3))
+    return false;
+  auto wholeShape = staticShape(whole);
+  if (!wholeShape)
+    return wholeShape.takeError();
+  if (wholeShape->size() != 4)
+    return false;
+  bool anyNhwc = false;
+  std::vector<int64_t> channels;
+  for (const Value *v : isConcat ? sources : sinks) {
+    if (!v || v->isAbsent() || v->getType()->getStorageKind() != kind ||
+        (isConcat && isConstant(v)))
+      return false;
+    auto shape = staticShape(v);
+    if (!shape)
+      return shape.takeError();
+    Shape expected = *wholeShape;
+    expected[1] = shape->size() == 4 ? (*shape)[1] : -1;
+    if (*shape != expected)
+      return false;
+    channels.push_back((*shape)[1]);
+    anyNhwc |= isConcat && homeLayout(v) == PlanLayout::Nhwc;
+  }
+  if (!isConcat)
+    anyNhwc = homeLayout(whole) == PlanLayout::Nhwc && !isConstant(whole);
+  // In ONNX layout the float kernel's copies are as good.
+  if (!anyNhwc)
+    return false;
+
+  std::vector<int> inputs, outputs;
+  for (const Value *v : sources) {
+    auto id = tensorFor(v, PlanLayout::Nhwc);
+    if (!id)
+      return id.takeError();
+    inputs.push_back(*id);
+  }
+  for (const Value *v : sinks) {
+    auto id = defineResult(v, PlanLayout::Nhwc, kind);
+    if (!id)
+      return id.takeError();
+    outputs.push_back(*id);
+  }
+  std::vector<ChannelCopyStep::Piece> pieces;
+  int64_t offset = 0;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    if (isConcat)
+      pieces.push_back({inputs[i], outputs[0], 0, offset, channels[i]});
+    else
+      pieces.push_back({inputs[0], outputs[i], offset, 0, channels[i]});
+    offset += channels[i];
+  }
+  if (offset != (*wholeShape)[1])
+    return makeError("the channel counts add up to " + llvm::Twine(offset) +
+                     ", not " + llvm::Twine((*wholeShape)[1]));
+  int64_t rows = (*wholeShape)[0] * (*wholeShape)[2];
+  addStep(std::make_unique<ChannelCopyStep>(n.getName().str(),
+                                            std::move(pieces), rows),
+          n, std::move(inputs), std::move(outputs));
+  return true;
+}

@@ -1,0 +1,89 @@
+//===- PlanBuilderImpl.h - The plan builder's state -------------*- C++ -*-===//
+//
+// Private to lib/CodeGen. The builder walks the graph in order and gives
+// each node a step; the lowering of each kind of step lives in its own file:
+//
+//   PlanBuilder.cpp      tensors, layouts and reformats, float steps (and
+//                        folding those whose operands are all constant),
+//                        the arena
+//   LowerConv.cpp        q.conv -> int8 conv step
+//   LowerDataSteps.cpp   elementwise int8 ops -> table steps, elementwise
+//                        float ops on NHWC operands, MaxPool -> max pool
+//                        step, channel Concat/Split -> channel copy step
+//
+// Each lowering returns false (no step added) when its step cannot run the
+// node as it is; the node then runs as a float step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_CODEGEN_PLANBUILDERIMPL_H
+#define QOPT_LIB_CODEGEN_PLANBUILDERIMPL_H
+
+#include "qopt/CodeGen/PlanBuilder.h"
+#include "qopt/IR/Graph.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace qopt {
+namespace codegen {
+
+llvm::Error makeError(const llvm::Twine &msg);
+
+class PlanBuilder {
+public:
+  PlanBuilder(const Model &model, const PlanBuildOptions &options,
+              rt::Plan &plan);
+
+  llvm::Error build();
+
+private:
+  llvm::Expected<rt::Shape> staticShape(const Value *v) const;
+  int addTensor(std::string name, ElementKind kind, rt::Shape shape,
+                rt::PlanLayout layout);
+  /// The tensor holding `v` in `layout`, adding a reformat step if needed.
+  llvm::Expected<int> tensorFor(const Value *v, rt::PlanLayout layout);
+  /// A new home tensor for result `v`.
+  llvm::Expected<int> defineResult(const Value *v, rt::PlanLayout layout,
+                                   ElementKind kind);
+  /// The layout `v` lives in now: its home's, or Onnx for a value not yet
+  /// computed or constant.
+  rt::PlanLayout homeLayout(const Value *v) const;
+  /// Adds `step` reading `inputs` and writing `outputs`.
+  void addStep(std::unique_ptr<rt::PlanStep> step, const Node &n,
+               std::vector<int> inputs, std::vector<int> outputs);
+
+  /// The lowerings: each adds its step and returns true, or returns false
+  /// when its step cannot run `n`.
+  llvm::Expected<bool> lowerConv(const Node &n);
+  llvm::Expected<bool> lowerTable(const Node &n);
+  llvm::Expected<bool> lowerMaxPool(const Node &n);
+  llvm::Expected<bool> lowerChannelCopy(const Node &n);
+  /// Every node: the interpreter's kernel, on NHWC operands when the op is
+  /// elementwise and they are NHWC, or folded into constants now when every
+  /// operand is one.
+  llvm::Error addFloatStep(const Node &n);
+  /// Runs `n` now on the constants `inputs`; its results become constants.
+  llvm::Error foldConstants(const Node &n, const rt::KernelOp &op,
+                            rt::KernelFn fn, llvm::ArrayRef<int> inputs);
+  /// Whether `v` is a constant (in the graph, or folded here).
+  bool isConstant(const Value *v) const;
+  /// Whether an elementwise `n` can read its operands as flat arrays of the
+  /// result's layout: no per-axis parameters, every operand of the result's
+  /// shape or a single element.
+  bool isLayoutFreeElementwise(const Node &n) const;
+  rt::KernelOp makeKernelOp(const Node &n);
+  const QuantType *copyType(const QuantType *q);
+  void assignArena();
+
+  const Graph &graph;
+  const PlanBuildOptions &options;
+  rt::Plan &plan;
+  int64_t opset;
+  llvm::DenseMap<const Value *, int> home;
+  llvm::DenseMap<const Value *, int> twin;
+};
+
+} // namespace codegen
+} // namespace qopt
+
+#endif // QOPT_LIB_CODEGEN_PLANBUILDERIMPL_H

@@ -1,0 +1,146 @@
+//===- DataSteps.cpp - Table, max pool and channel copy steps -------------===//
+//
+// The plan steps that keep int8 tensors in NHWC between conv steps without
+// computing anything new: elementwise int8 ops looked up in a table, max
+// pooling (order-preserving, so it runs on the stored u8 bytes as they
+// are), and Concat/Split along the channels, which in NHWC are copies of a
+// contiguous channel range of each pixel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../NNUtil.h"
+#include "qopt/Runtime/Plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+//===----------------------------------------------------------------------===//
+// Table
+//===----------------------------------------------------------------------===//
+
+/// Elements per tile: large enough to amortize a task, small enough to
+/// spread a 56x56x64 tensor over several threads.
+static constexpr int64_t kTableTileElements = 16384;
+
+int64_t TableStep::getNumTiles() const {
+  return (elements + kTableTileElements - 1) / kTableTileElements;
+}
+
+llvm::Error TableStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                           void * /*scratch*/) const {
+  int64_t begin = tileBegin * kTableTileElements;
+  int64_t end = std::min(elements, tileEnd * kTableTileElements);
+  const uint8_t *a = reinterpret_cast<const uint8_t *>(run.read(inputs[0]));
+  char *y = run.write(outputs[0]);
+  if (arity == 1 && resultBytes == 1) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = static_cast<char>(table[a[i]]);
+  } else if (arity == 1) {
+    for (int64_t i = begin; i < end; ++i)
+      std::memcpy(y + i * resultBytes, &table[a[i] * resultBytes], resultBytes);
+  } else {
+    const uint8_t *b = reinterpret_cast<const uint8_t *>(run.read(inputs[1]));
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = static_cast<char>(table[a[i] << 8 | b[i]]);
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Max pool
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
+                                                     const Shape &inShape,
+                                                     const Shape &outShape) {
+  KernelContext ctx(op, {}, 0);
+  std::vector<int64_t> kernel = ctx.getInts("kernel_shape");
+  if (inShape.size() != 4 || outShape.size() != 4 || kernel.size() != 2)
+    return ctx.error("NHWC max pooling needs a 4-D input and a 2-D window");
+  Shape strides = ctx.getInts("strides", {1, 1});
+  Shape dilations = ctx.getInts("dilations", {1, 1});
+  if (strides.size() != 2 || dilations.size() != 2)
+    return ctx.error("strides and dilations need 2 values");
+  Shape padBegin, padEnd, out;
+  if (auto err = windowGeometry(ctx, {inShape[2], inShape[3]}, kernel, strides,
+                                dilations, ctx.getInt("ceil_mode", 0) != 0,
+                                padBegin, padEnd, out))
+    return std::move(err);
+  Window w{inShape[0],   inShape[1],   inShape[2],  inShape[3], out[0],
+           out[1],       kernel[0],    kernel[1],   strides[0], strides[1],
+           dilations[0], dilations[1], padBegin[0], padBegin[1]};
+  if (outShape != Shape{w.batch, w.channels, w.outH, w.outW})
+    return ctx.error("the window gives " +
+                     shapeToString({w.batch, w.channels, w.outH, w.outW}) +
+                     ", the result is " + shapeToString(outShape));
+  return w;
+}
+
+namespace {
+
+template <typename T>
+void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
+                 int64_t rowBegin, int64_t rowEnd) {
+  int64_t c = w.channels;
+  for (int64_t row = rowBegin; row < rowEnd; ++row) {
+    int64_t n = row / w.outH, oh = row % w.outH;
+    for (int64_t ow = 0; ow < w.outW; ++ow) {
+      T *y = out + ((n * w.outH + oh) * w.outW + ow) * c;
+      std::fill(y, y + c, std::numeric_limits<T>::lowest());
+      for (int64_t ky = 0; ky < w.kernelH; ++ky) {
+        int64_t ih = oh * w.strideH - w.padTop + ky * w.dilationH;
+        if (ih < 0 || ih >= w.inH)
+          continue;
+        for (int64_t kx = 0; kx < w.kernelW; ++kx) {
+          int64_t iw = ow * w.strideW - w.padLeft + kx * w.dilationW;
+          if (iw < 0 || iw >= w.inW)
+            continue;
+          const T *x = in + ((n * w.inH + ih) * w.inW + iw) * c;
+          for (int64_t ch = 0; ch < c; ++ch)
+            y[ch] = std::max(y[ch], x[ch]);
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+llvm::Error PoolStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                          void * /*scratch*/) const {
+  if (isFloat)
+    maxPoolRows(window, reinterpret_cast<const float *>(run.read(inputs[0])),
+                reinterpret_cast<float *>(run.write(outputs[0])), tileBegin,
+                tileEnd);
+  else
+    maxPoolRows(window, reinterpret_cast<const uint8_t *>(run.read(inputs[0])),
+                reinterpret_cast<uint8_t *>(run.write(outputs[0])), tileBegin,
+                tileEnd);
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Channel copy
+//===----------------------------------------------------------------------===//
+
+llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
+                                 int64_t tileEnd, void * /*scratch*/) const {
+  for (const Piece &p : pieces) {
+    const PlanTensor &from = run.tensor(p.from), &to = run.tensor(p.to);
+    size_t size = getElementByteSize(from.kind);
+    int64_t width = from.shape[3];
+    int64_t fromC = from.shape[1], toC = to.shape[1];
+    const char *src = run.read(p.from);
+    char *dst = run.write(p.to);
+    for (int64_t pixel = tileBegin * width, end = tileEnd * width; pixel < end;
+         ++pixel)
+      std::memcpy(dst + (pixel * toC + p.toChannel) * size,
+                  src + (pixel * fromC + p.fromChannel) * size,
+                  p.channels * size);
+  }
+  return llvm::Error::success();
+}
