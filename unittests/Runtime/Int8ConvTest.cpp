@@ -146,4 +146,76 @@ TEST(Int8Conv, EpilogueQuantizesInTheUnitsOrder) {
   EXPECT_EQ(y[1], 6);
 }
 
+TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
+  // Every epilogue variant on every case shape (channel counts that leave
+  // 1-7 channels past a multiple of 8): each family's bytes equal the
+  // scalar family's. Scales make many results land on rounding ties and
+  // past both ends of the u8 range.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> real(-1, 1);
+  struct Variant {
+    Activation activation;
+    float alpha, beta;
+    bool bias, residual, residualLast, quantized;
+  };
+  const Variant variants[] = {
+      {Activation::None, 0, 0, false, false, false, true},
+      {Activation::Relu, 0, 0, true, true, false, true},
+      {Activation::Relu, 0, 0, true, true, true, false},
+      {Activation::LeakyRelu, 0.1f, 0, true, false, false, true},
+      {Activation::Clip, -0.75f, 2.5f, true, true, false, true},
+      {Activation::Clip, 0.0f, 6.0f, false, false, false, false},
+      {Activation::Silu, 0, 0, true, true, false, true}, // scalar everywhere
+  };
+  for (const Case &c : kCases) {
+    const Int8ConvShape &s = c.shape;
+    std::vector<uint8_t> x(s.batch * s.inH * s.inW * s.inC);
+    for (uint8_t &v : x)
+      v = uint8_t(byte(rng));
+    std::vector<int8_t> w(s.outC * (s.inC / s.groups) * s.kernelH * s.kernelW);
+    for (int8_t &v : w)
+      v = int8_t(byte(rng) - 128);
+    int64_t outElements = s.batch * s.outH() * s.outW() * s.outC;
+    std::vector<uint8_t> residual(outElements);
+    for (uint8_t &v : residual)
+      v = uint8_t(byte(rng));
+    for (const Variant &v : variants) {
+      Int8Epilogue e;
+      for (int64_t ch = 0; ch < s.outC; ++ch) {
+        e.scale.push_back(std::ldexp(1.0f + real(rng) * 0.5f, -9));
+        if (v.bias)
+          e.bias.push_back(real(rng) * 4);
+      }
+      e.inputZero = c.inputZero;
+      e.activation = v.activation;
+      e.alpha = v.alpha;
+      e.beta = v.beta;
+      e.hasResidual = v.residual;
+      e.residualAfterActivation = v.residualLast;
+      e.residualScale = 0.03125f;
+      e.residualZero = 100;
+      e.outputScale = v.quantized ? 0.0625f : 0.0f;
+      e.outputZero = 120;
+      size_t bytes = outElements * (v.quantized ? 1 : sizeof(float));
+      auto run = [&](Isa isa) {
+        Int8Conv conv(isa, s, w.data(), e);
+        std::vector<char> y(bytes);
+        std::vector<char> scratch(conv.getScratchBytes() + 64);
+        void *aligned = reinterpret_cast<void *>(
+            (reinterpret_cast<uintptr_t>(scratch.data()) + 63) &
+            ~uintptr_t(63));
+        conv.run(x.data(), v.residual ? residual.data() : nullptr, y.data(), 0,
+                 conv.getNumRows(), aligned);
+        return y;
+      };
+      std::vector<char> want = run(Isa::Scalar);
+      for (Isa isa : getSupportedIsas())
+        ASSERT_EQ(run(isa), want)
+            << getIsaName(isa).str() << " case " << (&c - kCases) << " variant "
+            << (&v - variants);
+    }
+  }
+}
+
 } // namespace

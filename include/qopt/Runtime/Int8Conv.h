@@ -17,6 +17,10 @@
 // units step for step (float32 values, activations computed in double), so
 // results match it within one step of the output grid.
 //
+// The epilogue runs 8 channels at a time where the machine has AVX2 and
+// the activation is a comparison (none, relu, leaky relu, clip), giving the
+// scalar epilogue's bits (lib/Runtime/Int8/EpilogueKernels.h).
+//
 // Lowering: a 1x1 convolution with unit stride and no padding is one GEMM on
 // the input as it lies; any other reads its input through an im2col buffer
 // of one output row at a time (K = kh * kw * cin bytes per output pixel).
@@ -113,6 +117,11 @@ private:
   Int8Epilogue epilogue;
   int64_t groupInC, groupOutC, depth;    ///< per group
   std::vector<PackedInt8Weights> packed; ///< one per group
+  /// The vector epilogue's per-channel constants (all outC channels):
+  /// inputZero * the weight channel's sum, and the scale; empty when the
+  /// scalar epilogue runs (a transcendental activation, or no AVX2).
+  std::vector<int32_t> zeroTerms;
+  std::vector<float> channelScales;
 };
 
 } // namespace rt

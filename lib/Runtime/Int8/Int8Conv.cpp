@@ -2,6 +2,7 @@
 
 #include "qopt/Runtime/Int8Conv.h"
 #include "../ActivationMath.h"
+#include "EpilogueKernels.h"
 
 #include <cmath>
 #include <cstring>
@@ -72,6 +73,19 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
               weights[((g * groupOutC + o) * groupInC + ci) * taps + t];
     packed.emplace_back(isa, reordered.data(), groupOutC, depth, depth);
   }
+  const Int8Epilogue &e = this->epilogue;
+  bool linear = e.activation == Activation::None ||
+                e.activation == Activation::Relu ||
+                e.activation == Activation::LeakyRelu ||
+                (e.activation == Activation::Clip && !std::isnan(e.alpha) &&
+                 !std::isnan(e.beta));
+  if (isa != Isa::Scalar && linear) {
+    for (int64_t c = 0; c < shape.outC; ++c) {
+      int32_t sum = packed[c / groupOutC].getChannelSums()[c % groupOutC];
+      zeroTerms.push_back(e.inputZero * sum);
+      channelScales.push_back(e.scale[e.scale.size() > 1 ? c : 0]);
+    }
+  }
 }
 
 bool Int8Conv::isPointwise() const {
@@ -112,6 +126,35 @@ void Int8Conv::finishRow(const int32_t *acc, int64_t group,
                          const uint8_t *residual, void *output,
                          int64_t pixelBase) const {
   const Int8Epilogue &e = epilogue;
+  int64_t first = group * groupOutC;
+  if (!zeroTerms.empty()) {
+    rt::epilogue::Params p;
+    p.zeroTerm = zeroTerms.data() + first;
+    p.scale = channelScales.data() + first;
+    p.bias = e.bias.empty() ? nullptr : e.bias.data() + first;
+    p.activation = e.activation == Activation::Relu
+                       ? rt::epilogue::LinearActivation::Relu
+                   : e.activation == Activation::LeakyRelu
+                       ? rt::epilogue::LinearActivation::LeakyRelu
+                   : e.activation == Activation::Clip
+                       ? rt::epilogue::LinearActivation::Clip
+                       : rt::epilogue::LinearActivation::None;
+    p.alpha = e.alpha;
+    p.beta = e.beta;
+    p.hasResidual = e.hasResidual;
+    p.residualAfterActivation = e.residualAfterActivation;
+    p.residualScale = e.residualScale;
+    p.residualZero = e.residualZero;
+    p.outputScale = e.outputScale;
+    p.outputZero = float(e.outputZero);
+    int64_t at = pixelBase * shape.outC + first;
+    size_t elementBytes = e.outputScale == 0 ? sizeof(float) : 1;
+    rt::epilogue::avx2(p, acc, shape.outW(), groupOutC,
+                       e.hasResidual ? residual + at : nullptr,
+                       static_cast<char *>(output) + at * elementBytes,
+                       shape.outC);
+    return;
+  }
   llvm::ArrayRef<int32_t> sums = packed[group].getChannelSums();
   bool perChannel = e.scale.size() > 1;
   for (int64_t ow = 0, w = shape.outW(); ow < w; ++ow) {

@@ -1,0 +1,144 @@
+//===- EpilogueAvx2.cpp - The conv epilogue, 8 channels at a time ---------===//
+//
+// Built with -mavx2 -ffp-contract=off; used by every ISA from AVX2 up (the
+// epilogue is a small share of a conv next to its GEMM, and one vector
+// width keeps one code path to check). The last channels of a row, fewer
+// than 8, go through the same code on padded copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EpilogueKernels.h"
+
+#include <cstring>
+#include <immintrin.h>
+
+using namespace qopt::rt::epilogue;
+
+namespace {
+
+struct Lanes {
+  __m256 outputScale, outputZero, residualScale, alpha, beta, zero, top;
+  __m256i residualZero;
+};
+
+/// Eight channels of one pixel: the sums, their per-channel constants, the
+/// residual bytes; returns y before the output grid.
+__attribute__((always_inline)) inline __m256
+finish8(const Params &p, const Lanes &l, __m256i acc, __m256i zeroTerm,
+        __m256 scale, __m256 bias, __m128i residual8) {
+  __m256 y =
+      _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(acc, zeroTerm)), scale);
+  if (p.bias)
+    y = _mm256_add_ps(y, bias);
+  __m256 r = l.zero;
+  if (p.hasResidual)
+    r = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(
+                          _mm256_cvtepu8_epi32(residual8), l.residualZero)),
+                      l.residualScale);
+  if (p.hasResidual && !p.residualAfterActivation)
+    y = _mm256_add_ps(y, r);
+  switch (p.activation) {
+  case LinearActivation::None:
+    break;
+  case LinearActivation::Relu: // v < 0 ? 0 : v
+    y = _mm256_andnot_ps(_mm256_cmp_ps(y, l.zero, _CMP_LT_OQ), y);
+    break;
+  case LinearActivation::LeakyRelu: // v < 0 ? alpha * v : v
+    y = _mm256_blendv_ps(y, _mm256_mul_ps(y, l.alpha),
+                         _mm256_cmp_ps(y, l.zero, _CMP_LT_OQ));
+    break;
+  case LinearActivation::Clip: // min(max(v, lo), hi) as std:: does them
+    y = _mm256_blendv_ps(y, l.alpha, _mm256_cmp_ps(y, l.alpha, _CMP_LT_OQ));
+    y = _mm256_blendv_ps(y, l.beta, _mm256_cmp_ps(l.beta, y, _CMP_LT_OQ));
+    break;
+  }
+  if (p.hasResidual && p.residualAfterActivation)
+    y = _mm256_add_ps(y, r);
+  return y;
+}
+
+/// u8 = clamp(nearbyint(y / scale) + zero, 0, 255), NaN -> 0, in the low
+/// 8 bytes.
+__attribute__((always_inline)) inline __m128i quantize8(const Lanes &l,
+                                                        __m256 y) {
+  __m256 q = _mm256_round_ps(_mm256_div_ps(y, l.outputScale),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  q = _mm256_add_ps(q, l.outputZero);
+  q = _mm256_min_ps(_mm256_max_ps(q, l.zero), l.top); // max: NaN -> 0
+  __m256i i = _mm256_cvtps_epi32(q);
+  __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(i),
+                                   _mm256_extracti128_si256(i, 1));
+  return _mm_packus_epi16(words, words);
+}
+
+} // namespace
+
+void qopt::rt::epilogue::avx2(const Params &p, const int32_t *acc,
+                              int64_t pixels, int64_t channels,
+                              const uint8_t *residual, void *output,
+                              int64_t stride) {
+  Lanes l;
+  l.outputScale = _mm256_set1_ps(p.outputScale);
+  l.outputZero = _mm256_set1_ps(p.outputZero);
+  l.residualScale = _mm256_set1_ps(p.residualScale);
+  l.residualZero = _mm256_set1_epi32(p.residualZero);
+  l.alpha = _mm256_set1_ps(p.alpha);
+  l.beta = _mm256_set1_ps(p.beta);
+  l.zero = _mm256_setzero_ps();
+  l.top = _mm256_set1_ps(255.0f);
+  bool quantized = p.outputScale != 0;
+  int64_t full = channels / 8 * 8;
+  for (int64_t px = 0; px < pixels; ++px) {
+    const int32_t *a = acc + px * channels;
+    const uint8_t *res = residual ? residual + px * stride : nullptr;
+    for (int64_t c = 0; c < channels; c += 8) {
+      int64_t count = channels - c < 8 ? channels - c : 8;
+      // The last channels: padded copies, so one code path does them.
+      alignas(32) int32_t accPad[8] = {}, zeroPad[8] = {};
+      alignas(32) float scalePad[8] = {}, biasPad[8] = {};
+      uint8_t resPad[16] = {};
+      const int32_t *accAt = a + c, *zeroAt = p.zeroTerm + c;
+      const float *scaleAt = p.scale + c, *biasAt = p.bias ? p.bias + c : 0;
+      const uint8_t *resAt = res ? res + c : resPad;
+      if (c >= full) {
+        std::memcpy(accPad, accAt, count * 4);
+        std::memcpy(zeroPad, zeroAt, count * 4);
+        std::memcpy(scalePad, scaleAt, count * 4);
+        if (biasAt)
+          std::memcpy(biasPad, biasAt, count * 4);
+        if (res)
+          std::memcpy(resPad, resAt, count);
+        accAt = accPad;
+        zeroAt = zeroPad;
+        scaleAt = scalePad;
+        biasAt = biasAt ? biasPad : 0;
+        resAt = resPad;
+      }
+      __m256 y = finish8(
+          p, l, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(accAt)),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(zeroAt)),
+          _mm256_loadu_ps(scaleAt), biasAt ? _mm256_loadu_ps(biasAt) : l.zero,
+          _mm_loadl_epi64(reinterpret_cast<const __m128i *>(resAt)));
+      if (quantized) {
+        uint8_t *out = static_cast<uint8_t *>(output) + px * stride + c;
+        __m128i bytes = quantize8(l, y);
+        if (count == 8) {
+          _mm_storel_epi64(reinterpret_cast<__m128i *>(out), bytes);
+        } else {
+          uint8_t tmp[16];
+          _mm_storeu_si128(reinterpret_cast<__m128i *>(tmp), bytes);
+          std::memcpy(out, tmp, count);
+        }
+      } else {
+        float *out = static_cast<float *>(output) + px * stride + c;
+        if (count == 8) {
+          _mm256_storeu_ps(out, y);
+        } else {
+          alignas(32) float tmp[8];
+          _mm256_store_ps(tmp, y);
+          std::memcpy(out, tmp, count * 4);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,57 @@
+//===- EpilogueKernels.h - The conv epilogue's vector entry point -*- C++
+//-*-===//
+//
+// Private to lib/Runtime/Int8 (GemmKernels.h says why the ISA files include
+// nothing else). One output row of a conv step, from its s32 sums to the
+// stored result:
+//
+//   y = float(acc[p][c] - zeroTerm[c]) * scale[c]  (+ bias[c])
+//   r = float(residual[p][c] - residualZero) * residualScale
+//   y += r (before or after the activation); activation (none, relu,
+//   leaky relu, clip); then u8 = clamp(nearbyint(y / outputScale) +
+//   outputZero, 0, 255) with NaN -> 0, or y itself for a float result.
+//
+// Every operation is one IEEE float operation in the order the scalar
+// epilogue (Int8Conv.cpp) performs it, so the vector result is the scalar
+// one bit for bit: the activations are comparisons and selects, LeakyRelu's
+// float product equals the scalar's double product rounded to float, and
+// no multiply is fused with an add (the files are built with
+// -ffp-contract=off).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_RUNTIME_INT8_EPILOGUEKERNELS_H
+#define QOPT_LIB_RUNTIME_INT8_EPILOGUEKERNELS_H
+
+#include <cstdint>
+
+namespace qopt {
+namespace rt {
+namespace epilogue {
+
+enum class LinearActivation : uint8_t { None, Relu, LeakyRelu, Clip };
+
+/// The row's constants, per channel of the group.
+struct Params {
+  const int32_t *zeroTerm; ///< input zero point * weight channel sum
+  const float *scale;
+  const float *bias; ///< or null
+  LinearActivation activation;
+  float alpha, beta; ///< leaky relu slope; clip bounds
+  bool hasResidual, residualAfterActivation;
+  float residualScale;
+  int32_t residualZero;
+  float outputScale; ///< 0: float result
+  float outputZero;
+};
+
+/// `pixels` pixels of `channels` sums each (acc rows `channels` apart);
+/// residual and output rows are `stride` elements apart.
+void avx2(const Params &p, const int32_t *acc, int64_t pixels, int64_t channels,
+          const uint8_t *residual, void *output, int64_t stride);
+
+} // namespace epilogue
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_LIB_RUNTIME_INT8_EPILOGUEKERNELS_H
