@@ -6,7 +6,7 @@
 //            [--expect name=y.npy]... [--atol=X] [--max-lsb=N]
 //            [--min-cosine=C]
 //   qopt-run model.onnx --plan [--plan-passes=<pipeline>] [--threads=N]
-//            [--compare-reference] ...
+//            [--compare-reference | --bench=N [--profile]] ...
 //
 // Inputs come from .npy files or are seeded random data (shapes from the
 // model, symbolic dims from --dim). Outputs go to .npz (or .npy for one
@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanBench.h"
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/AsmPrinter.h"
@@ -120,6 +121,18 @@ static cl::opt<bool> compareReference(
              "values of its inputs and compare its outputs with the "
              "reference's (--max-lsb, --atol relative), then the outputs "
              "end to end"),
+    cl::cat(runCategory));
+
+static cl::opt<unsigned> benchRuns(
+    "bench",
+    cl::desc("With --plan: one warm-up run, then N timed runs; prints the "
+             "median and the minimum"),
+    cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> profilePlan(
+    "profile",
+    cl::desc("With --plan: time each step (over the --bench runs, or one "
+             "run) and print its share, GMAC/s for int8 convs, and the "
+             "time by kind of step"),
     cl::cat(runCategory));
 
 /// --threads: libLLVM registers an option of that name itself, so it is
@@ -336,6 +349,8 @@ int main(int argc, char **argv) {
                 llvm::toString(model.takeError()));
   if (compareReference && !runPlan)
     return fail("--compare-reference needs --plan");
+  if ((benchRuns || profilePlan) && !runPlan)
+    return fail("--bench and --profile need --plan");
   if (runPlan)
     if (auto err = runPipeline(**model, planPasses, argv[0]))
       return fail(llvm::Twine(modelPath) + ": " +
@@ -392,6 +407,15 @@ int main(int argc, char **argv) {
     plan->print(llvm::outs());
   if (plan && compareReference)
     return comparePlanWithReference(*plan, **interp, *inputs, threadCount);
+  if (plan && (benchRuns || profilePlan)) {
+    if (auto err =
+            benchPlan(*plan, *inputs,
+                      PlanBenchOptions{benchRuns, threadCount, profilePlan},
+                      llvm::outs()))
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(std::move(err)));
+    return 0;
+  }
 
   auto start = std::chrono::steady_clock::now();
   auto outputs = plan ? plan->run(*inputs, rt::PlanRunOptions{threadCount})

@@ -1,0 +1,107 @@
+//===- PlanBench.cpp - qopt-run --bench and --profile of a plan -----------===//
+//
+// One warm-up run, then the timed runs one after another; each run's time
+// is the whole Plan::run (arena, inputs in, steps, outputs out). With
+// --profile each step is timed between the executor's beforeStep and
+// afterStep hooks, which costs two clock reads per step, and the table
+// lists every step by its mean over the timed runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanBench.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+using namespace qopt;
+using Clock = std::chrono::steady_clock;
+
+static double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
+                            const PlanBenchOptions &options,
+                            llvm::raw_ostream &os) {
+  unsigned runs = std::max(1u, options.runs);
+  std::vector<double> stepMs(plan.steps.size(), 0.0);
+  std::map<const rt::PlanStep *, size_t> stepIndex;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    stepIndex[plan.steps[i].get()] = i;
+
+  rt::PlanRunOptions warmUp{options.threads};
+  if (auto out = plan.run(inputs, warmUp); !out)
+    return out.takeError();
+
+  rt::PlanRunOptions timed{options.threads};
+  Clock::time_point stepStart;
+  if (options.profile) {
+    timed.beforeStep = [&](const rt::PlanStep &, rt::PlanRun &) {
+      stepStart = Clock::now();
+    };
+    timed.afterStep = [&](const rt::PlanStep &step, rt::PlanRun &) {
+      stepMs[stepIndex[&step]] += millisecondsSince(stepStart);
+    };
+  }
+  bool progress = llvm::errs().is_displayed();
+  std::vector<double> runMs;
+  for (unsigned i = 0; i < runs; ++i) {
+    Clock::time_point start = Clock::now();
+    if (auto out = plan.run(inputs, timed); !out)
+      return out.takeError();
+    runMs.push_back(millisecondsSince(start));
+    if (progress)
+      llvm::errs() << "\rqopt-run: run " << (i + 1) << "/" << runs;
+  }
+  if (progress)
+    llvm::errs() << "\r\033[K";
+
+  std::vector<double> sorted = runMs;
+  std::sort(sorted.begin(), sorted.end());
+  double median =
+      sorted.size() % 2
+          ? sorted[sorted.size() / 2]
+          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  os << "plan: " << runs << " runs, "
+     << (options.threads ? std::to_string(options.threads) : std::string("all"))
+     << " threads, isa " << rt::getIsaName(plan.isa) << ": median "
+     << llvm::format("%.3f", median) << " ms, min "
+     << llvm::format("%.3f", sorted.front()) << " ms"
+     << (options.profile ? " (with per-step timing)" : "") << "\n";
+  if (!options.profile)
+    return llvm::Error::success();
+
+  double total = 0;
+  for (double &ms : stepMs) {
+    ms /= runs;
+    total += ms;
+  }
+  os << "step  kind          op                         ms   share   "
+        "GMAC/s  name\n";
+  std::map<std::string, double> byKind;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const rt::PlanStep &s = *plan.steps[i];
+    byKind[s.getKindName().str()] += stepMs[i];
+    os << llvm::format("%4zu  %-12s  %-20s %9.3f  %5.1f%%  ", i,
+                       s.getKindName().str().c_str(), s.op.c_str(), stepMs[i],
+                       total > 0 ? 100 * stepMs[i] / total : 0.0);
+    if (s.getMacs() && stepMs[i] > 0)
+      os << llvm::format("%6.1f", s.getMacs() / (stepMs[i] * 1e6));
+    else
+      os << "      ";
+    os << "  " << s.getName() << "\n";
+  }
+  os << "by kind:";
+  for (auto &[kind, ms] : byKind)
+    os << llvm::format("  %s %.3f ms (%.1f%%)", kind.c_str(), ms,
+                       total > 0 ? 100 * ms / total : 0.0);
+  os << "\nsteps " << llvm::format("%.3f", total) << " ms of the median run's "
+     << llvm::format("%.3f", median) << " ms; arena " << plan.arenaBytes
+     << " bytes\n";
+  return llvm::Error::success();
+}
