@@ -72,25 +72,23 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
     for (const Value *v : n.getOperands())
       if (homeLayout(v) == PlanLayout::Nhwc)
         layout = PlanLayout::Nhwc;
-  std::vector<int> inputs;
-  for (const Value *v : n.getOperands()) {
-    auto id = tensorFor(v, layout);
-    if (!id)
-      return id.takeError();
-    inputs.push_back(*id);
-  }
+  // What each byte is XORed with when stored in `layout`.
+  auto flipOf = [&](ElementKind kind) -> uint8_t {
+    return layout == PlanLayout::Nhwc && kind == ElementKind::I8 ? 0x80 : 0;
+  };
 
   // Every combination of stored operand bytes, through the reference
-  // kernel: entry i has operand 0's byte in its high bits.
+  // kernel (entry i has operand 0's byte in its high bits). A kernel that
+  // refuses them leaves the node to its float step.
   int64_t entries = int64_t(1) << (8 * arity);
   std::vector<Tensor> operands;
   for (size_t j = 0; j < arity; ++j) {
-    const PlanTensor &t = plan.tensors[inputs[j]];
-    Tensor values(t.kind, {entries});
+    ElementKind kind = n.getOperand(j)->getType()->getStorageKind();
+    Tensor values(kind, {entries});
     int shift = 8 * int(arity - 1 - j);
     for (int64_t i = 0; i < entries; ++i)
       values.bytes()[i] =
-          static_cast<char>(((i >> shift) & 0xff) ^ t.getStoredFlip());
+          static_cast<char>(((i >> shift) & 0xff) ^ flipOf(kind));
     operands.push_back(std::move(values));
   }
   KernelOp op = makeKernelOp(n);
@@ -98,22 +96,29 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
   for (const Tensor &t : operands)
     pointers.push_back(&t);
   KernelContext ctx(op, std::move(pointers), opset);
-  if (auto err = fn(ctx))
-    return std::move(err);
+  if (auto err = fn(ctx)) {
+    llvm::consumeError(std::move(err));
+    return false;
+  }
   const Tensor &values = ctx.outputs[0];
   if (!values.isValid() || values.kind() != yKind ||
       values.numElements() != entries)
-    return ctx.error("the table of every operand value came back as " +
-                     (values.isValid() ? shapeToString(values.shape())
-                                       : std::string("nothing")));
+    return false;
 
+  std::vector<int> inputs;
+  for (const Value *v : n.getOperands()) {
+    auto id = tensorFor(v, layout);
+    if (!id)
+      return id.takeError();
+    inputs.push_back(*id);
+  }
   auto yId = defineResult(y, layout, yKind);
   if (!yId)
     return yId.takeError();
   int resultBytes = static_cast<int>(getElementByteSize(yKind));
   std::vector<uint8_t> table(values.byteSize());
   std::memcpy(table.data(), values.bytes(), table.size());
-  if (uint8_t flip = plan.tensors[*yId].getStoredFlip())
+  if (uint8_t flip = flipOf(yKind))
     for (uint8_t &b : table)
       b ^= flip;
   addStep(std::make_unique<TableStep>(n.getName().str(), int(arity),

@@ -155,7 +155,12 @@ bool PlanBuilder::isLayoutFreeElementwise(const Node &n) const {
     const QuantType *q = v->getType()->getQuantType();
     return q && q->isPerAxis();
   };
-  if (yShape->size() != 4 || perAxis(y))
+  // Reformat steps move 1- and 4-byte elements.
+  auto reformable = [](const Value *v) {
+    size_t size = getElementByteSize(v->getType()->getStorageKind());
+    return size == 1 || size == 4;
+  };
+  if (yShape->size() != 4 || perAxis(y) || !reformable(y))
     return false;
   for (const Value *v : n.getOperands()) {
     if (!v)
@@ -165,8 +170,9 @@ bool PlanBuilder::isLayoutFreeElementwise(const Node &n) const {
       llvm::consumeError(shape.takeError());
       return false;
     }
-    if (perAxis(v) ||
-        (*shape != *yShape && shapeNumElements(*shape).value_or(0) != 1))
+    bool single = shapeNumElements(*shape).value_or(0) == 1;
+    if (perAxis(v) || (*shape != *yShape && !single) ||
+        (!single && !reformable(v)))
       return false;
   }
   return true;

@@ -7,6 +7,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 
 using namespace qopt;
@@ -158,6 +160,45 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
     for (size_t i = 0; i < got->size(); ++i)
       EXPECT_TRUE((*got)[i].identicalTo((*want)[i])) << "output " << i;
   }
+}
+
+// The NHWC max pool keeps the reference's rules for NaN (a NaN first in
+// its window stays, a later one does not) and for windows with no value
+// inside the input (-inf); an elementwise op on an NHWC operand whose
+// result has no NHWC layout (i64) stays in ONNX layout.
+const char *kPoolEdges = R"(
+!x = !quant.uniform<i8:f32, 0.5>
+!w = !quant.uniform<i8:f32, 0.015625>
+graph @g(%x: tensor<1x2x3x3xf32>, %q: tensor<1x4x2x2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x5x5xf32>, tensor<1x4x2x2xi64>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %a, _ = onnx.MaxPool(%x) {kernel_shape = [2, 2], pads = [1, 1, 1, 1]} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>
+  %b, _ = onnx.MaxPool(%x) {kernel_shape = [1, 1], pads = [1, 1, 1, 1]} : tensor<1x2x5x5xf32>, tensor<1x2x5x5xi64>
+  %qq = q.quantize(%q) : tensor<1x4x2x2x!x>
+  %f = q.conv(%qq, %w) {kernel_shape = [1, 1]} : tensor<1x4x2x2xf32>
+  %i = onnx.Cast(%f) {to = 7} : tensor<1x4x2x2xi64>
+  return %a, %b, %i
+}
+)";
+
+TEST(PlanBuilder, MaxPoolNaNAndEmptyWindowsAsTheReference) {
+  auto b = build(kPoolEdges);
+  ASSERT_TRUE(b->plan);
+  auto inputs = makeRandomInputs(b->model->getGraph(), 5);
+  ASSERT_TRUE(bool(inputs));
+  Tensor &x = (*inputs)["x"];
+  x.setDouble(0, std::nan(""));                             // first in a window
+  x.setDouble(4, std::nan(""));                             // later in windows
+  x.setDouble(9, -std::numeric_limits<double>::infinity()); // channel 1
+  auto interp = Interpreter::create(*b->model);
+  ASSERT_TRUE(bool(interp));
+  auto want = (*interp)->run(*inputs);
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  auto got = b->plan->run(*inputs);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  for (size_t i = 0; i < got->size(); ++i)
+    EXPECT_TRUE((*got)[i].identicalTo((*want)[i])) << "output " << i;
+  // The corners of %b lie in the padding only.
+  EXPECT_EQ((*got)[1].getDouble(0), -std::numeric_limits<double>::infinity());
 }
 
 TEST(PlanBuilder, ReadAndWriteValueInNhwc) {

@@ -32,6 +32,7 @@
 #include "qopt/Runtime/Int8Conv.h"
 #include "qopt/Runtime/Kernel.h"
 
+#include <cassert>
 #include <functional>
 #include <map>
 #include <memory>
@@ -163,7 +164,11 @@ public:
   TableStep(std::string name, int arity, int resultBytes,
             std::vector<uint8_t> table, int64_t elements)
       : PlanStep(Kind::Table, std::move(name)), arity(arity),
-        resultBytes(resultBytes), table(std::move(table)), elements(elements) {}
+        resultBytes(resultBytes), table(std::move(table)), elements(elements) {
+    assert((arity == 1 || (arity == 2 && resultBytes == 1)) &&
+           this->table.size() == (size_t(1) << (8 * arity)) * resultBytes &&
+           "a table of 256^arity results");
+  }
   int64_t getNumTiles() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;

@@ -82,15 +82,22 @@ llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
 
 namespace {
 
+/// As the reference's MaxPool: the first value inside the window, then
+/// each later one that is greater (so a NaN first stays, a later NaN does
+/// not); a window with no value inside the input holds -inf (0 as stored
+/// for int8, where -inf saturates to the lowest value).
 template <typename T>
 void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
                  int64_t rowBegin, int64_t rowEnd) {
   int64_t c = w.channels;
+  T empty = std::numeric_limits<T>::has_infinity
+                ? -std::numeric_limits<T>::infinity()
+                : std::numeric_limits<T>::lowest();
   for (int64_t row = rowBegin; row < rowEnd; ++row) {
     int64_t n = row / w.outH, oh = row % w.outH;
     for (int64_t ow = 0; ow < w.outW; ++ow) {
       T *y = out + ((n * w.outH + oh) * w.outW + ow) * c;
-      std::fill(y, y + c, std::numeric_limits<T>::lowest());
+      bool any = false;
       for (int64_t ky = 0; ky < w.kernelH; ++ky) {
         int64_t ih = oh * w.strideH - w.padTop + ky * w.dilationH;
         if (ih < 0 || ih >= w.inH)
@@ -100,10 +107,18 @@ void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
           if (iw < 0 || iw >= w.inW)
             continue;
           const T *x = in + ((n * w.inH + ih) * w.inW + iw) * c;
+          if (!any) {
+            std::copy(x, x + c, y);
+            any = true;
+            continue;
+          }
           for (int64_t ch = 0; ch < c; ++ch)
-            y[ch] = std::max(y[ch], x[ch]);
+            if (x[ch] > y[ch])
+              y[ch] = x[ch];
         }
       }
+      if (!any)
+        std::fill(y, y + c, empty);
     }
   }
 }
