@@ -47,6 +47,23 @@ std::unique_ptr<Built> build(const char *text) {
   return b;
 }
 
+/// The plan's outputs at 1 and 2 threads equal the interpreter's bit for
+/// bit.
+void expectMatchesInterpreter(const Built &b, const TensorMap &inputs) {
+  auto interp = Interpreter::create(*b.model);
+  ASSERT_TRUE(bool(interp));
+  auto want = (*interp)->run(inputs);
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  for (unsigned threads : {1u, 2u}) {
+    auto got = b.plan->run(inputs, PlanRunOptions{threads});
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < got->size(); ++i)
+      EXPECT_TRUE((*got)[i].identicalTo((*want)[i]))
+          << "output " << i << " at " << threads << " threads";
+  }
+}
+
 TEST(PlanBuilder, ArenaPlacesLiveTensorsApart) {
   auto b = build(kBranches);
   const Plan &plan = *b->plan;
@@ -88,17 +105,7 @@ TEST(PlanBuilder, RunMatchesInterpreter) {
   auto b = build(kBranches);
   auto inputs = makeRandomInputs(b->model->getGraph(), 7);
   ASSERT_TRUE(bool(inputs));
-  auto interp = Interpreter::create(*b->model);
-  ASSERT_TRUE(bool(interp));
-  auto want = (*interp)->run(*inputs);
-  ASSERT_TRUE(bool(want));
-  for (unsigned threads : {1u, 2u}) {
-    auto got = b->plan->run(*inputs, PlanRunOptions{threads});
-    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t i = 0; i < got->size(); ++i)
-      EXPECT_TRUE((*got)[i].identicalTo((*want)[i])) << "output " << i;
-  }
+  expectMatchesInterpreter(*b, *inputs);
 }
 
 // Int8 and float tensors that stay NHWC between conv steps: max pooling
@@ -149,17 +156,7 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
 
   auto inputs = makeRandomInputs(b->model->getGraph(), 11);
   ASSERT_TRUE(bool(inputs));
-  auto interp = Interpreter::create(*b->model);
-  ASSERT_TRUE(bool(interp));
-  auto want = (*interp)->run(*inputs);
-  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
-  for (unsigned threads : {1u, 2u}) {
-    auto got = plan.run(*inputs, PlanRunOptions{threads});
-    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t i = 0; i < got->size(); ++i)
-      EXPECT_TRUE((*got)[i].identicalTo((*want)[i])) << "output " << i;
-  }
+  expectMatchesInterpreter(*b, *inputs);
 }
 
 // The NHWC max pool keeps the reference's rules for NaN (a NaN first in
@@ -189,14 +186,9 @@ TEST(PlanBuilder, MaxPoolNaNAndEmptyWindowsAsTheReference) {
   x.setDouble(0, std::nan(""));                             // first in a window
   x.setDouble(4, std::nan(""));                             // later in windows
   x.setDouble(9, -std::numeric_limits<double>::infinity()); // channel 1
-  auto interp = Interpreter::create(*b->model);
-  ASSERT_TRUE(bool(interp));
-  auto want = (*interp)->run(*inputs);
-  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  expectMatchesInterpreter(*b, *inputs);
   auto got = b->plan->run(*inputs);
   ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-  for (size_t i = 0; i < got->size(); ++i)
-    EXPECT_TRUE((*got)[i].identicalTo((*want)[i])) << "output " << i;
   // The corners of %b lie in the padding only.
   EXPECT_EQ((*got)[1].getDouble(0), -std::numeric_limits<double>::infinity());
 }
