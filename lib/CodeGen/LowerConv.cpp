@@ -59,13 +59,6 @@ int32_t storedZeroPoint(const QuantType *q) {
          (q->getStorageKind() == ElementKind::I8 ? 128 : 0);
 }
 
-std::vector<int64_t> intsAttr(const Node &n, llvm::StringRef name,
-                              std::vector<int64_t> dflt) {
-  if (const Attribute *a = n.getAttr(name))
-    return a->getInts();
-  return dflt;
-}
-
 } // namespace
 
 llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
@@ -113,51 +106,15 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   if (!yShape)
     return yShape.takeError();
   llvm::ArrayRef<int64_t> wDims = wData->getDims();
-  Int8ConvShape s;
-  s.batch = (*xShape)[0];
-  s.inC = (*xShape)[1];
-  s.inH = (*xShape)[2];
-  s.inW = (*xShape)[3];
-  s.outC = wDims[0];
-  s.kernelH = wDims[2];
-  s.kernelW = wDims[3];
-  s.groups = n.getIntAttr("group").value_or(1);
-  auto strides = intsAttr(n, "strides", {1, 1});
-  auto dilations = intsAttr(n, "dilations", {1, 1});
-  auto pads = intsAttr(n, "pads", {0, 0, 0, 0});
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
-      s.groups < 1 || s.inC % s.groups || s.outC % s.groups ||
-      wDims[1] != s.inC / s.groups)
-    return none;
-  s.strideH = strides[0];
-  s.strideW = strides[1];
-  s.dilationH = dilations[0];
-  s.dilationW = dilations[1];
-  std::string autoPad = "NOTSET";
-  if (const Attribute *a = n.getAttr("auto_pad"))
-    if (a->isString())
-      autoPad = *a->getIf<std::string>();
-  if (autoPad == "NOTSET") {
-    s.padTop = pads[0];
-    s.padLeft = pads[1];
-    s.padBottom = pads[2];
-    s.padRight = pads[3];
-  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    auto split = [&](int64_t in, int64_t stride, int64_t k, int64_t d,
-                     int64_t &begin, int64_t &end) {
-      int64_t out = (in + stride - 1) / stride;
-      int64_t total =
-          std::max<int64_t>(0, (out - 1) * stride + (k - 1) * d + 1 - in);
-      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
-    };
-    split(s.inH, s.strideH, s.kernelH, s.dilationH, s.padTop, s.padBottom);
-    split(s.inW, s.strideW, s.kernelW, s.dilationW, s.padLeft, s.padRight);
-  } else if (autoPad != "VALID") {
+  auto geometry = ConvStep::getShape(makeKernelOp(n), *xShape,
+                                     Shape(wDims.begin(), wDims.end()));
+  if (!geometry) {
+    // The float step reports what is wrong with the attributes.
+    llvm::consumeError(geometry.takeError());
     return none;
   }
-  if (s.strideH < 1 || s.strideW < 1 || s.dilationH < 1 || s.dilationW < 1 ||
-      *yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
+  const Int8ConvShape &s = *geometry;
+  if (*yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
     return none;
 
   Int8Epilogue e;

@@ -108,6 +108,11 @@ class ConvStep : public PlanStep {
 public:
   ConvStep(std::string name, Int8Conv conv)
       : PlanStep(Kind::Conv, std::move(name)), conv(std::move(conv)) {}
+  /// The shape of 2-D conv `op` on an NCHW input of `x` with OIHW weights of
+  /// `w` (the interpreter's rules for group, strides, dilations, pads and
+  /// auto_pad).
+  static llvm::Expected<Int8ConvShape> getShape(const KernelOp &op,
+                                                const Shape &x, const Shape &w);
   int64_t getNumTiles() const override { return conv.getNumRows(); }
   size_t getScratchBytes() const override { return conv.getScratchBytes(); }
   int64_t getMacs() const override;

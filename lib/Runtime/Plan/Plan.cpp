@@ -93,8 +93,8 @@ Tensor PlanRun::readValue(int id) const {
   for (int64_t i = 0, e = t.numElements(); i < e; ++i) {
     std::memcpy(out.bytes() + i * size,
                 stored.bytes() + nhwcOffset(t.shape, i) * size, size);
-    if (t.kind == ElementKind::I8)
-      out.bytes()[i] ^= 0x80;
+    if (uint8_t flip = t.getStoredFlip())
+      out.bytes()[i] ^= flip;
   }
   return out;
 }
@@ -112,8 +112,8 @@ bool PlanRun::writeValue(int id, const Tensor &value) const {
   for (int64_t i = 0, e = t.numElements(); i < e; ++i) {
     char *at = to + nhwcOffset(t.shape, i) * size;
     std::memcpy(at, value.bytes() + i * size, size);
-    if (t.kind == ElementKind::I8)
-      *at ^= 0x80;
+    if (uint8_t flip = t.getStoredFlip())
+      *at ^= flip;
   }
   return true;
 }

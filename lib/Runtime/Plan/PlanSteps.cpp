@@ -1,5 +1,6 @@
 //===- PlanSteps.cpp - What each kind of plan step does -------------------===//
 
+#include "../NNUtil.h"
 #include "qopt/Runtime/Plan.h"
 
 #include <cstring>
@@ -14,6 +15,34 @@ static llvm::Error makeError(const llvm::Twine &msg) {
 //===----------------------------------------------------------------------===//
 // Int8 conv
 //===----------------------------------------------------------------------===//
+
+llvm::Expected<Int8ConvShape>
+ConvStep::getShape(const KernelOp &op, const Shape &x, const Shape &w) {
+  KernelContext ctx(op, {}, 0);
+  auto g = convGeometry(ctx, x, w);
+  if (!g)
+    return g.takeError();
+  if (g->inSpatial.size() != 2)
+    return ctx.error("the int8 conv step is 2-D");
+  Int8ConvShape s;
+  s.batch = g->batch;
+  s.inC = g->inChannels;
+  s.inH = g->inSpatial[0];
+  s.inW = g->inSpatial[1];
+  s.outC = g->outChannels;
+  s.kernelH = g->kernel[0];
+  s.kernelW = g->kernel[1];
+  s.strideH = g->strides[0];
+  s.strideW = g->strides[1];
+  s.dilationH = g->dilations[0];
+  s.dilationW = g->dilations[1];
+  s.padTop = g->padBegin[0];
+  s.padLeft = g->padBegin[1];
+  s.padBottom = g->padEnd[0];
+  s.padRight = g->padEnd[1];
+  s.groups = g->group;
+  return s;
+}
 
 int64_t ConvStep::getMacs() const {
   const Int8ConvShape &s = conv.getShape();
@@ -69,7 +98,7 @@ llvm::Error ReformatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   const PlanTensor &from = run.tensor(inputs[0]);
   const PlanTensor &to = run.tensor(outputs[0]);
   bool toNhwc = to.layout == PlanLayout::Nhwc;
-  bool flip = from.kind == ElementKind::I8;
+  bool flip = from.getStoredFlip() != to.getStoredFlip();
   switch (getElementByteSize(from.kind)) {
   case 1:
     reformatRows(reinterpret_cast<const uint8_t *>(run.read(inputs[0])),
