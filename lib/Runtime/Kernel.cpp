@@ -114,6 +114,8 @@ const KernelRegistry &KernelRegistry::get() {
     registerNNKernels(r);
     registerElementwiseKernels(r);
     registerShapeKernels(r);
+    registerIndexKernels(r);
+    registerResizeKernels(r);
     registerFusedKernels(r);
     registerMicrosoftKernels(r);
     return r;

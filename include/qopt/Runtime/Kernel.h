@@ -113,6 +113,8 @@ void registerQuantKernels(KernelRegistry &r);
 void registerNNKernels(KernelRegistry &r);
 void registerElementwiseKernels(KernelRegistry &r);
 void registerShapeKernels(KernelRegistry &r);
+void registerIndexKernels(KernelRegistry &r);
+void registerResizeKernels(KernelRegistry &r);
 void registerFusedKernels(KernelRegistry &r);
 void registerMicrosoftKernels(KernelRegistry &r);
 
