@@ -96,9 +96,11 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
   e.outputZero = 0;
   Int8Conv conv(isa, s, w.data(), e);
   std::vector<uint8_t> y(s.outH() * s.outW() * s.outC);
-  std::vector<char> scratch(conv.getScratchBytes());
+  std::vector<char> scratch(conv.getScratchBytes() + 64);
+  void *aligned = reinterpret_cast<void *>(
+      (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
   for (auto _ : state) {
-    conv.run(x.data(), nullptr, y.data(), 0, conv.getNumRows(), scratch.data());
+    conv.run(x.data(), nullptr, y.data(), 0, conv.getNumRows(), aligned);
     benchmark::ClobberMemory();
   }
   double macs = double(s.outH() * s.outW()) * s.outC * s.inC * 9;

@@ -31,6 +31,17 @@ void fill(std::mt19937 &rng, std::vector<uint8_t> &a, std::vector<int8_t> &b) {
   }
 }
 
+/// getGemmScratchBytes(b, m) bytes, 64-byte aligned, freed with the object.
+struct GemmScratch {
+  GemmScratch(const PackedInt8Weights &b, int64_t m)
+      : bytes(getGemmScratchBytes(b, m) + 64) {}
+  void *get() {
+    return reinterpret_cast<void *>(
+        (reinterpret_cast<uintptr_t>(bytes.data()) + 63) & ~uintptr_t(63));
+  }
+  std::vector<char> bytes;
+};
+
 void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
   std::mt19937 rng(seed);
   int64_t lda = s.k + padA, ldb = s.k + 3, ldc = s.n + padC;
@@ -40,7 +51,8 @@ void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
   PackedInt8Weights packed(isa, b.data(), s.n, s.k, ldb);
   const int32_t kUntouched = 0x5a5a5a5a;
   std::vector<int32_t> c(s.m * ldc, kUntouched);
-  gemmU8S8(a.data(), lda, s.m, packed, c.data(), ldc);
+  GemmScratch scratch(packed, s.m);
+  gemmU8S8(a.data(), lda, s.m, packed, c.data(), ldc, scratch.get());
   for (int64_t n = 0; n < s.n; ++n) {
     int32_t sum = 0;
     for (int64_t k = 0; k < s.k; ++k)
@@ -63,13 +75,14 @@ void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
 }
 
 // Row counts around each family's register tile (8, 6, 3 rows), channel
-// counts that end a panel of 16 anywhere (1, 4, 5, 9, 11, 13, 14), k around
-// the groups of 4.
+// counts that end a panel of 16 or the avx2 family's half panel of 8
+// anywhere, k around the groups of 4 and the avx2 widening's 16 bytes.
 TEST(Int8Gemm, EveryFamilyThisMachineRunsMatchesThePlainLoop) {
   const Shape shapes[] = {
       {1, 1, 1},     {1, 16, 4},   {2, 5, 3},    {3, 17, 5},    {7, 48, 64},
       {8, 49, 67},   {9, 64, 300}, {17, 33, 9},  {24, 96, 128}, {5, 3, 1000},
-      {16, 100, 37}, {4, 13, 8},   {11, 30, 21}, {6, 75, 12},   {13, 9, 2}};
+      {16, 100, 37}, {4, 13, 8},   {11, 30, 21}, {6, 75, 12},   {13, 9, 2},
+      {12, 8, 33},   {18, 24, 17}, {19, 7, 64}};
   unsigned seed = 1;
   for (Isa isa : getSupportedIsas())
     for (const Shape &s : shapes) {
@@ -86,7 +99,8 @@ TEST(Int8Gemm, ExtremesAccumulateWithoutSaturating) {
     std::vector<int8_t> b(n * k, -128);
     PackedInt8Weights packed(isa, b.data(), n, k, k);
     std::vector<int32_t> c(m * n);
-    gemmU8S8(a.data(), k, m, packed, c.data(), n);
+    GemmScratch scratch(packed, m);
+    gemmU8S8(a.data(), k, m, packed, c.data(), n, scratch.get());
     for (int32_t x : c)
       ASSERT_EQ(x, 255 * -128 * 4096) << getIsaName(isa).str();
   }

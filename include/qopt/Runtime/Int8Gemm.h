@@ -65,9 +65,15 @@ private:
   std::vector<int32_t> sums;
 };
 
+/// Scratch bytes gemmU8S8 needs for m rows of A against `b` (the avx2
+/// family widens A to 16 bits first; the others need none).
+size_t getGemmScratchBytes(const PackedInt8Weights &b, int64_t m);
+
 /// C = A * B^T for rows [0, m) of A, by the family `b` was packed for.
+/// `scratch`: getGemmScratchBytes(b, m) bytes, 64-byte aligned.
 void gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
-              const PackedInt8Weights &b, int32_t *c, int64_t ldc);
+              const PackedInt8Weights &b, int32_t *c, int64_t ldc,
+              void *scratch);
 
 } // namespace rt
 } // namespace qopt

@@ -4,12 +4,20 @@
 //
 // AVX2 has no vpdpbusd, and vpmaddubsw saturates its 16-bit pair sums
 // (255 * 127 * 2 > 32767), so both sides are 16-bit here: B was widened
-// when packed, A is widened 4 bytes at a time. vpmaddwd adds two products
-// into each 32-bit lane (channel c, k 0-1 | channel c, k 2-3); the pairs are
-// added once per tile, at the end.
+// when packed, and A is widened into the caller's scratch first, 16 bytes
+// per vpmovzxbw, each row zero-padded to whole k groups:
 //
-// Register tile: 3 rows x 1 panel (16 channels) = 12 ymm accumulators; the
-// panel is read straight from memory by vpmaddwd.
+//   A (m x k u8) --widen--> A16 (m x stride s16), then per k group g:
+//     x    = broadcast of A16[row][4g .. 4g+3]         (one vpbroadcastq)
+//     acc += vpmaddwd(x, B[g][4 channels x 4 k])      (two products a lane)
+//
+// vpmaddwd adds two products into each 32-bit lane (channel c, k 0-1 |
+// channel c, k 2-3); the pairs are added once per tile, at the end.
+//
+// Register tile: 6 rows x half a panel (8 channels: 2 ymm of B, held in
+// registers for the whole group) = 12 ymm accumulators. Per k group: 2 B
+// loads, 6 broadcast loads, 12 vpmaddwd and 12 vpaddd - the same mix as the
+// register-only peak loop in bench/kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,15 +31,9 @@ using namespace qopt::rt::gemm;
 
 namespace {
 
-constexpr int kRows = 3;
-
-/// The 4 bytes of a group, each widened to 16 bits, repeated 4 times.
-__attribute__((always_inline)) inline __m256i widenGroup(uint32_t group) {
-  uint64_t wide = (group & 0xffu) | (uint64_t(group & 0xff00u) << 8) |
-                  (uint64_t(group & 0xff0000u) << 16) |
-                  (uint64_t(group & 0xff000000u) << 24);
-  return _mm256_set1_epi64x(int64_t(wide));
-}
+constexpr int kRows = 6;
+/// ymm of B per tile: 2 = 8 channels (half a panel).
+constexpr int kQuads = 2;
 
 /// acc0 holds channels 0-3 as pairs, acc1 channels 4-7: 8 sums in order.
 __attribute__((always_inline)) inline __m256i addPairs(__m256i acc0,
@@ -40,43 +42,81 @@ __attribute__((always_inline)) inline __m256i addPairs(__m256i acc0,
   return _mm256_permute4x64_epi64(sums, 0xd8);  // 0 1 2 3 4 5 6 7
 }
 
+/// Rows [0, m) of A widened to 16 bits, `stride` values apart, zero past k.
+void widenRows(const uint8_t *a, int64_t lda, int64_t m, int64_t k,
+               int64_t stride, int16_t *out) {
+  for (int64_t r = 0; r < m; ++r) {
+    const uint8_t *src = a + r * lda;
+    int16_t *dst = out + r * stride;
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16)
+      _mm256_store_si256(reinterpret_cast<__m256i *>(dst + i),
+                         _mm256_cvtepu8_epi16(_mm_loadu_si128(
+                             reinterpret_cast<const __m128i *>(src + i))));
+    for (; i < k; ++i)
+      dst[i] = src[i];
+    for (; i < stride; ++i)
+      dst[i] = 0;
+  }
+}
+
+/// Rows x 8 channels: `half` points at the first of the 2 ymm of B of
+/// group 0, groups 64 values apart.
 template <int Rows>
 __attribute__((always_inline)) inline void
-tile(const uint8_t *a, int64_t lda, const int16_t *panel, const Panels &b,
+tile(const int16_t *a, int64_t stride, const int16_t *half, int64_t groups,
      int32_t *c, int64_t ldc, int64_t channels) {
-  __m256i acc[Rows][4];
+  __m256i acc[Rows][kQuads];
 #pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r)
 #pragma GCC unroll 32
-    for (int q = 0; q < 4; ++q)
+    for (int q = 0; q < kQuads; ++q)
       acc[r][q] = _mm256_setzero_si256();
-  for (int64_t g = 0; g < b.numGroups; ++g) {
-    const __m256i *w = reinterpret_cast<const __m256i *>(panel + g * 64);
+  for (int64_t g = 0; g < groups; ++g) {
+    __m256i w[kQuads];
+#pragma GCC unroll 32
+    for (int q = 0; q < kQuads; ++q)
+      w[q] = _mm256_load_si256(
+          reinterpret_cast<const __m256i *>(half + g * 64 + q * 16));
 #pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
-      __m256i x = widenGroup(loadGroup(a + r * lda, g, b.k));
+      int64_t four;
+      __builtin_memcpy(&four, a + r * stride + g * 4, sizeof(four));
+      __m256i x = _mm256_set1_epi64x(four);
 #pragma GCC unroll 32
-      for (int q = 0; q < 4; ++q)
-        acc[r][q] = _mm256_add_epi32(
-            acc[r][q], _mm256_madd_epi16(x, _mm256_load_si256(w + q)));
+      for (int q = 0; q < kQuads; ++q)
+        acc[r][q] = _mm256_add_epi32(acc[r][q], _mm256_madd_epi16(x, w[q]));
     }
   }
 #pragma GCC unroll 32
-  for (int r = 0; r < Rows; ++r) {
+  for (int r = 0; r < Rows; ++r)
     store8(c + r * ldc, addPairs(acc[r][0], acc[r][1]), channels);
-    store8(c + r * ldc + 8, addPairs(acc[r][2], acc[r][3]), channels - 8);
-  }
 }
 
 } // namespace
 
 void gemm::avx2(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
-                int32_t *c, int64_t ldc) {
-  eachPanelTile<kRows>(a, lda, m, b, c, ldc,
-                       [&](auto rows, const uint8_t *ar, const char *panel,
-                           int32_t *cr, int64_t channels) {
-                         tile<decltype(rows)::value>(
-                             ar, lda, reinterpret_cast<const int16_t *>(panel),
-                             b, cr, ldc, channels);
-                       });
+                int32_t *c, int64_t ldc, void *scratch) {
+  int64_t stride = avx2WidenedStride(b.numGroups);
+  int16_t *wide = static_cast<int16_t *>(scratch);
+  widenRows(a, lda, m, b.k, stride, wide);
+  const int16_t *data = static_cast<const int16_t *>(b.data);
+  int64_t panelValues = b.panelBytes / int64_t(sizeof(int16_t));
+  for (int64_t p = 0; p < b.numPanels; ++p) {
+    for (int64_t h = 0; h < 2; ++h) {
+      int64_t channels = b.n - p * 16 - h * 8;
+      if (channels <= 0)
+        break;
+      const int16_t *half = data + p * panelValues + h * kQuads * 16;
+      int32_t *ch = c + p * 16 + h * 8;
+      int64_t row = 0;
+      for (; row + kRows <= m; row += kRows)
+        tile<kRows>(wide + row * stride, stride, half, b.numGroups,
+                    ch + row * ldc, ldc, channels);
+      withRowCount<kRows - 1>(m - row, [&](auto rows) {
+        tile<decltype(rows)::value>(wide + row * stride, stride, half,
+                                    b.numGroups, ch + row * ldc, ldc, channels);
+      });
+    }
+  }
 }

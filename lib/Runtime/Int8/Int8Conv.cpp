@@ -96,7 +96,8 @@ bool Int8Conv::isPointwise() const {
 
 size_t Int8Conv::getScratchBytes() const {
   size_t rows = isPointwise() ? 0 : alignUp(size_t(shape.outW() * depth));
-  return rows + alignUp(size_t(shape.outW() * groupOutC) * sizeof(int32_t));
+  return rows + alignUp(size_t(shape.outW() * groupOutC) * sizeof(int32_t)) +
+         alignUp(getGemmScratchBytes(packed[0], shape.outW()));
 }
 
 void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
@@ -189,6 +190,8 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
   uint8_t *rows = static_cast<uint8_t *>(scratch);
   int32_t *acc = reinterpret_cast<int32_t *>(
       rows + (pointwise ? 0 : alignUp(size_t(outW * depth))));
+  void *gemmScratch = reinterpret_cast<char *>(acc) +
+                      alignUp(size_t(outW * groupOutC) * sizeof(int32_t));
   for (int64_t row = rowBegin; row < rowEnd; ++row) {
     int64_t n = row / outH, oh = row % outH;
     for (int64_t g = 0; g < shape.groups; ++g) {
@@ -203,7 +206,7 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
         a = rows;
         lda = depth;
       }
-      gemmU8S8(a, lda, outW, packed[g], acc, groupOutC);
+      gemmU8S8(a, lda, outW, packed[g], acc, groupOutC, gemmScratch);
       finishRow(acc, g, residual, output, row * outW);
     }
   }

@@ -53,8 +53,16 @@ const void *PackedInt8Weights::getPanel(int64_t p) const {
   return storage.get() + p * panelBytes;
 }
 
+size_t rt::getGemmScratchBytes(const PackedInt8Weights &b, int64_t m) {
+  if (b.getIsa() != Isa::Avx2)
+    return 0;
+  return size_t(m * gemm::avx2WidenedStride(b.getNumGroups())) *
+         sizeof(int16_t);
+}
+
 void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
-                  const PackedInt8Weights &b, int32_t *c, int64_t ldc) {
+                  const PackedInt8Weights &b, int32_t *c, int64_t ldc,
+                  void *scratch) {
   gemm::Panels panels{b.getPanel(0),      int64_t(b.getPanelBytes()),
                       b.getNumPanels(),   b.getNumGroups(),
                       b.getNumChannels(), b.getDepth()};
@@ -62,7 +70,7 @@ void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
   case Isa::Scalar:
     return gemm::scalar(a, lda, m, panels, c, ldc);
   case Isa::Avx2:
-    return gemm::avx2(a, lda, m, panels, c, ldc);
+    return gemm::avx2(a, lda, m, panels, c, ldc, scratch);
   case Isa::AvxVnni:
     return gemm::avxVnni(a, lda, m, panels, c, ldc);
   case Isa::Avx512Vnni:
