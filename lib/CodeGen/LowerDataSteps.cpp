@@ -239,3 +239,34 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
           n, std::move(inputs), std::move(outputs));
   return true;
 }
+
+llvm::Expected<bool> PlanBuilder::lowerQuantize(const Node &n) {
+  const Value *x = n.getOperand(0);
+  const Value *y = n.getResult();
+  const QuantType *q = y->getType()->getQuantType();
+  if (!x || isConstant(x) ||
+      x->getType()->getStorageKind() != ElementKind::F32 || !q ||
+      q->isPerAxis() || !isByteInteger(q->getStorageKind()))
+    return false;
+  auto shape = staticShape(y);
+  if (!shape)
+    return shape.takeError();
+  // Int8 tensors live in NHWC: quantize an NCHW input straight into it.
+  PlanLayout xLayout = homeLayout(x);
+  PlanLayout yLayout = shape->size() == 4 ? PlanLayout::Nhwc : PlanLayout::Onnx;
+  auto xId = tensorFor(x, xLayout);
+  if (!xId)
+    return xId.takeError();
+  auto yId = defineResult(y, yLayout, q->getStorageKind());
+  if (!yId)
+    return yId.takeError();
+  QuantizeGrid grid;
+  grid.scale = q->getScale();
+  grid.zero = int32_t(q->getZeroPoint());
+  grid.isSigned = q->getStorageKind() == ElementKind::I8;
+  grid.flip = plan.tensors[*yId].getStoredFlip();
+  addStep(std::make_unique<QuantizeStep>(n.getName().str(), plan.isa, grid,
+                                         *shape, xLayout != yLayout),
+          n, {*xId}, {*yId});
+  return true;
+}

@@ -330,6 +330,8 @@ llvm::Error PlanBuilder::build() {
       lowered = lowerMaxPool(n);
     else if (n.isa("onnx.Concat") || n.isa("onnx.Split"))
       lowered = lowerChannelCopy(n);
+    else if (n.isa("q.quantize"))
+      lowered = lowerQuantize(n);
     else
       lowered = lowerTable(n);
     if (!lowered)

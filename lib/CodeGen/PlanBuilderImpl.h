@@ -9,7 +9,8 @@
 //   LowerConv.cpp        q.conv -> int8 conv step
 //   LowerDataSteps.cpp   elementwise int8 ops -> table steps, elementwise
 //                        float ops on NHWC operands, MaxPool -> max pool
-//                        step, channel Concat/Split -> channel copy step
+//                        step, channel Concat/Split -> channel copy step,
+//                        q.quantize of f32 -> quantize step
 //
 // Each lowering returns false (no step added) when its step cannot run the
 // node as it is; the node then runs as a float step.
@@ -58,6 +59,7 @@ private:
   llvm::Expected<bool> lowerTable(const Node &n);
   llvm::Expected<bool> lowerMaxPool(const Node &n);
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
+  llvm::Expected<bool> lowerQuantize(const Node &n);
   /// Every node: the interpreter's kernel, on NHWC operands when the op is
   /// elementwise and they are NHWC, or folded into constants now when every
   /// operand is one.

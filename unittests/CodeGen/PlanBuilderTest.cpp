@@ -110,8 +110,9 @@ TEST(PlanBuilder, RunMatchesInterpreter) {
 
 // Int8 and float tensors that stay NHWC between conv steps: max pooling
 // s8 as stored (+128), q.add of an s8 and a u8 operand onto s8 with Relu,
-// channel Concat/Split of f32 and s8, q.quantize on NHWC f32 (its s8 result
-// stored +128), q.dequantize tables. Every scale is a power of two and
+// channel Concat/Split of f32 and s8, q.quantize of the NCHW input straight
+// into NHWC and of NHWC f32 (their s8 results stored +128), q.dequantize
+// tables. Every scale is a power of two and
 // every product exact, so the conv steps equal the reference too and the
 // whole plan must match it bit for bit.
 const char *kDataSteps = R"(
@@ -149,10 +150,11 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
   EXPECT_EQ(kinds["table q.add"], 1);
   EXPECT_EQ(kinds["channel copy onnx.Concat"], 2);
   EXPECT_EQ(kinds["channel copy onnx.Split"], 1);
-  EXPECT_EQ(kinds["float q.quantize"], 2); // the graph input's, and %qs
+  // The graph input's (NCHW f32 into NHWC s8), and %qs (NHWC to NHWC).
+  EXPECT_EQ(kinds["quantize q.quantize"], 2);
   EXPECT_EQ(kinds["table q.dequantize"], 3);
-  // One reformat into NHWC (the input) and one out per returned value.
-  EXPECT_EQ(kinds["reformat "], 6);
+  // One reformat out per returned value, none in.
+  EXPECT_EQ(kinds["reformat "], 5);
 
   auto inputs = makeRandomInputs(b->model->getGraph(), 11);
   ASSERT_TRUE(bool(inputs));

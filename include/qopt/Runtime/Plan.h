@@ -30,6 +30,7 @@
 #define QOPT_RUNTIME_PLAN_H
 
 #include "qopt/Runtime/Int8Conv.h"
+#include "qopt/Runtime/Int8Quantize.h"
 #include "qopt/Runtime/Kernel.h"
 
 #include <cassert>
@@ -74,7 +75,15 @@ class PlanRun;
 /// One step of the plan.
 class PlanStep {
 public:
-  enum class Kind : uint8_t { Conv, Reformat, Float, Table, Pool, ChannelCopy };
+  enum class Kind : uint8_t {
+    Conv,
+    Reformat,
+    Float,
+    Table,
+    Pool,
+    ChannelCopy,
+    Quantize
+  };
 
   PlanStep(Kind kind, std::string name) : kind(kind), name(std::move(name)) {}
   virtual ~PlanStep();
@@ -235,6 +244,37 @@ public:
 private:
   std::vector<Piece> pieces;
   int64_t rows;
+};
+
+/// A per-tensor quantize of an f32 tensor onto int8 bytes (Int8Quantize.h):
+/// element by element in one layout, or from an NCHW f32 tensor straight
+/// into NHWC (one row of each channel quantized, then interleaved).
+class QuantizeStep : public PlanStep {
+public:
+  /// `shape`: the logical shape; `toNhwc`: an NCHW input written NHWC.
+  QuantizeStep(std::string name, Isa isa, QuantizeGrid grid, Shape shape,
+               bool toNhwc)
+      : PlanStep(Kind::Quantize, std::move(name)), isa(isa), grid(grid),
+        shape(std::move(shape)), toNhwc(toNhwc) {
+    assert((!toNhwc || this->shape.size() == 4) && "NCHW -> NHWC is 4-D");
+    for (int64_t d : this->shape)
+      elements *= d;
+  }
+  /// Rows of pixels (batch * height) to NHWC, else runs of elements.
+  int64_t getNumTiles() const override;
+  size_t getScratchBytes() const override;
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  static bool classof(const PlanStep *s) {
+    return s->getKind() == Kind::Quantize;
+  }
+
+private:
+  Isa isa;
+  QuantizeGrid grid;
+  Shape shape;
+  bool toNhwc;
+  int64_t elements = 1;
 };
 
 struct PlanRunOptions {

@@ -4,6 +4,7 @@
 #include "../ActivationMath.h"
 #include "EpilogueKernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -103,21 +104,45 @@ size_t Int8Conv::getScratchBytes() const {
 void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
                        int64_t oh, uint8_t *rows) const {
   const uint8_t zero = uint8_t(epilogue.inputZero);
+  // With one group and no dilation along W, a kernel row's taps are
+  // adjacent pixels: one copy of its taps inside the input, padding around.
+  bool adjacentTaps = shape.dilationW == 1 && groupInC == shape.inC;
+  int64_t tapRowBytes = shape.kernelW * groupInC;
   for (int64_t ow = 0, w = shape.outW(); ow < w; ++ow) {
     uint8_t *dst = rows + ow * depth;
+    int64_t firstW = ow * shape.strideW - shape.padLeft;
     for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
       int64_t ih = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
-      for (int64_t kx = 0; kx < shape.kernelW; ++kx, dst += groupInC) {
-        int64_t iw = ow * shape.strideW - shape.padLeft + kx * shape.dilationW;
-        if (ih < 0 || ih >= shape.inH || iw < 0 || iw >= shape.inW) {
-          std::memset(dst, zero, groupInC);
-          continue;
+      const uint8_t *inputRow = input +
+                                (n * shape.inH + ih) * shape.inW * shape.inC +
+                                group * groupInC;
+      if (ih < 0 || ih >= shape.inH) {
+        std::memset(dst, zero, tapRowBytes);
+        dst += tapRowBytes;
+        continue;
+      }
+      if (adjacentTaps) {
+        int64_t begin = std::max<int64_t>(0, -firstW);
+        int64_t end = std::min<int64_t>(shape.kernelW, shape.inW - firstW);
+        if (end <= begin) {
+          std::memset(dst, zero, tapRowBytes);
+        } else {
+          std::memset(dst, zero, begin * groupInC);
+          std::memcpy(dst + begin * groupInC,
+                      inputRow + (firstW + begin) * shape.inC,
+                      (end - begin) * groupInC);
+          std::memset(dst + end * groupInC, zero,
+                      (shape.kernelW - end) * groupInC);
         }
-        std::memcpy(dst,
-                    input +
-                        ((n * shape.inH + ih) * shape.inW + iw) * shape.inC +
-                        group * groupInC,
-                    groupInC);
+        dst += tapRowBytes;
+        continue;
+      }
+      for (int64_t kx = 0; kx < shape.kernelW; ++kx, dst += groupInC) {
+        int64_t iw = firstW + kx * shape.dilationW;
+        if (iw < 0 || iw >= shape.inW)
+          std::memset(dst, zero, groupInC);
+        else
+          std::memcpy(dst, inputRow + iw * shape.inC, groupInC);
       }
     }
   }

@@ -1,10 +1,11 @@
-//===- DataSteps.cpp - Table, max pool and channel copy steps -------------===//
+//===- DataSteps.cpp - Table, max pool, channel copy and quantize steps ---===//
 //
 // The plan steps that keep int8 tensors in NHWC between conv steps without
 // computing anything new: elementwise int8 ops looked up in a table, max
 // pooling (order-preserving, so it runs on the stored u8 bytes as they
-// are), and Concat/Split along the channels, which in NHWC are copies of a
-// contiguous channel range of each pixel.
+// are), Concat/Split along the channels, which in NHWC are copies of a
+// contiguous channel range of each pixel, and quantizing f32 tensors (the
+// model's input, float islands) straight into the int8 layout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,15 +107,16 @@ void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
           int64_t iw = ow * w.strideW - w.padLeft + kx * w.dilationW;
           if (iw < 0 || iw >= w.inW)
             continue;
-          const T *x = in + ((n * w.inH + ih) * w.inW + iw) * c;
+          const T *__restrict x = in + ((n * w.inH + ih) * w.inW + iw) * c;
           if (!any) {
             std::copy(x, x + c, y);
             any = true;
             continue;
           }
+          // A select, not a conditional store: the compiler vectorizes it.
+          T *__restrict yc = y;
           for (int64_t ch = 0; ch < c; ++ch)
-            if (x[ch] > y[ch])
-              y[ch] = x[ch];
+            yc[ch] = x[ch] > yc[ch] ? x[ch] : yc[ch];
         }
       }
       if (!any)
@@ -156,6 +158,47 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
       std::memcpy(dst + (pixel * toC + p.toChannel) * size,
                   src + (pixel * fromC + p.fromChannel) * size,
                   p.channels * size);
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize
+//===----------------------------------------------------------------------===//
+
+int64_t QuantizeStep::getNumTiles() const {
+  if (toNhwc)
+    return shape[0] * shape[2];
+  return (elements + kTableTileElements - 1) / kTableTileElements;
+}
+
+size_t QuantizeStep::getScratchBytes() const {
+  return toNhwc ? size_t(shape[1] * shape[3]) : 0;
+}
+
+llvm::Error QuantizeStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                              void *scratch) const {
+  const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
+  uint8_t *y = reinterpret_cast<uint8_t *>(run.write(outputs[0]));
+  if (!toNhwc) {
+    int64_t begin = tileBegin * kTableTileElements;
+    int64_t end = std::min(tileEnd * kTableTileElements, elements);
+    quantizeFloats(isa, x + begin, end - begin, grid, y + begin);
+    return llvm::Error::success();
+  }
+  // Each channel's row quantized into scratch ([channel][w]), then written
+  // out pixel by pixel.
+  int64_t channels = shape[1], height = shape[2], width = shape[3];
+  uint8_t *rows = static_cast<uint8_t *>(scratch);
+  for (int64_t row = tileBegin; row < tileEnd; ++row) {
+    int64_t n = row / height, h = row % height;
+    for (int64_t c = 0; c < channels; ++c)
+      quantizeFloats(isa, x + ((n * channels + c) * height + h) * width, width,
+                     grid, rows + c * width);
+    uint8_t *out = y + row * width * channels;
+    for (int64_t w = 0; w < width; ++w)
+      for (int64_t c = 0; c < channels; ++c)
+        out[w * channels + c] = rows[c * width + w];
   }
   return llvm::Error::success();
 }

@@ -49,6 +49,8 @@ llvm::StringRef PlanStep::getKindName() const {
     return "max pool";
   case Kind::ChannelCopy:
     return "channel copy";
+  case Kind::Quantize:
+    return "quantize";
   }
   return "?";
 }

@@ -1,0 +1,29 @@
+//===- Int8Quantize.cpp - f32 -> int8 bytes: the scalar rule, dispatch ----===//
+
+#include "qopt/Runtime/Int8Quantize.h"
+#include "QuantizeKernels.h"
+
+#include <cmath>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+void rt::quantizeFloats(Isa isa, const float *x, int64_t count,
+                        const QuantizeGrid &grid, uint8_t *out) {
+  quantize::Grid g{grid.scale, grid.zero, grid.isSigned ? -128 : 0,
+                   grid.isSigned ? 127 : 255, grid.flip};
+  int64_t done = 0;
+  if (isa != Isa::Scalar) {
+    quantize::avx2(x, count, g, out);
+    done = count - count % 8;
+  }
+  for (int64_t i = done; i < count; ++i) {
+    float r = std::nearbyintf(x[i] / g.scale);
+    int32_t q = 0;
+    if (!std::isnan(r)) {
+      double v = double(r) + g.zero;
+      q = v <= g.lowest ? g.lowest : v >= g.highest ? g.highest : int32_t(v);
+    }
+    out[i] = uint8_t(q) ^ g.flip;
+  }
+}

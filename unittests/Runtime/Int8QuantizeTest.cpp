@@ -1,0 +1,83 @@
+//===- Int8QuantizeTest.cpp - The plan's quantize against QuantMath -------===//
+
+#include "qopt/Runtime/Int8Quantize.h"
+#include "qopt/IR/QuantMath.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+/// Values where a quantizer goes wrong: exact ties of the grid (both
+/// parities), both sides of each saturation bound, NaN, infinities, signed
+/// zeros, denormals and magnitudes past int32; then random ones.
+std::vector<float> interestingValues(float scale, std::mt19937 &rng) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          std::numeric_limits<float>::quiet_NaN(),
+                          -std::numeric_limits<float>::quiet_NaN(),
+                          inf,
+                          -inf,
+                          std::numeric_limits<float>::denorm_min(),
+                          -std::numeric_limits<float>::denorm_min(),
+                          3e9f,
+                          -3e9f,
+                          std::numeric_limits<float>::max(),
+                          -std::numeric_limits<float>::max()};
+  for (int k = -300; k <= 300; ++k) {
+    v.push_back((float(k) + 0.5f) * scale);
+    v.push_back(float(k) * scale);
+    v.push_back(std::nextafter(float(k) * scale, inf));
+  }
+  std::uniform_real_distribution<float> wide(-400 * scale, 400 * scale);
+  for (int i = 0; i < 2000; ++i)
+    v.push_back(wide(rng));
+  return v;
+}
+
+} // namespace
+
+TEST(Int8Quantize, EveryFamilyGivesQuantizeLinearsBytes) {
+  std::mt19937 rng(7);
+  const float scales[] = {0.1f, 1.0f / 3, 0.0078125f, 0.5f, 1e-30f, 37.5f};
+  struct Grid {
+    bool isSigned;
+    int32_t zero;
+  };
+  const Grid grids[] = {{false, 0}, {false, 128}, {false, 255}, {false, 3},
+                        {true, 0},  {true, -128}, {true, 127},  {true, -5}};
+  for (Isa isa : getSupportedIsas())
+    for (float scale : scales)
+      for (const Grid &gr : grids)
+        for (uint8_t flip : {uint8_t(0), uint8_t(0x80)}) {
+          std::vector<float> x = interestingValues(scale, rng);
+          std::shuffle(x.begin() + 12, x.end(), rng);
+          QuantizeGrid grid{scale, gr.zero, gr.isSigned, flip};
+          ElementKind storage = gr.isSigned ? ElementKind::I8 : ElementKind::U8;
+          // Every count up to 40 on the first values (the 8-wide body and
+          // each tail), then all of them.
+          for (int64_t count = 1; count <= int64_t(x.size());
+               count = count < 40 ? count + 1 : int64_t(x.size())) {
+            std::vector<uint8_t> out(count + 1, 0xa5);
+            quantizeFloats(isa, x.data(), count, grid, out.data());
+            for (int64_t i = 0; i < count; ++i) {
+              uint8_t want = uint8_t(
+                  quant::quantizeValue(x[i], scale, gr.zero, storage) ^ flip);
+              ASSERT_EQ(out[i], want)
+                  << getIsaName(isa).str() << " x=" << x[i]
+                  << " scale=" << scale << " zero=" << gr.zero
+                  << (gr.isSigned ? " s8" : " u8") << " flip=" << int(flip);
+            }
+            ASSERT_EQ(out[count], 0xa5) << "wrote past the end";
+            if (count == int64_t(x.size()))
+              break;
+          }
+        }
+}
