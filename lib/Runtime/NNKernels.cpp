@@ -183,6 +183,43 @@ llvm::Error convTransposeKernel(KernelContext &ctx) {
   return emit(ctx, 0, x->kind(), outShape, y);
 }
 
+/// y[i][j] = sum over p of a(i, p) * b(p, j) in double, p ascending, terms
+/// with a(i, p) == 0 left out; with transB, each sum reads a row of B.
+template <typename BElement>
+void gemmProducts(const std::vector<double> &av, const BElement *bv, int64_t m,
+                  int64_t n, int64_t k, bool ta, bool tb,
+                  std::vector<double> &y) {
+  std::vector<int64_t> terms;
+  std::vector<double> aRow;
+  for (int64_t i = 0; i < m; ++i) {
+    terms.clear();
+    aRow.clear();
+    for (int64_t p = 0; p < k; ++p) {
+      double aip = ta ? av[p * m + i] : av[i * k + p];
+      if (aip == 0.0)
+        continue;
+      terms.push_back(p);
+      aRow.push_back(aip);
+    }
+    double *yRow = y.data() + i * n;
+    if (tb) {
+      for (int64_t j = 0; j < n; ++j) {
+        const BElement *bRow = bv + j * k;
+        double sum = 0.0;
+        for (size_t t = 0; t < terms.size(); ++t)
+          sum += aRow[t] * double(bRow[terms[t]]);
+        yRow[j] = sum;
+      }
+      continue;
+    }
+    for (size_t t = 0; t < terms.size(); ++t) {
+      const BElement *bRow = bv + terms[t] * n;
+      for (int64_t j = 0; j < n; ++j)
+        yRow[j] += aRow[t] * double(bRow[j]);
+    }
+  }
+}
+
 llvm::Error gemmKernel(KernelContext &ctx) {
   const Tensor *a = ctx.input(0), *b = ctx.input(1), *c = ctx.input(2);
   if (!a || !b || a->rank() != 2 || b->rank() != 2)
@@ -193,16 +230,13 @@ llvm::Error gemmKernel(KernelContext &ctx) {
   int64_t k2 = tb ? b->dim(1) : b->dim(0), n = tb ? b->dim(0) : b->dim(1);
   if (k != k2)
     return ctx.error("Gemm inner dimensions differ");
-  std::vector<double> av = a->toDoubles(), bv = b->toDoubles();
+  std::vector<double> av = a->toDoubles();
   std::vector<double> y(m * n, 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p) {
-      double aip = ta ? av[p * m + i] : av[i * k + p];
-      if (aip == 0.0)
-        continue;
-      for (int64_t j = 0; j < n; ++j)
-        y[i * n + j] += aip * (tb ? bv[j * k + p] : bv[p * n + j]);
-    }
+  // f32 B (the common case: a weight) is read in place.
+  if (b->kind() == ElementKind::F32)
+    gemmProducts(av, b->data<float>(), m, n, k, ta, tb, y);
+  else
+    gemmProducts(av, b->toDoubles().data(), m, n, k, ta, tb, y);
   for (double &v : y)
     v *= alpha;
   if (c) {
