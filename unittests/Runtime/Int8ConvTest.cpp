@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace qopt;
@@ -166,7 +167,11 @@ TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
       {Activation::LeakyRelu, 0.1f, 0, true, false, false, true},
       {Activation::Clip, -0.75f, 2.5f, true, true, false, true},
       {Activation::Clip, 0.0f, 6.0f, false, false, false, false},
-      {Activation::Silu, 0, 0, true, true, false, true}, // scalar everywhere
+      {Activation::Sigmoid, 0, 0, true, false, false, true},
+      {Activation::Sigmoid, 0, 0, true, true, true, false},
+      {Activation::Silu, 0, 0, true, true, false, true},
+      {Activation::Silu, 0, 0, true, false, false, false},
+      {Activation::Tanh, 0, 0, true, false, false, true}, // scalar everywhere
   };
   for (const Case &c : kCases) {
     const Int8ConvShape &s = c.shape;
@@ -216,6 +221,57 @@ TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
             << (&v - variants);
     }
   }
+}
+
+// The epilogue's float sigmoid and SiLU stay within a few float ulp of the
+// same functions in double, over the whole range where their results are
+// normal floats, and keep NaN; a 1x1 conv on one channel computes
+// y = (x - 128) * scale + bias exactly, so y sweeps -96..96.
+TEST(Int8Conv, SigmoidAndSiluWithinFloatUlpsOfDouble) {
+  Int8ConvShape s;
+  s.inC = 1;
+  s.inW = 256;
+  s.outC = 12;
+  std::vector<uint8_t> x(256);
+  for (int i = 0; i < 256; ++i)
+    x[i] = uint8_t(i);
+  std::vector<int8_t> w(12, 1);
+  for (Activation a : {Activation::Sigmoid, Activation::Silu})
+    for (Isa isa : getSupportedIsas()) {
+      Int8Epilogue e;
+      for (int c = 0; c < 12; ++c)
+        e.scale.push_back(0.0625f * float(c + 1));
+      e.bias.assign(12, 0.0f);
+      e.bias[11] = std::numeric_limits<float>::quiet_NaN();
+      e.inputZero = 128;
+      e.activation = a;
+      Int8Conv conv(isa, s, w.data(), e);
+      std::vector<float> y(256 * 12);
+      std::vector<char> scratch(conv.getScratchBytes() + 64);
+      void *aligned = reinterpret_cast<void *>(
+          (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
+      conv.run(x.data(), nullptr, y.data(), 0, conv.getNumRows(), aligned);
+      for (int i = 0; i < 256; ++i)
+        for (int c = 0; c < 12; ++c) {
+          float got = y[i * 12 + c];
+          if (c == 11) {
+            EXPECT_TRUE(std::isnan(got)) << "NaN in, " << got << " out";
+            continue;
+          }
+          double v = double(float(i - 128) * e.scale[c]);
+          double sig = 1.0 / (1.0 + std::exp(-v));
+          double want = a == Activation::Sigmoid ? sig : v * sig;
+          double ulp = std::nextafter(float(std::fabs(want)), INFINITY) -
+                       float(std::fabs(want));
+          if (v < -80) // past the clamp: tiny either way
+            EXPECT_LT(std::fabs(got), 1e-30) << "at " << v;
+          else
+            EXPECT_LE(std::fabs(got - want), 4 * ulp)
+                << getIsaName(isa).str()
+                << (a == Activation::Silu ? " silu" : " sigmoid") << " at " << v
+                << ": " << got << " vs " << want;
+        }
+    }
 }
 
 } // namespace

@@ -119,7 +119,8 @@ private:
   std::vector<PackedInt8Weights> packed; ///< one per group
   /// The vector epilogue's per-channel constants (all outC channels):
   /// inputZero * the weight channel's sum, and the scale; empty when the
-  /// scalar epilogue runs (a transcendental activation, or no AVX2).
+  /// scalar epilogue runs (tanh, hard sigmoid or swish, clip with NaN
+  /// bounds, or no AVX2).
   std::vector<int32_t> zeroTerms;
   std::vector<float> channelScales;
 };

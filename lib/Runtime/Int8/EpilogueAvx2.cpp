@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EpilogueKernels.h"
+#include "SigmoidFloat.h"
 
 #include <cstring>
 #include <immintrin.h>
@@ -15,6 +16,31 @@
 using namespace qopt::rt::epilogue;
 
 namespace {
+
+/// sigmoid::scalar on 8 lanes, operation for operation.
+__attribute__((always_inline)) inline __m256 sigmoid8(__m256 x) {
+  using namespace qopt::rt::sigmoid;
+  __m256 t = _mm256_min_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x),
+                                         _mm256_set1_ps(kLowest)),
+                           _mm256_set1_ps(kHighest));
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2E)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_sub_ps(t, _mm256_mul_ps(n, _mm256_set1_ps(kLn2Hi)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(kLn2Lo)));
+  __m256 p = _mm256_set1_ps(kPoly[0]);
+#pragma GCC unroll 8
+  for (int i = 1; i < 6; ++i)
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kPoly[i]));
+  __m256 z = _mm256_mul_ps(r, r);
+  __m256 e = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, z), r),
+                           _mm256_set1_ps(1.0f));
+  __m256i bits = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  e = _mm256_mul_ps(e, _mm256_castsi256_ps(bits));
+  __m256 s = _mm256_div_ps(_mm256_set1_ps(1.0f),
+                           _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_blendv_ps(s, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
 
 struct Lanes {
   __m256 outputScale, outputZero, residualScale, alpha, beta, zero, top;
@@ -38,18 +64,24 @@ finish8(const Params &p, const Lanes &l, __m256i acc, __m256i zeroTerm,
   if (p.hasResidual && !p.residualAfterActivation)
     y = _mm256_add_ps(y, r);
   switch (p.activation) {
-  case LinearActivation::None:
+  case VectorActivation::None:
     break;
-  case LinearActivation::Relu: // v < 0 ? 0 : v
+  case VectorActivation::Relu: // v < 0 ? 0 : v
     y = _mm256_andnot_ps(_mm256_cmp_ps(y, l.zero, _CMP_LT_OQ), y);
     break;
-  case LinearActivation::LeakyRelu: // v < 0 ? alpha * v : v
+  case VectorActivation::LeakyRelu: // v < 0 ? alpha * v : v
     y = _mm256_blendv_ps(y, _mm256_mul_ps(y, l.alpha),
                          _mm256_cmp_ps(y, l.zero, _CMP_LT_OQ));
     break;
-  case LinearActivation::Clip: // min(max(v, lo), hi) as std:: does them
+  case VectorActivation::Clip: // min(max(v, lo), hi) as std:: does them
     y = _mm256_blendv_ps(y, l.alpha, _mm256_cmp_ps(y, l.alpha, _CMP_LT_OQ));
     y = _mm256_blendv_ps(y, l.beta, _mm256_cmp_ps(l.beta, y, _CMP_LT_OQ));
+    break;
+  case VectorActivation::Sigmoid:
+    y = sigmoid8(y);
+    break;
+  case VectorActivation::Silu: // x * sigmoid(x), one rounding
+    y = _mm256_mul_ps(y, sigmoid8(y));
     break;
   }
   if (p.hasResidual && p.residualAfterActivation)

@@ -7,14 +7,16 @@
 //   y = float(acc[p][c] - zeroTerm[c]) * scale[c]  (+ bias[c])
 //   r = float(residual[p][c] - residualZero) * residualScale
 //   y += r (before or after the activation); activation (none, relu,
-//   leaky relu, clip); then u8 = clamp(nearbyint(y / outputScale) +
-//   outputZero, 0, 255) with NaN -> 0, or y itself for a float result.
+//   leaky relu, clip, sigmoid, silu); then u8 = clamp(nearbyint(y /
+//   outputScale) + outputZero, 0, 255) with NaN -> 0, or y itself for a
+//   float result.
 //
 // Every operation is one IEEE float operation in the order the scalar
 // epilogue (Int8Conv.cpp) performs it, so the vector result is the scalar
-// one bit for bit: the activations are comparisons and selects, LeakyRelu's
-// float product equals the scalar's double product rounded to float, and
-// no multiply is fused with an add (the files are built with
+// one bit for bit: the comparison activations are comparisons and selects,
+// LeakyRelu's float product equals the scalar's double product rounded to
+// float, sigmoid and SiLU follow SigmoidFloat.h operation for operation,
+// and no multiply is fused with an add (the files are built with
 // -ffp-contract=off).
 //
 //===----------------------------------------------------------------------===//
@@ -28,14 +30,22 @@ namespace qopt {
 namespace rt {
 namespace epilogue {
 
-enum class LinearActivation : uint8_t { None, Relu, LeakyRelu, Clip };
+/// The activations the vector epilogue runs.
+enum class VectorActivation : uint8_t {
+  None,
+  Relu,
+  LeakyRelu,
+  Clip,
+  Sigmoid,
+  Silu
+};
 
 /// The row's constants, per channel of the group.
 struct Params {
   const int32_t *zeroTerm; ///< input zero point * weight channel sum
   const float *scale;
   const float *bias; ///< or null
-  LinearActivation activation;
+  VectorActivation activation;
   float alpha, beta; ///< leaky relu slope; clip bounds
   bool hasResidual, residualAfterActivation;
   float residualScale;

@@ -3,6 +3,7 @@
 #include "qopt/Runtime/Int8Conv.h"
 #include "../ActivationMath.h"
 #include "EpilogueKernels.h"
+#include "SigmoidFloat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,8 +20,10 @@ size_t alignUp(size_t n) {
   return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
 }
 
-/// One value through the unit's activation, as the reference's activation
-/// kernels compute it: in double from the stored float, stored as float.
+/// One value through the unit's activation: as the reference's activation
+/// kernels compute it (in double from the stored float, stored as float),
+/// except sigmoid and SiLU, which follow SigmoidFloat.h as the vector
+/// epilogue does.
 float activate(float v, Activation a, float alpha, float beta) {
   double x = v;
   switch (a) {
@@ -33,7 +36,7 @@ float activate(float v, Activation a, float alpha, float beta) {
   case Activation::Clip:
     return float(act::clip(x, alpha, beta));
   case Activation::Sigmoid:
-    return float(act::sigmoid(x));
+    return sigmoid::scalar(v);
   case Activation::Tanh:
     return float(std::tanh(x));
   case Activation::HardSigmoid:
@@ -41,10 +44,28 @@ float activate(float v, Activation a, float alpha, float beta) {
   case Activation::HardSwish:
     return float(act::hardSwish(x));
   case Activation::Silu:
-    // Mul(x, Sigmoid(x)): the sigmoid is stored (as float) first.
-    return float(x * double(float(act::sigmoid(x))));
+    return v * sigmoid::scalar(v);
   }
   return v;
+}
+
+/// The vector epilogue's name of an activation it runs.
+rt::epilogue::VectorActivation toVectorActivation(Activation a) {
+  using rt::epilogue::VectorActivation;
+  switch (a) {
+  case Activation::Relu:
+    return VectorActivation::Relu;
+  case Activation::LeakyRelu:
+    return VectorActivation::LeakyRelu;
+  case Activation::Clip:
+    return VectorActivation::Clip;
+  case Activation::Sigmoid:
+    return VectorActivation::Sigmoid;
+  case Activation::Silu:
+    return VectorActivation::Silu;
+  default:
+    return VectorActivation::None;
+  }
 }
 
 /// saturate(nearbyint(x / scale) + zero) onto u8, NaN -> 0.
@@ -75,12 +96,13 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
     packed.emplace_back(isa, reordered.data(), groupOutC, depth, depth);
   }
   const Int8Epilogue &e = this->epilogue;
-  bool linear = e.activation == Activation::None ||
-                e.activation == Activation::Relu ||
-                e.activation == Activation::LeakyRelu ||
-                (e.activation == Activation::Clip && !std::isnan(e.alpha) &&
-                 !std::isnan(e.beta));
-  if (isa != Isa::Scalar && linear) {
+  bool vectorActivation =
+      e.activation == Activation::None || e.activation == Activation::Relu ||
+      e.activation == Activation::LeakyRelu ||
+      e.activation == Activation::Sigmoid || e.activation == Activation::Silu ||
+      (e.activation == Activation::Clip && !std::isnan(e.alpha) &&
+       !std::isnan(e.beta));
+  if (isa != Isa::Scalar && vectorActivation) {
     for (int64_t c = 0; c < shape.outC; ++c) {
       int32_t sum = packed[c / groupOutC].getChannelSums()[c % groupOutC];
       zeroTerms.push_back(e.inputZero * sum);
@@ -158,13 +180,7 @@ void Int8Conv::finishRow(const int32_t *acc, int64_t group,
     p.zeroTerm = zeroTerms.data() + first;
     p.scale = channelScales.data() + first;
     p.bias = e.bias.empty() ? nullptr : e.bias.data() + first;
-    p.activation = e.activation == Activation::Relu
-                       ? rt::epilogue::LinearActivation::Relu
-                   : e.activation == Activation::LeakyRelu
-                       ? rt::epilogue::LinearActivation::LeakyRelu
-                   : e.activation == Activation::Clip
-                       ? rt::epilogue::LinearActivation::Clip
-                       : rt::epilogue::LinearActivation::None;
+    p.activation = toVectorActivation(e.activation);
     p.alpha = e.alpha;
     p.beta = e.beta;
     p.hasResidual = e.hasResidual;
