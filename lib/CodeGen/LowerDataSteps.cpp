@@ -40,6 +40,25 @@ bool isPerAxis(const Value *v) {
 
 } // namespace
 
+std::optional<Tensor> PlanBuilder::runReferenceKernel(const Node &n,
+                                                      std::vector<Tensor> in) {
+  KernelFn fn = KernelRegistry::get().lookup(n.getOp());
+  if (!fn)
+    return std::nullopt;
+  KernelOp op = makeKernelOp(n);
+  std::vector<const Tensor *> pointers;
+  for (const Tensor &t : in)
+    pointers.push_back(&t);
+  KernelContext ctx(op, std::move(pointers), opset);
+  if (auto err = fn(ctx)) {
+    llvm::consumeError(std::move(err));
+    return std::nullopt;
+  }
+  if (ctx.outputs.empty() || !ctx.outputs[0].isValid())
+    return std::nullopt;
+  return std::move(ctx.outputs[0]);
+}
+
 llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
   if (!hasTrait(n, OpTrait::Elementwise) ||
       hasTrait(n, OpTrait::Nondeterministic) || n.getNumResults() != 1)
@@ -63,10 +82,6 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
     if (*shape != *yShape)
       return false;
   }
-  KernelFn fn = KernelRegistry::get().lookup(n.getOp());
-  if (!fn)
-    return false;
-
   PlanLayout layout = PlanLayout::Onnx;
   if (yShape->size() == 4)
     for (const Value *v : n.getOperands())
@@ -91,19 +106,10 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
           static_cast<char>(((i >> shift) & 0xff) ^ flipOf(kind));
     operands.push_back(std::move(values));
   }
-  KernelOp op = makeKernelOp(n);
-  std::vector<const Tensor *> pointers;
-  for (const Tensor &t : operands)
-    pointers.push_back(&t);
-  KernelContext ctx(op, std::move(pointers), opset);
-  if (auto err = fn(ctx)) {
-    llvm::consumeError(std::move(err));
+  std::optional<Tensor> result = runReferenceKernel(n, std::move(operands));
+  if (!result || result->kind() != yKind || result->numElements() != entries)
     return false;
-  }
-  const Tensor &values = ctx.outputs[0];
-  if (!values.isValid() || values.kind() != yKind ||
-      values.numElements() != entries)
-    return false;
+  const Tensor &values = *result;
 
   std::vector<int> inputs;
   for (const Value *v : n.getOperands()) {
@@ -164,7 +170,9 @@ llvm::Expected<bool> PlanBuilder::lowerMaxPool(const Node &n) {
 }
 
 llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
-  bool isConcat = n.isa("onnx.Concat");
+  // q.concat requantizes each operand onto the result's grid on the way.
+  bool requantizes = n.isa("q.concat");
+  bool isConcat = requantizes || n.isa("onnx.Concat");
   // Concat's data operands, or Split's input (its `split` operand is read
   // off the result shapes).
   std::vector<const Value *> sources =
@@ -188,9 +196,13 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
     return false;
   bool anyNhwc = false;
   std::vector<int64_t> channels;
+  if (requantizes && (!isByteInteger(kind) || isPerAxis(whole)))
+    return false;
   for (const Value *v : isConcat ? sources : sinks) {
-    if (!v || v->isAbsent() || v->getType()->getStorageKind() != kind ||
-        (isConcat && isConstant(v)))
+    if (!v || v->isAbsent() || (isConcat && isConstant(v)))
+      return false;
+    ElementKind vKind = v->getType()->getStorageKind();
+    if (requantizes ? !isByteInteger(vKind) || isPerAxis(v) : vKind != kind)
       return false;
     auto shape = staticShape(v);
     if (!shape)
@@ -204,9 +216,17 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   }
   if (!isConcat)
     anyNhwc = homeLayout(whole) == PlanLayout::Nhwc && !isConstant(whole);
-  // In ONNX layout the float kernel's copies are as good.
-  if (!anyNhwc)
+  // In ONNX layout the float kernel's copies are as good (but not its
+  // requantizing: int8 tensors go NHWC for that).
+  if (!anyNhwc && !requantizes)
     return false;
+  std::vector<std::vector<uint8_t>> tables;
+  if (requantizes) {
+    auto made = requantizeTables(n, sources, whole);
+    if (!made)
+      return false;
+    tables = std::move(*made);
+  }
 
   std::vector<int> inputs, outputs;
   for (const Value *v : sources) {
@@ -225,7 +245,9 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   int64_t offset = 0;
   for (size_t i = 0; i < channels.size(); ++i) {
     if (isConcat)
-      pieces.push_back({inputs[i], outputs[0], 0, offset, channels[i]});
+      pieces.push_back(
+          {inputs[i], outputs[0], 0, offset, channels[i],
+           requantizes ? std::move(tables[i]) : std::vector<uint8_t>()});
     else
       pieces.push_back({inputs[0], outputs[i], offset, 0, channels[i]});
     offset += channels[i];
@@ -269,4 +291,39 @@ llvm::Expected<bool> PlanBuilder::lowerQuantize(const Node &n) {
                                          *shape, xLayout != yLayout),
           n, {*xId}, {*yId});
   return true;
+}
+
+std::optional<std::vector<std::vector<uint8_t>>> PlanBuilder::requantizeTables(
+    const Node &n, llvm::ArrayRef<const Value *> sources, const Value *whole) {
+  // The reference kernel on operands [1, 256, 1, 1] holding every stored
+  // byte (NHWC: s8 + 128): operand j's table is the result's channels
+  // [256 j, 256 j + 256), as stored. A table that maps every byte to
+  // itself is left empty: a plain copy.
+  auto storedFlip = [](const Value *v) -> uint8_t {
+    return v->getType()->getStorageKind() == ElementKind::I8 ? 0x80 : 0;
+  };
+  std::vector<Tensor> operands;
+  for (const Value *v : sources) {
+    Tensor bytes(v->getType()->getStorageKind(), {1, 256, 1, 1});
+    for (int b = 0; b < 256; ++b)
+      bytes.bytes()[b] = static_cast<char>(b ^ storedFlip(v));
+    operands.push_back(std::move(bytes));
+  }
+  std::optional<Tensor> result = runReferenceKernel(n, std::move(operands));
+  int64_t entries = 256 * int64_t(sources.size());
+  if (!result || result->kind() != whole->getType()->getStorageKind() ||
+      result->numElements() != entries)
+    return std::nullopt;
+  std::vector<std::vector<uint8_t>> tables;
+  for (size_t j = 0; j < sources.size(); ++j) {
+    std::vector<uint8_t> table(256);
+    bool identity = true;
+    for (int b = 0; b < 256; ++b) {
+      table[b] = static_cast<uint8_t>(result->bytes()[j * 256 + b]) ^
+                 storedFlip(whole);
+      identity &= table[b] == b;
+    }
+    tables.push_back(identity ? std::vector<uint8_t>() : std::move(table));
+  }
+  return tables;
 }

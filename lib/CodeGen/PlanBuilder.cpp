@@ -328,7 +328,7 @@ llvm::Error PlanBuilder::build() {
       lowered = lowerConv(n);
     else if (n.isa("onnx.MaxPool"))
       lowered = lowerMaxPool(n);
-    else if (n.isa("onnx.Concat") || n.isa("onnx.Split"))
+    else if (n.isa("onnx.Concat") || n.isa("onnx.Split") || n.isa("q.concat"))
       lowered = lowerChannelCopy(n);
     else if (n.isa("q.quantize"))
       lowered = lowerQuantize(n);

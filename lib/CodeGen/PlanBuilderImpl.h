@@ -9,7 +9,8 @@
 //   LowerConv.cpp        q.conv -> int8 conv step
 //   LowerDataSteps.cpp   elementwise int8 ops -> table steps, elementwise
 //                        float ops on NHWC operands, MaxPool -> max pool
-//                        step, channel Concat/Split -> channel copy step,
+//                        step, channel Concat/Split and q.concat ->
+//                        channel copy step,
 //                        q.quantize of f32 -> quantize step
 //
 // Each lowering returns false (no step added) when its step cannot run the
@@ -24,6 +25,8 @@
 #include "qopt/IR/Graph.h"
 
 #include "llvm/ADT/DenseMap.h"
+
+#include <optional>
 
 namespace qopt {
 namespace codegen {
@@ -60,6 +63,15 @@ private:
   llvm::Expected<bool> lowerMaxPool(const Node &n);
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
   llvm::Expected<bool> lowerQuantize(const Node &n);
+  /// q.concat's table per operand from stored bytes to the result's, or
+  /// none when its kernel refuses.
+  std::optional<std::vector<std::vector<uint8_t>>>
+  requantizeTables(const Node &n, llvm::ArrayRef<const Value *> sources,
+                   const Value *whole);
+  /// n's reference kernel on `in`: its first result, or none when it
+  /// refuses them.
+  std::optional<rt::Tensor> runReferenceKernel(const Node &n,
+                                               std::vector<rt::Tensor> in);
   /// Every node: the interpreter's kernel, on NHWC operands when the op is
   /// elementwise and they are NHWC, or folded into constants now when every
   /// operand is one.

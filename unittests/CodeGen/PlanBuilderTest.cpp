@@ -195,6 +195,52 @@ TEST(PlanBuilder, MaxPoolNaNAndEmptyWindowsAsTheReference) {
   EXPECT_EQ((*got)[1].getDouble(0), -std::numeric_limits<double>::infinity());
 }
 
+// q.concat of s8, u8 and s8 operands on three grids onto an s8 result: a
+// channel copy through a requantize table for each of the first two (built
+// by the reference kernel), a plain copy for the third (already on the
+// result's grid), in NHWC with s8 stored + 128; the bytes equal the
+// interpreter's. The random inputs reach past both ends of the result's
+// range.
+const char *kRequantizingConcat = R"(
+!a = !quant.uniform<i8:f32, 0.5>
+!b = !quant.uniform<u8:f32, 0.25:100>
+!c = !quant.uniform<i8:f32, 0.375:-3>
+graph @g(%x: tensor<1x4x5x5xf32>, %y: tensor<1x3x5x5xf32>, %z: tensor<1x2x5x5xf32>) -> (tensor<1x9x5x5xf32>) {
+  %qx = q.quantize(%x) : tensor<1x4x5x5x!a>
+  %qy = q.quantize(%y) : tensor<1x3x5x5x!b>
+  %qz = q.quantize(%z) : tensor<1x2x5x5x!c>
+  %cat = q.concat(%qx, %qy, %qz) {axis = 1} : tensor<1x9x5x5x!c>
+  %d = q.dequantize(%cat) : tensor<1x9x5x5xf32>
+  return %d
+}
+)";
+
+TEST(PlanBuilder, RequantizingConcatIsAChannelCopyThroughTables) {
+  auto b = build(kRequantizingConcat);
+  ASSERT_TRUE(b->plan);
+  const ChannelCopyStep *copy = nullptr;
+  for (const auto &step : b->plan->steps) {
+    EXPECT_NE(step->getKind(), PlanStep::Kind::Float) << step->getName().str();
+    if (auto *c = llvm::dyn_cast<ChannelCopyStep>(step.get()))
+      copy = c;
+  }
+  ASSERT_TRUE(copy);
+  ASSERT_EQ(copy->getPieces().size(), 3u);
+  EXPECT_EQ(copy->getPieces()[0].table.size(), 256u);
+  EXPECT_EQ(copy->getPieces()[1].table.size(), 256u);
+  EXPECT_TRUE(copy->getPieces()[2].table.empty());
+  for (unsigned seed : {3u, 4u}) {
+    auto inputs = makeRandomInputs(b->model->getGraph(), seed);
+    ASSERT_TRUE(bool(inputs));
+    for (const char *name : {"x", "y", "z"}) {
+      Tensor &t = (*inputs)[name];
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        t.setDouble(i, t.getDouble(i) * 80);
+    }
+    expectMatchesInterpreter(*b, *inputs);
+  }
+}
+
 TEST(PlanBuilder, ReadAndWriteValueInNhwc) {
   // A value written in ONNX layout reads back the same through an NHWC
   // tensor, s8 stored as u8 + 128.

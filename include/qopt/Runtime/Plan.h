@@ -223,18 +223,21 @@ private:
 };
 
 /// Concat or Split along the channels of NHWC tensors: each piece copies
-/// `channels` channels of every pixel from one tensor to another.
+/// `channels` channels of every pixel from one tensor to another, through
+/// a 256-entry table of stored bytes where it requantizes (q.concat).
 class ChannelCopyStep : public PlanStep {
 public:
   struct Piece {
     int from, to; ///< tensor ids
     int64_t fromChannel, toChannel, channels;
+    std::vector<uint8_t> table; ///< empty: a copy
   };
   ChannelCopyStep(std::string name, std::vector<Piece> pieces, int64_t rows)
       : PlanStep(Kind::ChannelCopy, std::move(name)), pieces(std::move(pieces)),
         rows(rows) {}
   /// Rows of pixels (batch * height).
   int64_t getNumTiles() const override { return rows; }
+  llvm::ArrayRef<Piece> getPieces() const { return pieces; }
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   static bool classof(const PlanStep *s) {

@@ -154,10 +154,16 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
     const char *src = run.read(p.from);
     char *dst = run.write(p.to);
     for (int64_t pixel = tileBegin * width, end = tileEnd * width; pixel < end;
-         ++pixel)
-      std::memcpy(dst + (pixel * toC + p.toChannel) * size,
-                  src + (pixel * fromC + p.fromChannel) * size,
-                  p.channels * size);
+         ++pixel) {
+      char *to = dst + (pixel * toC + p.toChannel) * size;
+      const char *from = src + (pixel * fromC + p.fromChannel) * size;
+      if (p.table.empty()) {
+        std::memcpy(to, from, p.channels * size);
+        continue;
+      }
+      for (int64_t c = 0; c < p.channels; ++c)
+        to[c] = static_cast<char>(p.table[static_cast<uint8_t>(from[c])]);
+    }
   }
   return llvm::Error::success();
 }
