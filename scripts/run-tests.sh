@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test once against one build directory: unit tests, lit tests,
 # ONNX conformance on the reference interpreter, and (with ../shared) the
-# peer cases, the ONNX round trip, the comparison with ONNX Runtime (QDQ
+# peer cases (on the interpreter, and the [POS] ones as CPU plans), the ONNX
+# round trip, the comparison with ONNX Runtime (QDQ
 # and, after lower-qoperator, QOperator form), the
 # exactness of exact passes and pipelines and ORT loading [1]-shaped params.
 # usage: scripts/run-tests.sh <build-dir>
@@ -23,6 +24,10 @@ if [ -d "$shared/models" ]; then
     --dir "$shared/peer-cases/onnx/onnx/backend/test/data/node" \
     --dir "$shared/peer-cases/onnx-acaa175e/onnx/backend/test/data/node" \
     --dir "$shared/peer-cases/tract/onnx/test_cases" || status=1
+  step "[POS] peer cases as CPU plans, each step against the reference"
+  "$root/test/plan/run_peer_plans.sh" "$build/bin/qopt-run" "$shared" |
+    grep -v '^PASS ' || status=1
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   step "ONNX round trip through ONNX Runtime 1.30 ($shared)"
   /usr/bin/python3 "$root/test/roundtrip/run_roundtrip.py" \
     --qopt "$build/bin/qopt" --shared "$shared" --work "$build/roundtrip" | tail -25 || status=1

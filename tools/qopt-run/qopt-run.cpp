@@ -15,10 +15,12 @@
 // outputs, how many elements differ and by how many LSB; the exit status is
 // 1 when a difference exceeds the tolerance (exact by default).
 //
-// --plan runs the model as qopt's INT8 CPU plan instead: the model goes
-// through --plan-passes (default<cpu>), the plan is built from the result
-// and run; --compare-reference compares it with the reference interpreter
-// on that same graph.
+// --plan runs the model as qopt's INT8 CPU plan instead: the graph inputs
+// get static shapes (an --input file's, else each dynamic dim's --dim value
+// or 1, as the random inputs), the model goes through --plan-passes
+// (default<cpu>), the plan is built from the result and run;
+// --compare-reference compares it with the reference interpreter on that
+// same graph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,7 @@
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Onnx/ModelIO.h"
 #include "qopt/Passes/PassPlugin.h"
@@ -157,10 +160,11 @@ static int fail(llvm::Error err) {
   return 1;
 }
 
-static int fail(const llvm::Twine &msg) {
-  return fail(
-      llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str()));
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
+
+static int fail(const llvm::Twine &msg) { return fail(makeError(msg)); }
 
 /// Deep copy through the text form (bit-exact by design).
 static llvm::Expected<std::unique_ptr<Model>> cloneModel(const Model &m,
@@ -200,6 +204,54 @@ static llvm::Error runPipeline(Model &m, llvm::StringRef pipeline,
   llvm::Error err = pm->runAndCheck(m.getGraph(), am);
   am.getCostReport().print(llvm::errs());
   return err;
+}
+
+/// Gives every graph input a static shape: a --input file's, else each
+/// dynamic dim's --dim value (by symbol, '?' for unnamed ones) or 1, as the
+/// random inputs get; then infers the shapes after them again.
+static llvm::Error bindInputShapes(Model &m,
+                                   const std::map<std::string, int64_t> &dims,
+                                   const rt::TensorMap &given) {
+  Graph &g = m.getGraph();
+  bool changed = false;
+  for (Value *in : g.getInputs()) {
+    const TensorType *t = in->getType();
+    auto file = given.find(in->getName().str());
+    if (!t->hasRank()) {
+      if (file == given.end())
+        continue;
+      in->setType(m.getContext().getTensorType(file->second.shape(),
+                                               t->getElementType()));
+      changed = true;
+      continue;
+    }
+    std::vector<Dim> shape(t->getShape().begin(), t->getShape().end());
+    if (file != given.end() &&
+        file->second.rank() != static_cast<int64_t>(shape.size()))
+      return makeError("--input '" + in->getName() + "' has rank " +
+                       llvm::Twine(file->second.rank()) + ", the model's is " +
+                       llvm::Twine(shape.size()));
+    for (size_t i = 0; i < shape.size(); ++i) {
+      Dim &d = shape[i];
+      if (file != given.end()) {
+        int64_t size = file->second.dim(static_cast<int64_t>(i));
+        if (d.isStatic() && d.size != size)
+          return makeError("--input '" + in->getName() + "' has " +
+                           llvm::Twine(size) + " in dim " + llvm::Twine(i) +
+                           ", the model " + llvm::Twine(d.size));
+        changed |= !d.isStatic();
+        d = Dim::fixed(size);
+        continue;
+      }
+      if (d.isStatic())
+        continue;
+      auto it = dims.find(d.isSymbolic() ? d.symbol : "?");
+      d = Dim::fixed(it == dims.end() ? 1 : it->second);
+      changed = true;
+    }
+    in->setType(m.getContext().getTensorType(shape, t->getElementType()));
+  }
+  return changed ? inferShapes(m) : llvm::Error::success();
 }
 
 /// Tensors compared one by one against the reference's: integer ones may
@@ -351,16 +403,6 @@ int main(int argc, char **argv) {
     return fail("--compare-reference needs --plan");
   if ((benchRuns || profilePlan) && !runPlan)
     return fail("--bench and --profile need --plan");
-  if (runPlan)
-    if (auto err = runPipeline(**model, planPasses, argv[0]))
-      return fail(llvm::Twine(modelPath) + ": " +
-                  llvm::toString(std::move(err)));
-  auto interp = rt::Interpreter::create(**model);
-  if (!interp)
-    return fail(llvm::Twine(modelPath) + ": " +
-                llvm::toString(interp.takeError()));
-  const Graph &graph = (*model)->getGraph();
-
   std::map<std::string, int64_t> dims;
   for (llvm::StringRef d : dimValues) {
     auto [name, value] = d.split('=');
@@ -369,17 +411,32 @@ int main(int argc, char **argv) {
       return fail("--dim expects name=N, got '" + d + "'");
     dims[name.str()] = v;
   }
-  auto inputs = rt::makeRandomInputs(graph, seed, dims, distribution);
   rt::TensorMap given;
   for (llvm::StringRef spec : inputFiles) {
     auto [name, file] = spec.split('=');
-    if (!graph.lookupValue(name) || !graph.lookupValue(name)->isGraphInput())
+    const Value *in = (*model)->getGraph().lookupValue(name);
+    if (!in || !in->isGraphInput())
       return fail("--input: the model has no input named '" + name + "'");
     auto t = rt::readNpy(file);
     if (!t)
       return fail(t.takeError());
     given[name.str()] = std::move(*t);
   }
+  if (runPlan) {
+    // A plan is built for static shapes: the inputs' it will run on.
+    if (auto err = bindInputShapes(**model, dims, given))
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(std::move(err)));
+    if (auto err = runPipeline(**model, planPasses, argv[0]))
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(std::move(err)));
+  }
+  auto interp = rt::Interpreter::create(**model);
+  if (!interp)
+    return fail(llvm::Twine(modelPath) + ": " +
+                llvm::toString(interp.takeError()));
+  const Graph &graph = (*model)->getGraph();
+  auto inputs = rt::makeRandomInputs(graph, seed, dims, distribution);
   if (!inputs) {
     if (given.size() != graph.getNumInputs())
       return fail(inputs.takeError());
