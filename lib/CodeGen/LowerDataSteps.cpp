@@ -16,7 +16,10 @@
 // its one or two operands are int8 of the result's shape. MaxPool on an
 // NHWC int8 or f32 tensor is a max pool step (max commutes with the +128
 // of the stored bytes); Concat and Split along the channels of NHWC
-// tensors are channel copies.
+// tensors are channel copies, and q.concat a channel copy through one
+// 256-entry requantize table per operand (built with its reference kernel).
+// q.quantize of an f32 tensor on one grid is a quantize step, straight into
+// NHWC for a 4-D result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,7 +252,7 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
           {inputs[i], outputs[0], 0, offset, channels[i],
            requantizes ? std::move(tables[i]) : std::vector<uint8_t>()});
     else
-      pieces.push_back({inputs[0], outputs[i], offset, 0, channels[i]});
+      pieces.push_back({inputs[0], outputs[i], offset, 0, channels[i], {}});
     offset += channels[i];
   }
   if (offset != (*wholeShape)[1])

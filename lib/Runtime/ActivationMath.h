@@ -1,4 +1,4 @@
-//===- ActivationMath.h - One value through an activation ----*- C++ -*-===//
+//===- ActivationMath.h - One value through an activation -------*- C++ -*-===//
 //
 // Private to lib/Runtime. The arithmetic of the activation kernels on one
 // value (computed in double from the stored float, stored back in the

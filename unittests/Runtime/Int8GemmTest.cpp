@@ -74,7 +74,7 @@ void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
   }
 }
 
-// Row counts around each family's register tile (8, 6, 3 rows), channel
+// Row counts around each family's register tile (8 and 6 rows), channel
 // counts that end a panel of 16 or the avx2 family's half panel of 8
 // anywhere, k around the groups of 4 and the avx2 widening's 16 bytes.
 TEST(Int8Gemm, EveryFamilyThisMachineRunsMatchesThePlainLoop) {

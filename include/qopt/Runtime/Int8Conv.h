@@ -14,12 +14,15 @@
 // Padding reads the input's zero point (real 0), so the zero point term is
 // the same for every output pixel and comes from the packed weights' channel
 // sums. The arithmetic after `acc` follows the reference interpreter's fused
-// units step for step (float32 values, activations computed in double), so
-// results match it within one step of the output grid.
+// units step for step (float32 values, activations computed in double,
+// except sigmoid and SiLU: one float sequence, lib/Runtime/Int8/
+// SigmoidFloat.h, within 4 float ulp), so results match it within one step
+// of the output grid.
 //
-// The epilogue runs 8 channels at a time where the machine has AVX2 and
-// the activation is a comparison (none, relu, leaky relu, clip), giving the
-// scalar epilogue's bits (lib/Runtime/Int8/EpilogueKernels.h).
+// The epilogue runs 8 channels at a time where the machine has AVX2 and the
+// activation is none, relu, leaky relu, clip, sigmoid or SiLU, giving the
+// scalar epilogue's bits (lib/Runtime/Int8/EpilogueKernels.h); the others
+// (tanh, hard sigmoid and swish) run scalar on every ISA.
 //
 // Lowering: a 1x1 convolution with unit stride and no padding is one GEMM on
 // the input as it lies; any other reads its input through an im2col buffer
@@ -102,7 +105,8 @@ public:
 
   /// Computes output rows [rowBegin, rowEnd). `output` is u8 NHWC, or float
   /// NHWC when the epilogue's outputScale is 0; `residual` (u8 NHWC) when
-  /// the epilogue has one. `scratch` holds getScratchBytes() bytes.
+  /// the epilogue has one. `scratch` holds getScratchBytes() bytes, 64-byte
+  /// aligned.
   void run(const uint8_t *input, const uint8_t *residual, void *output,
            int64_t rowBegin, int64_t rowEnd, void *scratch) const;
 

@@ -1,4 +1,4 @@
-//===- Int8Gemm.h - u8 x s8 -> s32 products, per ISA -------*- C++ -*-===//
+//===- Int8Gemm.h - u8 x s8 -> s32 products, per ISA ------------*- C++ -*-===//
 //
 // The core of every int8 conv and Gemm step of the CPU plan:
 //

@@ -1,4 +1,4 @@
-//===- Int8Quantize.h - f32 -> int8 bytes, per ISA -----------*- C++ -*-===//
+//===- Int8Quantize.h - f32 -> int8 bytes, per ISA --------------*- C++ -*-===//
 //
 // The plan's quantize steps: each element as the reference's QuantizeLinear
 // computes it,

@@ -1,4 +1,4 @@
-//===- EpilogueKernels.h - The conv epilogue's vector kernel -*- C++ -*-===//
+//===- EpilogueKernels.h - The conv epilogue's vector kernel ----*- C++ -*-===//
 //
 // Private to lib/Runtime/Int8 (GemmKernels.h says why the ISA files include
 // nothing else). One output row of a conv step, from its s32 sums to the

@@ -6,6 +6,7 @@
 #include "SigmoidFloat.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 
@@ -135,14 +136,14 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
     int64_t firstW = ow * shape.strideW - shape.padLeft;
     for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
       int64_t ih = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
-      const uint8_t *inputRow = input +
-                                (n * shape.inH + ih) * shape.inW * shape.inC +
-                                group * groupInC;
       if (ih < 0 || ih >= shape.inH) {
         std::memset(dst, zero, tapRowBytes);
         dst += tapRowBytes;
         continue;
       }
+      const uint8_t *inputRow = input +
+                                (n * shape.inH + ih) * shape.inW * shape.inC +
+                                group * groupInC;
       if (adjacentTaps) {
         int64_t begin = std::max<int64_t>(0, -firstW);
         int64_t end = std::min<int64_t>(shape.kernelW, shape.inW - firstW);
@@ -228,6 +229,8 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
                    int64_t rowBegin, int64_t rowEnd, void *scratch) const {
   int64_t outH = shape.outH(), outW = shape.outW();
   bool pointwise = isPointwise();
+  assert(reinterpret_cast<uintptr_t>(scratch) % kScratchAlignment == 0 &&
+         "Int8Conv::run needs 64-byte aligned scratch");
   uint8_t *rows = static_cast<uint8_t *>(scratch);
   int32_t *acc = reinterpret_cast<int32_t *>(
       rows + (pointwise ? 0 : alignUp(size_t(outW * depth))));

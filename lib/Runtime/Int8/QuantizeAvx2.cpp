@@ -1,5 +1,4 @@
-//===- QuantizeAvx2.cpp - f32 -> int8 bytes, 8 at a time
-//-------------------===//
+//===- QuantizeAvx2.cpp - f32 -> int8 bytes, 8 at a time ------------------===//
 //
 // Built with -mavx2; called only where CPUID says the machine has it.
 //

@@ -1,4 +1,4 @@
-//===- SigmoidFloat.h - The epilogue's sigmoid in float ops --*- C++ -*-===//
+//===- SigmoidFloat.h - The epilogue's sigmoid in float ops -----*- C++ -*-===//
 //
 // Private to lib/Runtime/Int8. The int8 conv epilogue's sigmoid (and SiLU,
 // x * sigmoid(x)) as a fixed sequence of IEEE float operations, so that the

@@ -155,14 +155,15 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
     char *dst = run.write(p.to);
     for (int64_t pixel = tileBegin * width, end = tileEnd * width; pixel < end;
          ++pixel) {
-      char *to = dst + (pixel * toC + p.toChannel) * size;
-      const char *from = src + (pixel * fromC + p.fromChannel) * size;
+      char *dstPixel = dst + (pixel * toC + p.toChannel) * size;
+      const char *srcPixel = src + (pixel * fromC + p.fromChannel) * size;
       if (p.table.empty()) {
-        std::memcpy(to, from, p.channels * size);
+        std::memcpy(dstPixel, srcPixel, p.channels * size);
         continue;
       }
       for (int64_t c = 0; c < p.channels; ++c)
-        to[c] = static_cast<char>(p.table[static_cast<uint8_t>(from[c])]);
+        dstPixel[c] =
+            static_cast<char>(p.table[static_cast<uint8_t>(srcPixel[c])]);
     }
   }
   return llvm::Error::success();
