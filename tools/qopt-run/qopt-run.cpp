@@ -394,8 +394,15 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt-run: run a model on qopt's reference "
                               "interpreter\n");
+  using Clock = std::chrono::steady_clock;
+  auto millisecondsSince = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start)
+        .count();
+  };
+  Clock::time_point phaseStart = Clock::now();
   Context ctx;
   auto model = loadModelFile(modelPath, ctx);
+  double importMs = millisecondsSince(phaseStart);
   if (!model)
     return fail(llvm::Twine(modelPath) + ": " +
                 llvm::toString(model.takeError()));
@@ -422,19 +429,28 @@ int main(int argc, char **argv) {
       return fail(t.takeError());
     given[name.str()] = std::move(*t);
   }
+  double pipelineMs = 0;
   if (runPlan) {
     // A plan is built for static shapes: the inputs' it will run on.
     if (auto err = bindInputShapes(**model, dims, given))
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(std::move(err)));
+    phaseStart = Clock::now();
     if (auto err = runPipeline(**model, planPasses, argv[0]))
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(std::move(err)));
+    pipelineMs = millisecondsSince(phaseStart);
   }
-  auto interp = rt::Interpreter::create(**model);
-  if (!interp)
-    return fail(llvm::Twine(modelPath) + ": " +
-                llvm::toString(interp.takeError()));
+  // The reference interpreter, where it runs: a plan that only runs (or is
+  // timed) does without it, so its memory is not the plan's.
+  std::unique_ptr<rt::Interpreter> interp;
+  if (!runPlan || compareReference || !opByOp.empty()) {
+    auto created = rt::Interpreter::create(**model);
+    if (!created)
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(created.takeError()));
+    interp = std::move(*created);
+  }
   const Graph &graph = (*model)->getGraph();
   auto inputs = rt::makeRandomInputs(graph, seed, dims, distribution);
   if (!inputs) {
@@ -447,24 +463,36 @@ int main(int argc, char **argv) {
     (*inputs)[name] = std::move(t);
 
   if (!opByOp.empty())
-    return runOpByOp(**interp, *inputs);
+    return runOpByOp(*interp, *inputs);
 
   std::unique_ptr<rt::Plan> plan;
   if (runPlan) {
     auto isa = rt::selectIsa();
     if (!isa)
       return fail(isa.takeError());
+    phaseStart = Clock::now();
     auto built = buildPlan(**model, PlanBuildOptions{*isa});
     if (!built)
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(built.takeError()));
     plan = std::move(*built);
+    if (benchRuns || profilePlan)
+      llvm::outs() << llvm::format("plan build: import %.1f ms, %s %.1f ms, "
+                                   "plan %.1f ms; total %.1f ms\n",
+                                   importMs, planPasses.c_str(), pipelineMs,
+                                   millisecondsSince(phaseStart),
+                                   importMs + pipelineMs +
+                                       millisecondsSince(phaseStart));
   }
   if (plan && printPlan)
     plan->print(llvm::outs());
   if (plan && compareReference)
-    return comparePlanWithReference(*plan, **interp, *inputs, threadCount);
+    return comparePlanWithReference(*plan, *interp, *inputs, threadCount);
   if (plan && (benchRuns || profilePlan)) {
+    // The plan holds what it runs on: the graph's memory goes before the
+    // timed runs, so the process's peak is the plan's.
+    interp.reset();
+    model->reset();
     if (auto err =
             benchPlan(*plan, *inputs,
                       PlanBenchOptions{benchRuns, threadCount, profilePlan},
@@ -476,7 +504,7 @@ int main(int argc, char **argv) {
 
   auto start = std::chrono::steady_clock::now();
   auto outputs = plan ? plan->run(*inputs, rt::PlanRunOptions{threadCount})
-                      : (*interp)->run(*inputs);
+                      : interp->run(*inputs);
   auto elapsed = std::chrono::steady_clock::now() - start;
   if (!outputs)
     return fail(llvm::Twine(modelPath) + ": " +
