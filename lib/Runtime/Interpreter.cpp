@@ -131,8 +131,7 @@ llvm::Expected<TensorMap>
 rt::makeRandomInputs(const Graph &graph, uint64_t seed,
                      const std::map<std::string, int64_t> &dims,
                      InputDistribution dist) {
-  TensorMap out;
-  unsigned index = 0;
+  std::vector<InputSpec> specs;
   for (const Value *in : graph.getInputs()) {
     const TensorType *t = in->getType();
     if (!t->hasRank())
@@ -149,18 +148,29 @@ rt::makeRandomInputs(const Graph &graph, uint64_t seed,
       auto it = dims.find(d.isSymbolic() ? d.symbol : "?");
       shape.push_back(it == dims.end() ? 1 : it->second);
     }
-    ElementKind kind = t->getStorageKind();
+    specs.push_back({in->getName().str(), t->getStorageKind(), shape});
+  }
+  return makeRandomInputs(specs, seed, dist);
+}
+
+llvm::Expected<TensorMap> rt::makeRandomInputs(llvm::ArrayRef<InputSpec> specs,
+                                               uint64_t seed,
+                                               InputDistribution dist) {
+  TensorMap out;
+  unsigned index = 0;
+  for (const InputSpec &in : specs) {
+    ElementKind kind = in.kind;
+    const Shape &shape = in.shape;
     if (kind == ElementKind::Unknown || kind == ElementKind::String)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "graph input '%s' has no numeric "
                                      "element type",
-                                     in->getName().str().c_str());
+                                     in.name.c_str());
     auto tensor = Tensor::allocate(kind, shape);
     if (!tensor)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(), "graph input '%s': %s",
-          in->getName().str().c_str(),
-          llvm::toString(tensor.takeError()).c_str());
+          in.name.c_str(), llvm::toString(tensor.takeError()).c_str());
     std::mt19937_64 rng(seed * 7919 + index++);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     int64_t n = tensor->numElements();
@@ -194,7 +204,7 @@ rt::makeRandomInputs(const Graph &graph, uint64_t seed,
       for (int64_t i = 0; i < n; ++i)
         tensor->setInt(i, ints(rng));
     }
-    out[in->getName().str()] = std::move(*tensor);
+    out[in.name] = std::move(*tensor);
   }
   return out;
 }

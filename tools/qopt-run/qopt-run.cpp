@@ -7,6 +7,7 @@
 //            [--min-cosine=C]
 //   qopt-run model.onnx --plan [--plan-passes=<pipeline>] [--threads=N]
 //            [--compare-reference | --bench=N [--profile]] ...
+//   qopt-run model.qplan [--threads=N] [--bench=N [--profile]] ...
 //
 // Inputs come from .npy files or are seeded random data (shapes from the
 // model, symbolic dims from --dim). Outputs go to .npz (or .npy for one
@@ -20,7 +21,8 @@
 // or 1, as the random inputs), the model goes through --plan-passes
 // (default<cpu>), the plan is built from the result and run;
 // --compare-reference compares it with the reference interpreter on that
-// same graph.
+// same graph. A plan file (qopt -emit=plan) runs the same way without the
+// model, on the shapes it was built for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +41,7 @@
 #include "qopt/Runtime/InputDistributionOption.h"
 #include "qopt/Runtime/Interpreter.h"
 #include "qopt/Runtime/NpyIO.h"
+#include "qopt/Runtime/PlanFile.h"
 #include "qopt/Support/FileOutput.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -50,6 +53,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 
 using namespace qopt;
 namespace cl = llvm::cl;
@@ -160,6 +164,14 @@ static int fail(llvm::Error err) {
   return 1;
 }
 
+/// Whether the file at `path` starts with a plan file's magic.
+static bool startsAsPlanFile(llvm::StringRef path) {
+  std::ifstream in(path.str(), std::ios::binary);
+  char head[8] = {};
+  in.read(head, sizeof(head));
+  return in && rt::isPlanFile(llvm::StringRef(head, sizeof(head)));
+}
+
 static llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
@@ -204,54 +216,6 @@ static llvm::Error runPipeline(Model &m, llvm::StringRef pipeline,
   llvm::Error err = pm->runAndCheck(m.getGraph(), am);
   am.getCostReport().print(llvm::errs());
   return err;
-}
-
-/// Gives every graph input a static shape: a --input file's, else each
-/// dynamic dim's --dim value (by symbol, '?' for unnamed ones) or 1, as the
-/// random inputs get; then infers the shapes after them again.
-static llvm::Error bindInputShapes(Model &m,
-                                   const std::map<std::string, int64_t> &dims,
-                                   const rt::TensorMap &given) {
-  Graph &g = m.getGraph();
-  bool changed = false;
-  for (Value *in : g.getInputs()) {
-    const TensorType *t = in->getType();
-    auto file = given.find(in->getName().str());
-    if (!t->hasRank()) {
-      if (file == given.end())
-        continue;
-      in->setType(m.getContext().getTensorType(file->second.shape(),
-                                               t->getElementType()));
-      changed = true;
-      continue;
-    }
-    std::vector<Dim> shape(t->getShape().begin(), t->getShape().end());
-    if (file != given.end() &&
-        file->second.rank() != static_cast<int64_t>(shape.size()))
-      return makeError("--input '" + in->getName() + "' has rank " +
-                       llvm::Twine(file->second.rank()) + ", the model's is " +
-                       llvm::Twine(shape.size()));
-    for (size_t i = 0; i < shape.size(); ++i) {
-      Dim &d = shape[i];
-      if (file != given.end()) {
-        int64_t size = file->second.dim(static_cast<int64_t>(i));
-        if (d.isStatic() && d.size != size)
-          return makeError("--input '" + in->getName() + "' has " +
-                           llvm::Twine(size) + " in dim " + llvm::Twine(i) +
-                           ", the model " + llvm::Twine(d.size));
-        changed |= !d.isStatic();
-        d = Dim::fixed(size);
-        continue;
-      }
-      if (d.isStatic())
-        continue;
-      auto it = dims.find(d.isSymbolic() ? d.symbol : "?");
-      d = Dim::fixed(it == dims.end() ? 1 : it->second);
-      changed = true;
-    }
-    in->setType(m.getContext().getTensorType(shape, t->getElementType()));
-  }
-  return changed ? inferShapes(m) : llvm::Error::success();
 }
 
 /// Tensors compared one by one against the reference's: integer ones may
@@ -401,15 +365,52 @@ int main(int argc, char **argv) {
   };
   Clock::time_point phaseStart = Clock::now();
   Context ctx;
-  auto model = loadModelFile(modelPath, ctx);
+  // A plan file runs as it is: no graph, so nothing that needs one.
+  bool planFile = startsAsPlanFile(modelPath);
+  std::unique_ptr<Model> model;
+  std::unique_ptr<rt::Plan> plan;
+  if (planFile) {
+    for (auto [given, name] :
+         {std::pair<bool, const char *>{runPlan, "--plan"},
+          {planPasses.getNumOccurrences() > 0, "--plan-passes"},
+          {compareReference, "--compare-reference"},
+          {!compareWith.empty(), "--compare"},
+          {!comparePasses.empty(), "--compare-passes"},
+          {!opByOp.empty(), "--op-by-op"}})
+      if (given)
+        return fail(llvm::Twine(modelPath) + ": " + name +
+                    " needs a model; a plan file runs as it is");
+    auto isa = rt::selectIsa();
+    if (!isa)
+      return fail(isa.takeError());
+    auto loaded = rt::loadPlanFile(modelPath, *isa);
+    if (!loaded)
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(loaded.takeError()));
+    plan = std::move(*loaded);
+    if (benchRuns || profilePlan)
+      llvm::outs() << llvm::format("plan file: read and packed in %.1f ms\n",
+                                   millisecondsSince(phaseStart));
+  } else {
+    auto loaded = loadModelFile(modelPath, ctx);
+    if (!loaded)
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(loaded.takeError()));
+    model = std::move(*loaded);
+  }
   double importMs = millisecondsSince(phaseStart);
-  if (!model)
-    return fail(llvm::Twine(modelPath) + ": " +
-                llvm::toString(model.takeError()));
+  std::vector<std::string> outputNames;
+  if (plan)
+    for (int id : plan->outputs)
+      outputNames.push_back(plan->tensors[id].name);
+  else
+    for (const Value *out : model->getGraph().getOutputs())
+      outputNames.push_back(out->getName().str());
   if (compareReference && !runPlan)
     return fail("--compare-reference needs --plan");
-  if ((benchRuns || profilePlan) && !runPlan)
-    return fail("--bench and --profile need --plan");
+  if ((benchRuns || profilePlan || printPlan) && !runPlan && !planFile)
+    return fail("--bench, --profile and --print-plan need --plan or a plan "
+                "file");
   std::map<std::string, int64_t> dims;
   for (llvm::StringRef d : dimValues) {
     auto [name, value] = d.split('=');
@@ -421,8 +422,13 @@ int main(int argc, char **argv) {
   rt::TensorMap given;
   for (llvm::StringRef spec : inputFiles) {
     auto [name, file] = spec.split('=');
-    const Value *in = (*model)->getGraph().lookupValue(name);
-    if (!in || !in->isGraphInput())
+    bool known = false;
+    if (plan)
+      for (int id : plan->inputs)
+        known |= plan->tensors[id].name == name;
+    else if (const Value *in = model->getGraph().lookupValue(name))
+      known = in->isGraphInput();
+    if (!known)
       return fail("--input: the model has no input named '" + name + "'");
     auto t = rt::readNpy(file);
     if (!t)
@@ -432,11 +438,14 @@ int main(int argc, char **argv) {
   double pipelineMs = 0;
   if (runPlan) {
     // A plan is built for static shapes: the inputs' it will run on.
-    if (auto err = bindInputShapes(**model, dims, given))
+    std::map<std::string, rt::Shape> givenShapes;
+    for (auto &[name, t] : given)
+      givenShapes[name] = t.shape();
+    if (auto err = bindStaticInputShapes(*model, dims, givenShapes))
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(std::move(err)));
     phaseStart = Clock::now();
-    if (auto err = runPipeline(**model, planPasses, argv[0]))
+    if (auto err = runPipeline(*model, planPasses, argv[0]))
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(std::move(err)));
     pipelineMs = millisecondsSince(phaseStart);
@@ -444,17 +453,25 @@ int main(int argc, char **argv) {
   // The reference interpreter, where it runs: a plan that only runs (or is
   // timed) does without it, so its memory is not the plan's.
   std::unique_ptr<rt::Interpreter> interp;
-  if (!runPlan || compareReference || !opByOp.empty()) {
-    auto created = rt::Interpreter::create(**model);
+  if (model && (!runPlan || compareReference || !opByOp.empty())) {
+    auto created = rt::Interpreter::create(*model);
     if (!created)
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(created.takeError()));
     interp = std::move(*created);
   }
-  const Graph &graph = (*model)->getGraph();
-  auto inputs = rt::makeRandomInputs(graph, seed, dims, distribution);
+  std::vector<rt::InputSpec> planInputs;
+  if (plan)
+    for (int id : plan->inputs)
+      planInputs.push_back({plan->tensors[id].name, plan->tensors[id].kind,
+                            plan->tensors[id].shape});
+  auto inputs =
+      plan ? rt::makeRandomInputs(planInputs, seed, distribution)
+           : rt::makeRandomInputs(model->getGraph(), seed, dims, distribution);
+  size_t numInputs =
+      plan ? planInputs.size() : model->getGraph().getNumInputs();
   if (!inputs) {
-    if (given.size() != graph.getNumInputs())
+    if (given.size() != numInputs)
       return fail(inputs.takeError());
     llvm::consumeError(inputs.takeError());
     inputs = rt::TensorMap();
@@ -465,13 +482,12 @@ int main(int argc, char **argv) {
   if (!opByOp.empty())
     return runOpByOp(*interp, *inputs);
 
-  std::unique_ptr<rt::Plan> plan;
   if (runPlan) {
     auto isa = rt::selectIsa();
     if (!isa)
       return fail(isa.takeError());
     phaseStart = Clock::now();
-    auto built = buildPlan(**model, PlanBuildOptions{*isa});
+    auto built = buildPlan(*model, PlanBuildOptions{*isa});
     if (!built)
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(built.takeError()));
@@ -492,7 +508,7 @@ int main(int argc, char **argv) {
     // The plan holds what it runs on: the graph's memory goes before the
     // timed runs, so the process's peak is the plan's.
     interp.reset();
-    model->reset();
+    model.reset();
     if (auto err =
             benchPlan(*plan, *inputs,
                       PlanBenchOptions{benchRuns, threadCount, profilePlan},
@@ -520,7 +536,7 @@ int main(int argc, char **argv) {
   if (!outputPath.empty()) {
     std::vector<std::pair<std::string, rt::Tensor>> named;
     for (size_t i = 0; i < outputs->size(); ++i)
-      named.push_back({graph.getOutput(i)->getName().str(), (*outputs)[i]});
+      named.push_back({outputNames[i], (*outputs)[i]});
     bool npy = llvm::sys::path::extension(outputPath) == ".npy";
     if (npy && named.size() != 1)
       return fail("-o " + outputPath + ": .npy holds one output; use .npz");
@@ -543,7 +559,7 @@ int main(int argc, char **argv) {
                     llvm::toString(m.takeError()));
       other = std::move(*m);
     } else {
-      auto m = cloneModel(**model, ctx);
+      auto m = cloneModel(*model, ctx);
       if (!m)
         return fail(m.takeError());
       if (auto err = runPipeline(**m, comparePasses, argv[0]))
@@ -561,16 +577,13 @@ int main(int argc, char **argv) {
                   llvm::Twine(otherOutputs->size()) + " outputs");
     for (size_t i = 0; i < outputs->size(); ++i)
       report.outputs.push_back(rt::compareTensors(
-          graph.getOutput(i)->getName(), (*otherOutputs)[i], (*outputs)[i]));
+          outputNames[i], (*otherOutputs)[i], (*outputs)[i]));
     comparing = true;
   }
   for (llvm::StringRef spec : expectFiles) {
     auto [name, file] = spec.split('=');
-    size_t index = graph.getNumOutputs();
-    for (size_t i = 0; i < graph.getNumOutputs(); ++i)
-      if (graph.getOutput(i)->getName() == name)
-        index = i;
-    if (index == graph.getNumOutputs())
+    size_t index = llvm::find(outputNames, name) - outputNames.begin();
+    if (index == outputNames.size())
       return fail("--expect: the model has no output named '" + name + "'");
     auto t = rt::readNpy(file);
     if (!t)
@@ -580,7 +593,7 @@ int main(int argc, char **argv) {
   }
   if (!comparing) {
     for (size_t i = 0; i < outputs->size(); ++i)
-      llvm::outs() << graph.getOutput(i)->getName() << ": "
+      llvm::outs() << outputNames[i] << ": "
                    << getElementKindName((*outputs)[i].kind()) << " "
                    << rt::shapeToString((*outputs)[i].shape()) << "\n";
     return 0;

@@ -1,16 +1,20 @@
 //===- qopt.cpp - The qopt driver -----------------------------------------===//
 //
-//   qopt <input.onnx|input.qir|-> [-passes=...] [-o FILE|-] [-emit=qir|onnx]
-//        [-disable-output] [-verify-each=false]
+//   qopt <input.onnx|input.qir|-> [-passes=...] [-o FILE|-]
+//        [-emit=qir|onnx|plan [-dim name=N]...] [-disable-output]
+//        [-verify-each=false]
 //
 // Reads a model, optionally runs a pass pipeline, and writes it as .qir text
-// (default, on stdout) or ONNX; "-o -" is stdout in either format and
+// (default, on stdout), ONNX, or the INT8 CPU plan of the result (a .qplan
+// file for qopt-run; the graph inputs get static shapes first, each dynamic
+// dim its -dim value or 1); "-o -" is stdout in every format and
 // -disable-output writes nothing (as in LLVM's opt). Every error is one line,
 // "qopt: error: <file>: <what>: <reason>", with exit status 1; an output file
 // is only ever replaced whole.
 //
 //===----------------------------------------------------------------------===//
 
+#include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/ModelSummary.h"
@@ -25,6 +29,8 @@
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Runtime/Compare.h"
 #include "qopt/Runtime/InputDistributionOption.h"
+#include "qopt/Runtime/PlanFile.h"
+#include "qopt/Support/FileOutput.h"
 #include "llvm/Support/Path.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -49,13 +55,20 @@ static cl::opt<std::string> outputPath("o",
                                        cl::desc("Output file ('-' = stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(qoptCategory));
-enum class EmitKind { Default, Qir, Onnx };
+enum class EmitKind { Default, Qir, Onnx, Plan };
 static cl::opt<EmitKind> emitKind(
     "emit",
     cl::desc("Output format (default: from the -o extension, else qir)"),
     cl::values(clEnumValN(EmitKind::Qir, "qir", ".qir text"),
-               clEnumValN(EmitKind::Onnx, "onnx", "ONNX protobuf (QDQ form)")),
+               clEnumValN(EmitKind::Onnx, "onnx", "ONNX protobuf (QDQ form)"),
+               clEnumValN(EmitKind::Plan, "plan",
+                          "INT8 CPU plan file (.qplan) for qopt-run")),
     cl::init(EmitKind::Default), cl::cat(qoptCategory));
+static cl::list<std::string>
+    planDims("dim",
+             cl::desc("With -emit=plan: the size of a dynamic input dim, "
+                      "by its symbol ('?' for unnamed ones); default 1"),
+             cl::value_desc("name=N"), cl::cat(qoptCategory));
 static cl::opt<int64_t> inlineElementsLimit(
     "inline-elements-limit",
     cl::desc("Print constants with up to N elements inline as dense<...>; "
@@ -309,6 +322,29 @@ int main(int argc, char **argv) {
   }();
   if (!model)
     return reportError(model.takeError(), inputPath);
+  // A plan is built for static shapes, which the pipeline should see too.
+  bool emitPlan = emitKind == EmitKind::Plan ||
+                  (emitKind == EmitKind::Default &&
+                   llvm::sys::path::extension(outputPath) == ".qplan");
+  if (!planDims.empty() && !emitPlan)
+    return reportError(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                               "-dim is for -emit=plan"),
+                       "-dim");
+  if (emitPlan) {
+    std::map<std::string, int64_t> dims;
+    for (llvm::StringRef d : planDims) {
+      auto [name, value] = d.split('=');
+      int64_t v;
+      if (value.getAsInteger(10, v) || v < 0)
+        return reportError(llvm::createStringError(
+                               llvm::inconvertibleErrorCode(),
+                               "expected name=N, got '%s'", d.str().c_str()),
+                           "-dim");
+      dims[name.str()] = v;
+    }
+    if (auto err = bindStaticInputShapes(**model, dims))
+      return reportError(std::move(err), inputPath);
+  }
 
   const BackendRules *explainRules = nullptr;
   std::optional<PlanSnapshot> planBefore;
@@ -459,6 +495,28 @@ int main(int argc, char **argv) {
 
   if (disableOutput)
     return 0;
+  if (emitPlan) {
+    // Built with the portable kernels' packing: the file holds the weights
+    // unpacked, and the reader packs them for the CPU that runs it.
+    auto plan = [&] {
+      auto timer = timePhase("plan", "build the CPU plan");
+      return buildPlan(**model, PlanBuildOptions{rt::Isa::Scalar});
+    }();
+    if (!plan)
+      return reportError(plan.takeError(), inputPath);
+    auto bytes = rt::serializePlan(**plan);
+    if (!bytes)
+      return reportError(bytes.takeError(), inputPath);
+    auto saveTimer = timePhase("save", "write the plan file");
+    if (auto err = writeFileAtomically(outputPath, [&](llvm::raw_ostream &os) {
+          os << *bytes;
+          return llvm::Error::success();
+        }))
+      return reportError(std::move(err), outputPath == "-"
+                                             ? "<stdout>"
+                                             : outputPath.getValue());
+    return 0;
+  }
   ModelFormat format = emitKind == EmitKind::Onnx  ? ModelFormat::Onnx
                        : emitKind == EmitKind::Qir ? ModelFormat::Qir
                        : outputPath == "-"         ? ModelFormat::Qir

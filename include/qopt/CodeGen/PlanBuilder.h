@@ -17,6 +17,8 @@
 
 #include "qopt/Runtime/Plan.h"
 
+#include <map>
+
 namespace qopt {
 class Model;
 
@@ -27,6 +29,15 @@ struct PlanBuildOptions {
 
 llvm::Expected<std::unique_ptr<rt::Plan>>
 buildPlan(const Model &model, const PlanBuildOptions &options);
+
+/// Gives every graph input of `model` the static shape a plan needs: its
+/// shape in `given` (of data the caller has, by input name) if any, else
+/// each dynamic dim's value in `dims` (by symbol, "?" for unnamed ones) or
+/// 1; then infers the shapes after them again. A given shape that
+/// contradicts the model is an error naming the input.
+llvm::Error
+bindStaticInputShapes(Model &model, const std::map<std::string, int64_t> &dims,
+                      const std::map<std::string, rt::Shape> &given = {});
 
 } // namespace qopt
 

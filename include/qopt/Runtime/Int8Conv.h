@@ -93,11 +93,20 @@ struct Int8Epilogue {
 
 class Int8Conv {
 public:
+  /// Why `shape` and `epilogue` cannot make a conv (a size out of range,
+  /// channels the groups do not divide, an empty output, per-channel
+  /// vectors of the wrong length), or success; the constructor assumes
+  /// they can.
+  static llvm::Error checkParams(const Int8ConvShape &shape,
+                                 const Int8Epilogue &epilogue);
   /// weights: OIHW s8 (O = outC, I = inC / groups), as ONNX stores them.
   Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
            Int8Epilogue epilogue);
 
   const Int8ConvShape &getShape() const { return shape; }
+  const Int8Epilogue &getEpilogue() const { return epilogue; }
+  /// The weights as given (OIHW s8), unpacked from the kernel's layout.
+  std::vector<int8_t> getWeights() const;
   /// Output rows (batch * outH); the unit of parallel work.
   int64_t getNumRows() const { return shape.batch * shape.outH(); }
   /// Scratch bytes one caller of run() needs.

@@ -56,6 +56,9 @@ public:
   /// Panel p's bytes (int8, or int16 for avx2), 64-byte aligned.
   const void *getPanel(int64_t p) const;
   size_t getPanelBytes() const { return panelBytes; }
+  /// B back from the packed panels (n x k s8, rows ldb apart): the inverse
+  /// of the constructor, for writing a plan in a form any family can pack.
+  void unpack(int8_t *b, int64_t ldb) const;
 
 private:
   Isa isa;

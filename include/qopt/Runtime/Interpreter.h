@@ -76,6 +76,18 @@ makeRandomInputs(const Graph &graph, uint64_t seed,
                  const std::map<std::string, int64_t> &dims = {},
                  InputDistribution dist = InputDistribution::Uniform);
 
+/// An input to draw: its name, element kind and static shape.
+struct InputSpec {
+  std::string name;
+  ElementKind kind;
+  Shape shape;
+};
+
+/// The same draws for inputs given by name, kind and shape (a plan's).
+llvm::Expected<TensorMap>
+makeRandomInputs(llvm::ArrayRef<InputSpec> inputs, uint64_t seed,
+                 InputDistribution dist = InputDistribution::Uniform);
+
 } // namespace rt
 } // namespace qopt
 

@@ -161,6 +161,7 @@ public:
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   const KernelOp &getOp() const { return op; }
+  int64_t getOpset() const { return opset; }
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Float; }
 
 private:
@@ -187,6 +188,9 @@ public:
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   int getArity() const { return arity; }
+  int getResultBytes() const { return resultBytes; }
+  llvm::ArrayRef<uint8_t> getTable() const { return table; }
+  int64_t getNumElements() const { return elements; }
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Table; }
 
 private:
@@ -213,6 +217,8 @@ public:
   static llvm::Expected<Window>
   getWindow(const KernelOp &op, const Shape &inShape, const Shape &outShape);
   int64_t getNumTiles() const override { return window.batch * window.outH; }
+  const Window &getWindow() const { return window; }
+  bool isFloatPool() const { return isFloat; }
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Pool; }
@@ -268,6 +274,9 @@ public:
   size_t getScratchBytes() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
+  const QuantizeGrid &getGrid() const { return grid; }
+  const Shape &getShape() const { return shape; }
+  bool isToNhwc() const { return toNhwc; }
   static bool classof(const PlanStep *s) {
     return s->getKind() == Kind::Quantize;
   }
@@ -315,6 +324,12 @@ public:
   /// Owns the quantized types the float steps' KernelOps point to.
   Context types;
 };
+
+/// Checks that every step's tensors are what its kernel assumes (ids in
+/// range, layouts, kinds, shapes against its parameters, arena places inside
+/// the arena), so that running the plan touches no byte outside its
+/// tensors; an error names the step or tensor and the reason.
+llvm::Error verifyPlan(const Plan &plan);
 
 /// What a step sees of one run: the arena and the tensors' bytes.
 class PlanRun {

@@ -5,6 +5,8 @@
 #include "EpilogueKernels.h"
 #include "SigmoidFloat.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -110,6 +112,63 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
       channelScales.push_back(e.scale[e.scale.size() > 1 ? c : 0]);
     }
   }
+}
+
+llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
+                                  const Int8Epilogue &e) {
+  auto fail = [](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "int8 conv: " + why.str());
+  };
+  constexpr int64_t kMaxSize = int64_t(1) << 31;
+  for (int64_t v : {s.batch, s.inH, s.inW, s.inC, s.outC, s.kernelH, s.kernelW,
+                    s.strideH, s.strideW, s.dilationH, s.dilationW, s.groups})
+    if (v < 1 || v > kMaxSize)
+      return fail("a size, stride, dilation or group count is out of range");
+  for (int64_t v : {s.padTop, s.padLeft, s.padBottom, s.padRight})
+    if (v < 0 || v > kMaxSize)
+      return fail("a pad is out of range");
+  if (s.inC % s.groups || s.outC % s.groups)
+    return fail(llvm::Twine(s.groups) + " groups do not divide " +
+                llvm::Twine(s.inC) + " input and " + llvm::Twine(s.outC) +
+                " output channels");
+  if (s.outH() < 1 || s.outW() < 1)
+    return fail("the window is larger than the padded input");
+  // One output pixel's taps, and one output row's im2col buffer, in bytes.
+  int64_t taps, depth, rowBytes;
+  if (llvm::MulOverflow(s.kernelH, s.kernelW, taps) ||
+      llvm::MulOverflow(taps, s.inC / s.groups, depth) ||
+      llvm::MulOverflow(depth, s.outW(), rowBytes) ||
+      rowBytes > (int64_t(1) << 40) || depth * s.outC > (int64_t(1) << 40))
+    return fail("the kernel is too large");
+  if (e.scale.size() != 1 && e.scale.size() != size_t(s.outC))
+    return fail("scales for " + llvm::Twine(e.scale.size()) + " of " +
+                llvm::Twine(s.outC) + " channels");
+  if (!e.bias.empty() && e.bias.size() != size_t(s.outC))
+    return fail("biases for " + llvm::Twine(e.bias.size()) + " of " +
+                llvm::Twine(s.outC) + " channels");
+  for (int32_t zero : {e.inputZero, e.residualZero, e.outputZero})
+    if (zero < 0 || zero > 255)
+      return fail("a zero point is not a stored u8 value");
+  if (!(e.outputScale >= 0) || !std::isfinite(e.outputScale))
+    return fail("the output scale is not finite and >= 0");
+  return llvm::Error::success();
+}
+
+std::vector<int8_t> Int8Conv::getWeights() const {
+  std::vector<int8_t> weights(shape.outC * groupInC * shape.kernelH *
+                              shape.kernelW);
+  std::vector<int8_t> reordered(groupOutC * depth);
+  int64_t taps = shape.kernelH * shape.kernelW;
+  for (int64_t g = 0; g < shape.groups; ++g) {
+    packed[g].unpack(reordered.data(), depth);
+    for (int64_t o = 0; o < groupOutC; ++o)
+      for (int64_t ci = 0; ci < groupInC; ++ci)
+        for (int64_t t = 0; t < taps; ++t)
+          weights[((g * groupOutC + o) * groupInC + ci) * taps + t] =
+              reordered[o * depth + t * groupInC + ci];
+  }
+  return weights;
 }
 
 bool Int8Conv::isPointwise() const {

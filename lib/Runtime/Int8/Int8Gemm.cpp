@@ -49,6 +49,22 @@ PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
   }
 }
 
+void PackedInt8Weights::unpack(int8_t *b, int64_t ldb) const {
+  bool wide = isa == Isa::Avx2;
+  for (int64_t channel = 0; channel < n; ++channel) {
+    const char *panel = storage.get() + (channel / kPanelChannels) * panelBytes;
+    int64_t c = channel % kPanelChannels;
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t slot = (i / kGroupDepth) * kPanelChannels * kGroupDepth +
+                     c * kGroupDepth + i % kGroupDepth;
+      b[channel * ldb + i] =
+          wide ? static_cast<int8_t>(
+                     reinterpret_cast<const int16_t *>(panel)[slot])
+               : reinterpret_cast<const int8_t *>(panel)[slot];
+    }
+  }
+}
+
 const void *PackedInt8Weights::getPanel(int64_t p) const {
   return storage.get() + p * panelBytes;
 }

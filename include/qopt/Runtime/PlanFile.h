@@ -1,0 +1,53 @@
+//===- PlanFile.h - The CPU plan as a file (.qplan) -------------*- C++ -*-===//
+//
+// A plan written once (`qopt m.onnx -passes='default<cpu>' -emit=plan -o
+// m.qplan`) and run many times (`qopt-run m.qplan`) without the model, the
+// passes or the builder. The file holds everything a run needs: tensors and
+// their arena places, each step's parameters, conv weights in ONNX's OIHW
+// order, tables and constants; large arrays start at 64-byte offsets, so a
+// mapped file can be read in place.
+//
+// The file is versioned and checksummed (xxHash64 of everything after the
+// header); a file from another tool, another format version, cut short or
+// changed is a one-line error. What a file describes is checked as well as
+// its bytes (verifyPlan): a plan read from any file cannot make a step
+// touch memory outside its tensors.
+//
+// Weights are packed when the file is read, for the instruction set chosen
+// then (selectIsa(): the CPU's best, or QOPT_ISA), so one file runs on any
+// machine, with the same bits everywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_RUNTIME_PLANFILE_H
+#define QOPT_RUNTIME_PLANFILE_H
+
+#include "qopt/Runtime/Plan.h"
+
+namespace qopt {
+namespace rt {
+
+/// The first bytes of every plan file.
+constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
+/// The format this build writes and reads.
+constexpr uint32_t kPlanFileVersion = 1;
+
+/// Whether `bytes` start like a plan file (its magic).
+bool isPlanFile(llvm::StringRef bytes);
+
+/// The plan as a file's bytes. Fails for a plan the format cannot hold (a
+/// float step whose op has no kernel of that name in the registry).
+llvm::Expected<std::string> serializePlan(const Plan &plan);
+
+/// The plan in `bytes` (a whole file), its conv and quantize steps set up
+/// for `isa`. Errors are one line: "plan file: <reason>".
+llvm::Expected<std::unique_ptr<Plan>> readPlan(llvm::StringRef bytes, Isa isa);
+
+/// readPlan on the file at `path` (mapped, not copied).
+llvm::Expected<std::unique_ptr<Plan>> loadPlanFile(llvm::StringRef path,
+                                                   Isa isa);
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_RUNTIME_PLANFILE_H

@@ -1,0 +1,312 @@
+//===- PlanVerifier.cpp - What a plan's steps rely on when they run -------===//
+//
+// The steps read and write raw bytes at the offsets their parameters give;
+// the builder makes those agree with the tensors, and verifyPlan checks
+// that they do before a plan from elsewhere (a plan file) runs:
+//
+//   tensors  a numeric kind, a shape whose bytes fit the limits, an arena
+//            place inside the arena (or a constant of that kind, shape and
+//            size), NHWC only for 4-D tensors
+//   steps    tensor ids in range, results not constants, and per kind the
+//            layouts, kinds and shapes its kernel assumes (a conv's input
+//            and output against its geometry, a table's element counts, a
+//            channel copy's ranges inside both tensors, ...)
+//
+// A plan that passes cannot make a step touch bytes outside its tensors or
+// its scratch; what it computes is the file's business.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/Runtime/Plan.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <cmath>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+/// Largest tensor or arena a plan may describe (1 TiB): far beyond any
+/// model, small enough that no size computed from it overflows.
+constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 40;
+/// Largest geometry parameter (a dimension, stride, pad, ...).
+constexpr int64_t kMaxGeometry = int64_t(1) << 31;
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+bool isInt8Kind(ElementKind kind) {
+  return kind == ElementKind::I8 || kind == ElementKind::U8;
+}
+
+class PlanVerifier {
+public:
+  explicit PlanVerifier(const Plan &plan) : plan(plan) {}
+
+  llvm::Error verify() {
+    if (plan.arenaBytes > kMaxPlanBytes)
+      return makeError("the arena of " + llvm::Twine(plan.arenaBytes) +
+                       " bytes is over the limit");
+    for (size_t id = 0; id < plan.tensors.size(); ++id)
+      if (auto err = verifyTensor(static_cast<int>(id)))
+        return err;
+    for (int id : plan.inputs) {
+      if (auto err = checkId(id, "graph input"))
+        return err;
+      const PlanTensor &t = plan.tensors[id];
+      if (t.constant || t.layout != PlanLayout::Onnx)
+        return makeError("graph input '" + t.name +
+                         "' is a constant or not in ONNX layout");
+    }
+    for (int id : plan.outputs)
+      if (auto err = checkId(id, "graph output"))
+        return err;
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (auto err = verifyStep(*plan.steps[i]))
+        return makeError("step " + llvm::Twine(i) + " (" +
+                         plan.steps[i]->getKindName() + " '" +
+                         plan.steps[i]->getName() +
+                         "'): " + llvm::toString(std::move(err)));
+    return llvm::Error::success();
+  }
+
+private:
+  llvm::Error checkId(int id, const llvm::Twine &role) const {
+    if (id < 0 || static_cast<size_t>(id) >= plan.tensors.size())
+      return makeError(role + " names tensor %" + llvm::Twine(id) +
+                       ", which the plan does not have");
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyTensor(int id) const {
+    const PlanTensor &t = plan.tensors[id];
+    auto fail = [&](const llvm::Twine &why) {
+      return makeError("tensor %" + llvm::Twine(id) + " '" + t.name +
+                       "': " + why);
+    };
+    for (int64_t d : t.shape)
+      if (d < 0 || d > kMaxGeometry)
+        return fail("dimension " + llvm::Twine(d) + " is out of range");
+    auto count = shapeNumElements(t.shape);
+    unsigned size = getElementByteSize(t.kind);
+    if (!count || uint64_t(*count) > kMaxPlanBytes)
+      return fail("too many elements");
+    if (uint64_t(*count) * std::max(size, 1u) > kMaxPlanBytes)
+      return fail("too many bytes");
+    if (t.layout == PlanLayout::Nhwc && t.shape.size() != 4)
+      return fail("an NHWC tensor is 4-D");
+    if (t.constant) {
+      if (t.constant->kind() != t.kind || t.constant->shape() != t.shape ||
+          t.constant->byteSize() != t.byteSize())
+        return fail("the constant's value is not of the tensor's type");
+      return llvm::Error::success();
+    }
+    if (size == 0)
+      return fail("a tensor in the arena needs a numeric kind");
+    if (t.arenaOffset < 0 || t.arenaOffset % 64 != 0 ||
+        uint64_t(t.arenaOffset) > plan.arenaBytes ||
+        t.byteSize() > plan.arenaBytes - uint64_t(t.arenaOffset))
+      return fail("its place in the arena (offset " +
+                  llvm::Twine(t.arenaOffset) + ", " +
+                  llvm::Twine(t.byteSize()) +
+                  " bytes) is not 64-byte aligned inside the arena of " +
+                  llvm::Twine(plan.arenaBytes) + " bytes");
+    return llvm::Error::success();
+  }
+
+  /// The ids a step reads and writes; `optional` allows -1 (absent).
+  llvm::Error checkOperands(const PlanStep &s, size_t inputs, size_t outputs,
+                            bool optional = false) const {
+    if (s.inputs.size() != inputs || s.outputs.size() != outputs)
+      return makeError("expects " + llvm::Twine(inputs) + " inputs and " +
+                       llvm::Twine(outputs) + " outputs, has " +
+                       llvm::Twine(s.inputs.size()) + " and " +
+                       llvm::Twine(s.outputs.size()));
+    return checkIds(s, optional);
+  }
+
+  llvm::Error checkIds(const PlanStep &s, bool optional) const {
+    for (int id : s.inputs)
+      if (!(optional && id == -1))
+        if (auto err = checkId(id, "an input"))
+          return err;
+    for (int id : s.outputs) {
+      if (optional && id == -1)
+        continue;
+      if (auto err = checkId(id, "an output"))
+        return err;
+      if (plan.tensors[id].constant)
+        return makeError("writes constant tensor %" + llvm::Twine(id));
+    }
+    return llvm::Error::success();
+  }
+
+  /// Tensor `id` is NHWC with `shape`, i8 or u8 (`int8`) or else f32.
+  llvm::Error expectNhwc(int id, const Shape &shape, bool int8,
+                         const llvm::Twine &role) const {
+    const PlanTensor &t = plan.tensors[id];
+    if (t.layout != PlanLayout::Nhwc || t.shape != shape ||
+        (int8 ? !isInt8Kind(t.kind) : t.kind != ElementKind::F32))
+      return makeError(role + " '" + t.name + "' is " +
+                       getElementKindName(t.kind) + shapeToString(t.shape) +
+                       (t.layout == PlanLayout::Nhwc ? " nhwc" : "") +
+                       "; the step needs " + (int8 ? "i8 or u8" : "f32") +
+                       shapeToString(shape) + " nhwc");
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyStep(const PlanStep &s) const {
+    if (const auto *conv = llvm::dyn_cast<ConvStep>(&s))
+      return verifyConv(*conv);
+    if (const auto *reformat = llvm::dyn_cast<ReformatStep>(&s))
+      return verifyReformat(*reformat);
+    if (const auto *f = llvm::dyn_cast<FloatStep>(&s)) {
+      if (s.outputs.size() > f->getOp().getNumResults())
+        return makeError("has more outputs than its op has results");
+      return checkIds(s, /*optional=*/true);
+    }
+    if (const auto *table = llvm::dyn_cast<TableStep>(&s))
+      return verifyTable(*table);
+    if (const auto *pool = llvm::dyn_cast<PoolStep>(&s))
+      return verifyPool(*pool);
+    if (const auto *copy = llvm::dyn_cast<ChannelCopyStep>(&s))
+      return verifyChannelCopy(*copy);
+    if (const auto *quantize = llvm::dyn_cast<QuantizeStep>(&s))
+      return verifyQuantize(*quantize);
+    return makeError("unknown kind of step");
+  }
+
+  llvm::Error verifyConv(const ConvStep &step) const {
+    const Int8Conv &conv = step.getConv();
+    const Int8ConvShape &c = conv.getShape();
+    const Int8Epilogue &e = conv.getEpilogue();
+    if (auto err = Int8Conv::checkParams(c, e))
+      return err;
+    if (auto err = checkOperands(step, e.hasResidual ? 2 : 1, 1))
+      return err;
+    Shape out{c.batch, c.outC, c.outH(), c.outW()};
+    if (auto err = expectNhwc(step.inputs[0], {c.batch, c.inC, c.inH, c.inW},
+                              true, "its input"))
+      return err;
+    if (e.hasResidual)
+      if (auto err = expectNhwc(step.inputs[1], out, true, "its residual"))
+        return err;
+    return expectNhwc(step.outputs[0], out, e.outputScale != 0, "its result");
+  }
+
+  llvm::Error verifyReformat(const ReformatStep &step) const {
+    if (auto err = checkOperands(step, 1, 1))
+      return err;
+    const PlanTensor &from = plan.tensors[step.inputs[0]];
+    const PlanTensor &to = plan.tensors[step.outputs[0]];
+    unsigned size = getElementByteSize(from.kind);
+    if (step.shape.size() != 4 || from.shape != step.shape ||
+        to.shape != step.shape || from.kind != to.kind ||
+        from.layout == to.layout || (size != 1 && size != 4))
+      return makeError("moves " + shapeToString(step.shape) + " from '" +
+                       from.name + "' to '" + to.name +
+                       "', which are not that shape in the two layouts with "
+                       "one element kind of 1 or 4 bytes");
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyTable(const TableStep &step) const {
+    if (auto err = checkOperands(step, step.getArity(), 1))
+      return err;
+    for (int id : step.inputs) {
+      const PlanTensor &t = plan.tensors[id];
+      if (getElementByteSize(t.kind) != 1 ||
+          t.numElements() != step.getNumElements())
+        return makeError("operand '" + t.name + "' is not " +
+                         llvm::Twine(step.getNumElements()) + " bytes");
+    }
+    const PlanTensor &y = plan.tensors[step.outputs[0]];
+    if (y.numElements() != step.getNumElements() ||
+        int(getElementByteSize(y.kind)) != step.getResultBytes())
+      return makeError("result '" + y.name + "' is not " +
+                       llvm::Twine(step.getNumElements()) + " elements of " +
+                       llvm::Twine(step.getResultBytes()) + " bytes");
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyPool(const PoolStep &step) const {
+    if (auto err = checkOperands(step, 1, 1))
+      return err;
+    const PoolStep::Window &w = step.getWindow();
+    for (int64_t v :
+         {w.batch, w.channels, w.inH, w.inW, w.outH, w.outW, w.kernelH,
+          w.kernelW, w.strideH, w.strideW, w.dilationH, w.dilationW})
+      if (v < 1 || v > kMaxGeometry)
+        return makeError("a window parameter is out of range");
+    if (w.padTop < 0 || w.padTop > kMaxGeometry || w.padLeft < 0 ||
+        w.padLeft > kMaxGeometry)
+      return makeError("a pad is out of range");
+    bool int8 = !step.isFloatPool();
+    if (auto err =
+            expectNhwc(step.inputs[0], {w.batch, w.channels, w.inH, w.inW},
+                       int8, "its input"))
+      return err;
+    return expectNhwc(step.outputs[0], {w.batch, w.channels, w.outH, w.outW},
+                      int8, "its result");
+  }
+
+  llvm::Error verifyChannelCopy(const ChannelCopyStep &step) const {
+    if (auto err = checkIds(step, false))
+      return err;
+    for (const ChannelCopyStep::Piece &p : step.getPieces()) {
+      if (!llvm::is_contained(step.inputs, p.from) ||
+          !llvm::is_contained(step.outputs, p.to))
+        return makeError("a piece copies from a tensor the step does not "
+                         "read or into one it does not write");
+      const PlanTensor &from = plan.tensors[p.from], &to = plan.tensors[p.to];
+      unsigned size = getElementByteSize(from.kind);
+      bool fits =
+          from.layout == PlanLayout::Nhwc && to.layout == PlanLayout::Nhwc &&
+          size != 0 && getElementByteSize(to.kind) == size &&
+          from.shape[0] == to.shape[0] && from.shape[2] == to.shape[2] &&
+          from.shape[3] == to.shape[3] &&
+          step.getNumTiles() == from.shape[0] * from.shape[2] &&
+          p.channels >= 0 && p.fromChannel >= 0 && p.toChannel >= 0 &&
+          p.channels <= from.shape[1] - p.fromChannel &&
+          p.channels <= to.shape[1] - p.toChannel &&
+          (p.table.empty() || (p.table.size() == 256 && size == 1));
+      if (!fits)
+        return makeError("a piece of " + llvm::Twine(p.channels) +
+                         " channels from '" + from.name + "' to '" + to.name +
+                         "' does not fit both tensors' pixels and channels");
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyQuantize(const QuantizeStep &step) const {
+    if (auto err = checkOperands(step, 1, 1))
+      return err;
+    const PlanTensor &x = plan.tensors[step.inputs[0]];
+    const PlanTensor &y = plan.tensors[step.outputs[0]];
+    const QuantizeGrid &g = step.getGrid();
+    bool layoutsFit = step.isToNhwc() ? x.layout == PlanLayout::Onnx &&
+                                            y.layout == PlanLayout::Nhwc
+                                      : x.layout == y.layout;
+    if (x.kind != ElementKind::F32 || !isInt8Kind(y.kind) ||
+        x.shape != step.getShape() || y.shape != step.getShape() || !layoutsFit)
+      return makeError("quantizes f32 '" + x.name + "' into int8 '" + y.name +
+                       "' of shape " + shapeToString(step.getShape()) +
+                       ", which they are not (or not in those layouts)");
+    if (!(g.scale > 0) || !std::isfinite(g.scale) ||
+        g.isSigned != (y.kind == ElementKind::I8) ||
+        g.flip != y.getStoredFlip())
+      return makeError("its grid does not fit its result '" + y.name + "'");
+    return llvm::Error::success();
+  }
+
+  const Plan &plan;
+};
+
+} // namespace
+
+llvm::Error rt::verifyPlan(const Plan &plan) {
+  return PlanVerifier(plan).verify();
+}
