@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for $QOPT_FUZZ_SECONDS (default 60) from its seed
 # corpus: the repo's test inputs, examples, fuzz/corpus and the ../shared
-# peer cases. Crashes are written to build-asan/fuzz-artifacts/.
+# peer cases (for the plan reader: plan files of up to 30 of those models).
+# Crashes are written to build-asan/fuzz-artifacts/.
 # usage: scripts/fuzz.sh [build-dir]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,11 +11,16 @@ shared=${QOPT_SHARED_DIR:-$root/../shared}
 seconds=${QOPT_FUZZ_SECONDS:-60}
 work=$build/fuzz-work
 artifacts=$build/fuzz-artifacts
-rm -rf "$work" && mkdir -p "$work"/{onnx,qir,pipeline} "$artifacts"
+rm -rf "$work" && mkdir -p "$work"/{onnx,qir,pipeline,plan} "$artifacts"
 find "$root/test/inputs" "$root/examples" -name '*.onnx' -size -200k -exec cp {} "$work/onnx/" \; 2>/dev/null || true
 [ -d "$shared/peer-cases" ] && find "$shared/peer-cases" -name '*.onnx' -size -200k | while read -r f; do cp "$f" "$work/onnx/$(echo "$f" | md5sum | cut -c1-12).onnx"; done
 find "$root/test/lit" -name '*.qir' -exec cp {} "$work/qir/" \;
 cp "$root/fuzz/corpus/pipeline/"* "$work/pipeline/"
+# Plan files of the small test models (written by this build's qopt).
+for f in $(ls "$work"/onnx/*.onnx | head -30); do
+  "$build/bin/qopt" "$f" -passes='default<cpu>' -emit=plan -o "$work/plan/$(basename "$f" .onnx).qplan" \
+    2>/dev/null || true
+done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 status=0
 run() {
@@ -34,4 +40,5 @@ run() {
 run OnnxImport "$work/onnx" -max_len=262144
 run QirParser "$work/qir" -max_len=65536
 run PipelineParser "$work/pipeline" -max_len=512
+run PlanFile "$work/plan" -max_len=262144
 exit $status

@@ -496,6 +496,10 @@ int main(int argc, char **argv) {
   if (disableOutput)
     return 0;
   if (emitPlan) {
+    if (pipeline->empty())
+      llvm::WithColor::note(llvm::errs(), "qopt")
+          << "-emit=plan without -passes: the plan runs the graph as it is; "
+             "-passes='default<cpu>' forms the int8 units first\n";
     // Built with the portable kernels' packing: the file holds the weights
     // unpacked, and the reader packs them for the CPU that runs it.
     auto plan = [&] {

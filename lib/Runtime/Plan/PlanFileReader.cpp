@@ -27,9 +27,14 @@ using namespace qopt::rt::planfile;
 
 namespace {
 
+/// "plan file: <msg>" on one line (names from the file may hold line
+/// breaks).
 llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 ("plan file: " + msg).str());
+  std::string text = ("plan file: " + msg).str();
+  for (char &c : text)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
 }
 
 /// Reads fields in order; the first failure sticks (later reads return
@@ -77,16 +82,16 @@ private:
   bool flag(const char *what) {
     uint8_t v = u8(what);
     if (v > 1)
-      fail(llvm::Twine(what) + " is " + llvm::Twine(v) + ", not 0 or 1");
+      fail(llvm::Twine(what) + " is " + llvm::Twine(unsigned(v)) +
+           ", not 0 or 1");
     return v == 1;
   }
   /// An enum stored as one byte, at most `last`.
   template <typename E> E enumValue(E last, const char *what) {
     uint8_t v = u8(what);
     if (v > static_cast<uint8_t>(last))
-      fail(llvm::Twine(what) + " " + llvm::Twine(v) +
-           " is not one this "
-           "reader knows");
+      fail(llvm::Twine(what) + " " + llvm::Twine(unsigned(v)) +
+           " is not one this reader knows");
     return failed ? E() : static_cast<E>(v);
   }
   /// A count of elements that take at least `minBytes` each.

@@ -1,0 +1,276 @@
+//===- PlanFileTest.cpp - .qplan round trips, damage, and the verifier ----===//
+
+#include "qopt/Runtime/PlanFile.h"
+#include "qopt/CodeGen/PlanBuilder.h"
+#include "qopt/IR/AsmParser.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/Runtime/Interpreter.h"
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/xxhash.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+// Every kind of step: quantize (NCHW into NHWC), a 3x3 conv with bias, a
+// residual and SiLU, a strided 1x1 conv, max pool, a q.add table, channel
+// Concat/Split, dequantize tables, reformats, and float steps with
+// attributes (Transpose's perm, Softmax's axis) and a constant operand.
+const char *kEveryStep = R"(
+!x = !quant.uniform<i8:f32, 0.5>
+!w = !quant.uniform<i8:f32:0, {0.015625,0.03125,0.0078125,0.015625}>
+!y = !quant.uniform<i8:f32, 0.25:3>
+!u = !quant.uniform<u8:f32, 0.125:100>
+!b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
+  %bias = onnx.Constant() {value = dense<[5, -7, 9, -11]>} : tensor<4x!b>
+  %k = onnx.Constant() {value = dense<[2.0, 0.5, -1.0, 4.0]>} : tensor<1x4x1x1xf32>
+  %qx = q.quantize(%x) : tensor<1x4x6x6x!x>
+  %c = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6x!y>
+  %r = q.conv(%qx, %w3, %bias, %c) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], activation = "silu"} : tensor<1x4x6x6x!y>
+  %p, _ = onnx.MaxPool(%r) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : tensor<1x4x3x3x!y>, tensor<1x4x3x3xi64>
+  %c2 = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3x!u>
+  %a = q.add(%p, %c2) {activation = "relu"} : tensor<1x4x3x3x!y>
+  %f = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3xf32>
+  %cat = onnx.Concat(%f, %f) {axis = 1} : tensor<1x8x3x3xf32>
+  %s0, %s1 = onnx.Split(%cat) {axis = 1} : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>
+  %da = q.dequantize(%a) : tensor<1x4x3x3xf32>
+  %dr = q.dequantize(%r) : tensor<1x4x6x6xf32>
+  %m = onnx.Mul(%dr, %k) : tensor<1x4x6x6xf32>
+  %t = onnx.Transpose(%m) {perm = [0, 2, 3, 1]} : tensor<1x6x6x4xf32>
+  %sm = onnx.Softmax(%t) {axis = 2} : tensor<1x6x6x4xf32>
+  %s = onnx.Add(%s0, %da) : tensor<1x4x3x3xf32>
+  return %da, %cat, %sm, %s
+}
+)";
+
+struct Built {
+  Context ctx;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Plan> plan;
+};
+
+std::unique_ptr<Built> build(const char *text, Isa isa = Isa::Scalar) {
+  auto b = std::make_unique<Built>();
+  auto m = parseModel(text, "<test>", b->ctx);
+  EXPECT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  if (!m)
+    return b;
+  b->model = std::move(*m);
+  auto plan = buildPlan(*b->model, PlanBuildOptions{isa});
+  EXPECT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  if (plan)
+    b->plan = std::move(*plan);
+  return b;
+}
+
+std::string serialized(const Plan &plan) {
+  auto bytes = serializePlan(plan);
+  EXPECT_TRUE(bool(bytes)) << llvm::toString(bytes.takeError());
+  return bytes ? *bytes : std::string();
+}
+
+/// The checksum recomputed after the payload changed.
+void resealChecksum(std::string &file) {
+  llvm::support::endian::write64le(
+      &file[24], llvm::xxHash64(llvm::StringRef(file).drop_front(32)));
+}
+
+PlanRunOptions withThreads(unsigned threads) {
+  PlanRunOptions options;
+  options.threads = threads;
+  return options;
+}
+
+std::string errorOf(llvm::StringRef file) {
+  auto plan = readPlan(file, Isa::Scalar);
+  if (plan)
+    return "";
+  return llvm::toString(plan.takeError());
+}
+
+TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
+  auto b = build(kEveryStep);
+  ASSERT_TRUE(b->plan);
+  std::map<std::string, int> kinds;
+  for (const auto &s : b->plan->steps)
+    ++kinds[s->getKindName().str()];
+  for (const char *kind : {"int8 conv", "reformat", "float", "table",
+                           "max pool", "channel copy", "quantize"})
+    EXPECT_GT(kinds[kind], 0) << "the model has no " << kind << " step";
+
+  std::string file = serialized(*b->plan);
+  ASSERT_TRUE(isPlanFile(file));
+  auto inputs = makeRandomInputs(b->model->getGraph(), 5);
+  ASSERT_TRUE(bool(inputs));
+  auto want = b->plan->run(*inputs, withThreads(1));
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  for (Isa isa : getSupportedIsas()) {
+    auto read = readPlan(file, isa);
+    ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+    EXPECT_EQ((*read)->isa, isa);
+    EXPECT_EQ((*read)->steps.size(), b->plan->steps.size());
+    // Weights come back as they went in, whatever the packing.
+    EXPECT_EQ(serialized(**read), file) << getIsaName(isa).str();
+    for (unsigned threads : {1u, 2u}) {
+      auto got = (*read)->run(*inputs, withThreads(threads));
+      ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+      ASSERT_EQ(got->size(), want->size());
+      for (size_t i = 0; i < got->size(); ++i)
+        EXPECT_TRUE((*got)[i].identicalTo((*want)[i]))
+            << "output " << i << ", " << getIsaName(isa).str() << ", "
+            << threads << " threads";
+    }
+  }
+}
+
+TEST(PlanFile, DamagedFilesAreOneLineErrors) {
+  auto b = build(kEveryStep);
+  ASSERT_TRUE(b->plan);
+  std::string file = serialized(*b->plan);
+
+  EXPECT_EQ(errorOf("PK\x03\x04 a zip, not a plan"),
+            "plan file: not a qopt plan (it does not start with QOPTPLAN)");
+  EXPECT_EQ(errorOf("QOPTPLAN"), "plan file: truncated header");
+
+  std::string cut = file.substr(0, file.size() - 1);
+  EXPECT_NE(errorOf(cut).find("plan file: truncated: the header says"),
+            std::string::npos)
+      << errorOf(cut);
+
+  std::string flipped = file;
+  flipped[file.size() / 2] ^= 0x10;
+  EXPECT_EQ(errorOf(flipped), "plan file: checksum mismatch: the file is "
+                              "corrupt");
+
+  std::string newer = file;
+  llvm::support::endian::write32le(&newer[8], kPlanFileVersion + 1);
+  EXPECT_EQ(errorOf(newer),
+            "plan file: format version 2; this qopt reads version 1 "
+            "(rebuild the plan)");
+
+  // A sealed file whose fields lie: an element kind no reader knows.
+  std::string lying = file;
+  size_t kindAt = 32 + 8 + 8 + 8 + b->plan->tensors[0].name.size();
+  lying[kindAt] = 99;
+  resealChecksum(lying);
+  EXPECT_NE(errorOf(lying).find("element kind 99 is not one this reader "
+                                "knows"),
+            std::string::npos)
+      << errorOf(lying);
+
+  for (const std::string &bad : {cut, flipped, newer, lying})
+    EXPECT_EQ(errorOf(bad).find('\n'), std::string::npos);
+}
+
+TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
+  auto b = build(kEveryStep);
+  ASSERT_TRUE(b->plan);
+  std::string file = serialized(*b->plan);
+  ASSERT_FALSE(verifyPlan(*b->plan));
+
+  auto damaged = [&](auto change) {
+    auto plan = readPlan(file, Isa::Scalar);
+    EXPECT_TRUE(bool(plan));
+    change(**plan);
+    std::string direct = llvm::toString(verifyPlan(**plan));
+    // The reader refuses the same plan from a file.
+    std::string fromFile = errorOf(serialized(**plan));
+    EXPECT_EQ(fromFile, "plan file: " + direct);
+    return direct;
+  };
+  auto firstStep = [](Plan &p, PlanStep::Kind kind) -> PlanStep & {
+    for (auto &s : p.steps)
+      if (s->getKind() == kind)
+        return *s;
+    ADD_FAILURE() << "no such step";
+    return *p.steps.front();
+  };
+
+  // A tensor placed past the arena's end.
+  std::string e = damaged([](Plan &p) {
+    for (PlanTensor &t : p.tensors)
+      if (!t.constant) {
+        t.arenaOffset = int64_t(p.arenaBytes);
+        return;
+      }
+  });
+  EXPECT_NE(e.find("is not 64-byte aligned inside the arena"),
+            std::string::npos)
+      << e;
+
+  // A conv reading a smaller tensor than its geometry's input.
+  e = damaged([&](Plan &p) {
+    PlanStep &conv = firstStep(p, PlanStep::Kind::Conv);
+    conv.inputs[0] = conv.outputs[0] == 0 ? 1 : 0;
+  });
+  EXPECT_NE(e.find("int8 conv"), std::string::npos) << e;
+  EXPECT_NE(e.find("the step needs i8 or u8[1,4,6,6] nhwc"), std::string::npos)
+      << e;
+
+  // A table over more elements than its operand has.
+  e = damaged([&](Plan &p) {
+    PlanStep &table = firstStep(p, PlanStep::Kind::Table);
+    int id = table.inputs[0];
+    p.tensors[id].shape[3] -= 1;
+  });
+  EXPECT_FALSE(e.empty());
+
+  // A tensor id the plan does not have.
+  e = damaged([&](Plan &p) {
+    firstStep(p, PlanStep::Kind::Float).outputs[0] = int(p.tensors.size());
+  });
+  EXPECT_NE(e.find("which the plan does not have"), std::string::npos) << e;
+
+  // A step writing a constant.
+  e = damaged([&](Plan &p) {
+    PlanStep &reformat = firstStep(p, PlanStep::Kind::Reformat);
+    for (size_t id = 0; id < p.tensors.size(); ++id)
+      if (p.tensors[id].constant)
+        reformat.outputs[0] = int(id);
+  });
+  EXPECT_NE(e.find("writes constant tensor"), std::string::npos) << e;
+}
+
+// Sealed files with random bytes changed: the reader either refuses them
+// with an error or gives a plan that passed the verifier, and such a plan
+// runs (the sanitizer build checks that it stays inside its memory).
+TEST(PlanFile, RandomlyChangedSealedFilesReadOrFailCleanly) {
+  auto b = build(kEveryStep);
+  ASSERT_TRUE(b->plan);
+  std::string file = serialized(*b->plan);
+  auto inputs = makeRandomInputs(b->model->getGraph(), 3);
+  ASSERT_TRUE(bool(inputs));
+  std::mt19937 rng(42);
+  int read = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string changed = file;
+    for (int k = 0, n = 1 + int(rng() % 3); k < n; ++k)
+      changed[32 + rng() % (changed.size() - 32)] = char(rng());
+    resealChecksum(changed);
+    auto plan = readPlan(changed, Isa::Scalar);
+    if (!plan) {
+      std::string msg = llvm::toString(plan.takeError());
+      EXPECT_EQ(msg.rfind("plan file: ", 0), 0u) << msg;
+      ++refused;
+      continue;
+    }
+    ++read;
+    if ((*plan)->arenaBytes < (size_t(1) << 24))
+      llvm::consumeError((*plan)->run(*inputs, withThreads(1)).takeError());
+  }
+  // Most single-byte changes land in data (weights, tables, constants).
+  EXPECT_GT(read, 0);
+  EXPECT_GT(refused, 0);
+}
+
+} // namespace
