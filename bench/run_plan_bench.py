@@ -113,6 +113,7 @@ def ort_once(model, threads, args, env):
 
 PLAN_LINE = re.compile(r"^plan: .* isa (\S+): median ([0-9.]+) ms, min ([0-9.]+) ms", re.M)
 BUILD_LINE = re.compile(r"^plan build: (.*); total ([0-9.]+) ms", re.M)
+FILE_LINE = re.compile(r"^plan file: read and packed in ([0-9.]+) ms", re.M)
 
 
 def qopt_once(model, threads, args):
@@ -125,7 +126,10 @@ def qopt_once(model, threads, args):
     if status != 0 or not m:
         raise RuntimeError(f"qopt-run on {model}: {err.strip() or out.strip()}")
     b = BUILD_LINE.search(out)
-    return float(m.group(2)), rss, m.group(1), (float(b.group(2)), b.group(1)) if b else None
+    f = FILE_LINE.search(out)
+    build = ((float(b.group(2)), b.group(1)) if b else
+             (float(f.group(1)), "the plan file read and packed") if f else None)
+    return float(m.group(2)), rss, m.group(1), build
 
 
 def write_plan(model):
