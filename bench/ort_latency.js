@@ -8,15 +8,10 @@
 // sequential), seeded inputs (test/placement/ort_run.js's rules), W untimed runs, then N timed
 // runs of `await session.run(feeds)`. Prints one JSON line:
 //   {"version": ..., "load_ms": ..., "median_ms": ..., "min_ms": ..., "runs": N}
-// onnxruntime-node: $ORT_NODE_DIR, the cwd, then the repository root's node_modules.
 'use strict';
 const path = require('path');
-const { makeInput } = require('../test/placement/ort_run.js');
-
-function loadOrt() {
-  const dirs = [process.env.ORT_NODE_DIR, process.cwd(), path.join(__dirname, '..')].filter(Boolean);
-  return require(require.resolve('onnxruntime-node', { paths: dirs }));
-}
+// Seeded inputs, and onnxruntime-node from $ORT_NODE_DIR, the cwd or the repository root.
+const { makeInput, loadOrt } = require('../test/placement/ort_run.js');
 
 function parseArgs(argv) {
   const a = { threads: 1, runs: 20, warmup: 3, seed: 1, dist: 'uniform', dims: {} };

@@ -213,7 +213,7 @@ async function main() {
 }
 
 // bench/ort_placement_bench.js feeds its sessions the same inputs.
-module.exports = { makeInput };
+module.exports = { makeInput, loadOrt };
 
 if (require.main === module) {
   main().then((c) => process.exit(c), (e) => { console.error(`ort_run: ${oneLine(e)}`); process.exit(2); });
