@@ -31,6 +31,7 @@ function parseArgs(argv) {
     }
   }
   if (!a.model) { console.error('ort_latency: a model is required'); process.exit(2); }
+  if (!['uniform', 'image', 'imagenet'].includes(a.dist)) { console.error(`ort_latency: unknown --dist ${a.dist}`); process.exit(2); }
   return a;
 }
 

@@ -37,6 +37,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("QOPT_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -46,27 +47,19 @@ ORT_VERSION = "1.30.0"
 
 
 def peak_rss_mib(argv, env=None):
-    """Runs argv and returns (status, stdout, stderr, peak RSS MiB) via wait4."""
-    read_out, write_out = os.pipe()
-    read_err, write_err = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.dup2(write_out, 1)
-        os.dup2(write_err, 2)
-        for fd in (read_out, read_err, write_out, write_err):
-            os.close(fd)
-        try:
-            os.execvpe(argv[0], argv, env if env is not None else os.environ)
-        finally:
-            os._exit(127)
-    os.close(write_out)
-    os.close(write_err)
-    # Small outputs only (a few lines): read stdout to its end, then stderr.
-    with os.fdopen(read_out) as f_out, os.fdopen(read_err) as f_err:
-        out = f_out.read()
-        err = f_err.read()
-    _, status, usage = os.wait4(pid, 0)
-    return os.waitstatus_to_exitcode(status), out, err, usage.ru_maxrss / 1024.0
+    """Runs argv; returns (exit status, stdout, stderr, its peak RSS in MiB).
+
+    The output goes through temporary files (no pipe can fill up), and
+    os.wait4 gives the rusage of that one child."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err,
+                                env=env if env is not None else os.environ)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (proc.returncode, out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"), usage.ru_maxrss / 1024.0)
 
 
 def find_ort(env):

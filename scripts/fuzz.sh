@@ -40,5 +40,5 @@ run() {
 run OnnxImport "$work/onnx" -max_len=262144
 run QirParser "$work/qir" -max_len=65536
 run PipelineParser "$work/pipeline" -max_len=512
-run PlanFile "$work/plan" -max_len=262144
+run PlanFile "$work/plan" -max_len=1048576
 exit $status

@@ -24,7 +24,7 @@ if [ -d "$shared/models" ]; then
     --dir "$shared/peer-cases/onnx/onnx/backend/test/data/node" \
     --dir "$shared/peer-cases/onnx-acaa175e/onnx/backend/test/data/node" \
     --dir "$shared/peer-cases/tract/onnx/test_cases" || status=1
-  step "[POS] peer cases as CPU plans, each step against the reference"
+  step "[POS] peer cases as CPU plans, each step against the reference; they and the shared models as plan files"
   "$root/test/plan/run_peer_plans.sh" "$build/bin/qopt-run" "$shared" |
     grep -v '^PASS ' || status=1
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

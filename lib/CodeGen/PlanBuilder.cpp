@@ -360,6 +360,7 @@ qopt::buildPlan(const Model &model, const PlanBuildOptions &options) {
     return std::move(err);
   return plan;
 }
+
 llvm::Error
 qopt::bindStaticInputShapes(Model &m,
                             const std::map<std::string, int64_t> &dims,

@@ -84,6 +84,8 @@ llvm::Error KernelContext::error(const llvm::Twine &msg) const {
 
 llvm::Error KernelContext::allocateOutput(size_t i, ElementKind kind,
                                           Shape shape) {
+  if (i >= outputs.size())
+    return error("has no result #" + llvm::Twine(i));
   auto t = Tensor::allocate(kind, std::move(shape));
   if (!t)
     return error(llvm::toString(t.takeError()));

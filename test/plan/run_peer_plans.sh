@@ -3,7 +3,9 @@
 # optimize and run in INT8) as a CPU plan: default<cpu>, then each plan step
 # on the reference's values of its inputs within 1 LSB of the reference on
 # quantized tensors and 1e-4 of the largest magnitude on float ones.
-# Symbolic input dims are 1, as for the random inputs.
+# Symbolic input dims are 1, as for the random inputs. Then each case and
+# each shared model as a plan file (qopt -emit=plan, next to qopt-run): its
+# outputs must be the bytes `qopt-run --plan` gives on the model.
 # usage: test/plan/run_peer_plans.sh <qopt-run> <shared-dir>
 set -uo pipefail
 qopt_run=${1:?qopt-run binary}
@@ -28,4 +30,21 @@ for c in "${cases[@]}"; do
   fi
 done
 echo "[POS] peer cases as CPU plans: ${#cases[@]} run, $failed failed"
-[ $failed -eq 0 ]
+
+qopt=$(dirname "$qopt_run")/qopt
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+files=0 file_failed=0
+for m in "${cases[@]/#/$shared/peer-cases/}" "$shared"/models/*.onnx; do
+  files=$((files + 1))
+  if ! "$qopt" "$m" -passes='default<cpu>' -emit=plan -o "$work/m.qplan" 2> "$work/err" ||
+     ! "$qopt_run" "$work/m.qplan" -o "$work/file.npz" > /dev/null 2>> "$work/err" ||
+     ! "$qopt_run" "$m" --plan -o "$work/model.npz" > /dev/null 2>> "$work/err" ||
+     ! cmp -s "$work/file.npz" "$work/model.npz"; then
+    file_failed=$((file_failed + 1))
+    echo "FAIL as a plan file: ${m#$shared/}"
+    head -3 "$work/err" | sed 's/^/  /'
+  fi
+done
+echo "as plan files: $files run, $file_failed failed"
+[ $failed -eq 0 ] && [ $file_failed -eq 0 ]

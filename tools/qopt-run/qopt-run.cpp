@@ -119,9 +119,10 @@ static cl::opt<std::string>
     planPasses("plan-passes", cl::desc("Pipeline run before the plan is built"),
                cl::value_desc("pipeline"), cl::init("default<cpu>"),
                cl::cat(runCategory));
-static cl::opt<bool> printPlan("print-plan",
-                               cl::desc("With --plan: print the plan's steps"),
-                               cl::cat(runCategory));
+static cl::opt<bool>
+    printPlan("print-plan",
+              cl::desc("With --plan or a plan file: print the plan's steps"),
+              cl::cat(runCategory));
 static cl::opt<bool> compareReference(
     "compare-reference",
     cl::desc("With --plan: run each step on the reference interpreter's "
@@ -132,14 +133,14 @@ static cl::opt<bool> compareReference(
 
 static cl::opt<unsigned> benchRuns(
     "bench",
-    cl::desc("With --plan: one warm-up run, then N timed runs; prints the "
-             "median and the minimum"),
+    cl::desc("With --plan or a plan file: one warm-up run, then N timed "
+             "runs; prints the median and the minimum"),
     cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
 static cl::opt<bool> profilePlan(
     "profile",
-    cl::desc("With --plan: time each step (over the --bench runs, or one "
-             "run) and print its share, GMAC/s for int8 convs, and the "
-             "time by kind of step"),
+    cl::desc("With --plan or a plan file: time each step (over the --bench "
+             "runs, or one run) and print its share, GMAC/s for int8 "
+             "convs, and the time by kind of step"),
     cl::cat(runCategory));
 
 /// --threads: libLLVM registers an option of that name itself, so it is
@@ -376,7 +377,8 @@ int main(int argc, char **argv) {
           {compareReference, "--compare-reference"},
           {!compareWith.empty(), "--compare"},
           {!comparePasses.empty(), "--compare-passes"},
-          {!opByOp.empty(), "--op-by-op"}})
+          {!opByOp.empty(), "--op-by-op"},
+          {!dimValues.empty(), "--dim"}})
       if (given)
         return fail(llvm::Twine(modelPath) + ": " + name +
                     " needs a model; a plan file runs as it is");
@@ -399,13 +401,6 @@ int main(int argc, char **argv) {
     model = std::move(*loaded);
   }
   double importMs = millisecondsSince(phaseStart);
-  std::vector<std::string> outputNames;
-  if (plan)
-    for (int id : plan->outputs)
-      outputNames.push_back(plan->tensors[id].name);
-  else
-    for (const Value *out : model->getGraph().getOutputs())
-      outputNames.push_back(out->getName().str());
   if (compareReference && !runPlan)
     return fail("--compare-reference needs --plan");
   if ((benchRuns || profilePlan || printPlan) && !runPlan && !planFile)
@@ -443,6 +438,7 @@ int main(int argc, char **argv) {
       givenShapes[name] = t.shape();
     if (auto err = bindStaticInputShapes(*model, dims, givenShapes))
       return fail(llvm::Twine(modelPath) + ": " +
+                  (given.empty() ? "" : "--input: ") +
                   llvm::toString(std::move(err)));
     phaseStart = Clock::now();
     if (auto err = runPipeline(*model, planPasses, argv[0]))
@@ -460,6 +456,15 @@ int main(int argc, char **argv) {
                   llvm::toString(created.takeError()));
     interp = std::move(*created);
   }
+  // Named as the graph the outputs come from names them (after the
+  // pipeline, for --plan).
+  std::vector<std::string> outputNames;
+  if (plan)
+    for (int id : plan->outputs)
+      outputNames.push_back(plan->tensors[id].name);
+  else
+    for (const Value *out : model->getGraph().getOutputs())
+      outputNames.push_back(out->getName().str());
   std::vector<rt::InputSpec> planInputs;
   if (plan)
     for (int id : plan->inputs)
@@ -492,13 +497,12 @@ int main(int argc, char **argv) {
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(built.takeError()));
     plan = std::move(*built);
+    double buildMs = millisecondsSince(phaseStart);
     if (benchRuns || profilePlan)
       llvm::outs() << llvm::format("plan build: import %.1f ms, %s %.1f ms, "
                                    "plan %.1f ms; total %.1f ms\n",
                                    importMs, planPasses.c_str(), pipelineMs,
-                                   millisecondsSince(phaseStart),
-                                   importMs + pipelineMs +
-                                       millisecondsSince(phaseStart));
+                                   buildMs, importMs + pipelineMs + buildMs);
   }
   if (plan && printPlan)
     plan->print(llvm::outs());

@@ -328,7 +328,7 @@ int main(int argc, char **argv) {
                    llvm::sys::path::extension(outputPath) == ".qplan");
   if (!planDims.empty() && !emitPlan)
     return reportError(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                               "-dim is for -emit=plan"),
+                                               "only -emit=plan uses it"),
                        "-dim");
   if (emitPlan) {
     std::map<std::string, int64_t> dims;

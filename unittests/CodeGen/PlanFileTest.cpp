@@ -85,12 +85,6 @@ void resealChecksum(std::string &file) {
       &file[24], llvm::xxHash64(llvm::StringRef(file).drop_front(32)));
 }
 
-PlanRunOptions withThreads(unsigned threads) {
-  PlanRunOptions options;
-  options.threads = threads;
-  return options;
-}
-
 std::string errorOf(llvm::StringRef file) {
   auto plan = readPlan(file, Isa::Scalar);
   if (plan)
@@ -112,7 +106,7 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
   ASSERT_TRUE(isPlanFile(file));
   auto inputs = makeRandomInputs(b->model->getGraph(), 5);
   ASSERT_TRUE(bool(inputs));
-  auto want = b->plan->run(*inputs, withThreads(1));
+  auto want = b->plan->run(*inputs, PlanRunOptions(1));
   ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
   for (Isa isa : getSupportedIsas()) {
     auto read = readPlan(file, isa);
@@ -122,7 +116,7 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
     // Weights come back as they went in, whatever the packing.
     EXPECT_EQ(serialized(**read), file) << getIsaName(isa).str();
     for (unsigned threads : {1u, 2u}) {
-      auto got = (*read)->run(*inputs, withThreads(threads));
+      auto got = (*read)->run(*inputs, PlanRunOptions(threads));
       ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
       ASSERT_EQ(got->size(), want->size());
       for (size_t i = 0; i < got->size(); ++i)
@@ -265,8 +259,16 @@ TEST(PlanFile, RandomlyChangedSealedFilesReadOrFailCleanly) {
       continue;
     }
     ++read;
-    if ((*plan)->arenaBytes < (size_t(1) << 24))
-      llvm::consumeError((*plan)->run(*inputs, withThreads(1)).takeError());
+    // Changed pooling windows or conv kernels may ask for a lot of work:
+    // safe, but not for a unit test.
+    bool cheap = (*plan)->arenaBytes < (size_t(1) << 24);
+    for (const auto &s : (*plan)->steps) {
+      cheap &= s->getMacs() < 10'000'000;
+      if (const auto *pool = llvm::dyn_cast<PoolStep>(s.get()))
+        cheap &= pool->getWindow().kernelH * pool->getWindow().kernelW <= 64;
+    }
+    if (cheap)
+      llvm::consumeError((*plan)->run(*inputs, PlanRunOptions(1)).takeError());
   }
   // Most single-byte changes land in data (weights, tables, constants).
   EXPECT_GT(read, 0);

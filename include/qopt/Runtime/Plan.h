@@ -290,6 +290,8 @@ private:
 };
 
 struct PlanRunOptions {
+  PlanRunOptions() = default;
+  explicit PlanRunOptions(unsigned threads) : threads(threads) {}
   /// Worker threads; 0 = every core.
   unsigned threads = 0;
   /// Called before and after each step (e.g. to feed a step the

@@ -5,13 +5,15 @@
 // passes or the builder. The file holds everything a run needs: tensors and
 // their arena places, each step's parameters, conv weights in ONNX's OIHW
 // order, tables and constants; large arrays start at 64-byte offsets, so a
-// mapped file can be read in place.
+// mapped file could serve them in place (this reader maps the file, copies
+// constants and tables and packs the weights, then lets the file go).
 //
 // The file is versioned and checksummed (xxHash64 of everything after the
 // header); a file from another tool, another format version, cut short or
 // changed is a one-line error. What a file describes is checked as well as
-// its bytes (verifyPlan): a plan read from any file cannot make a step
-// touch memory outside its tensors.
+// its bytes (verifyPlan): a plan read from any file cannot make a step of
+// its own kernels touch memory outside its tensors, and a float step passes
+// the IR's verifier as a one-node graph, as the interpreter's nodes do.
 //
 // Weights are packed when the file is read, for the instruction set chosen
 // then (selectIsa(): the CPU's best, or QOPT_ISA), so one file runs on any
@@ -43,7 +45,7 @@ llvm::Expected<std::string> serializePlan(const Plan &plan);
 /// for `isa`. Errors are one line: "plan file: <reason>".
 llvm::Expected<std::unique_ptr<Plan>> readPlan(llvm::StringRef bytes, Isa isa);
 
-/// readPlan on the file at `path` (mapped, not copied).
+/// readPlan on the file at `path` (mapped for the read).
 llvm::Expected<std::unique_ptr<Plan>> loadPlanFile(llvm::StringRef path,
                                                    Isa isa);
 

@@ -134,12 +134,22 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
                 " output channels");
   if (s.outH() < 1 || s.outW() < 1)
     return fail("the window is larger than the padded input");
-  // One output pixel's taps, and one output row's im2col buffer, in bytes.
-  int64_t taps, depth, rowBytes;
+  // One output pixel's taps, one output row's im2col buffer, the weights,
+  // their packed panels (each group's channels padded to a panel and its
+  // depth to a k group, 2 bytes a weight for AVX2) and the MACs, checked
+  // for overflow and bounded.
+  int64_t groupOutC = s.outC / s.groups;
+  int64_t taps, depth, rowBytes, weights, panelBytes, packedBytes, pixels, macs;
   if (llvm::MulOverflow(s.kernelH, s.kernelW, taps) ||
       llvm::MulOverflow(taps, s.inC / s.groups, depth) ||
       llvm::MulOverflow(depth, s.outW(), rowBytes) ||
-      rowBytes > (int64_t(1) << 40) || depth * s.outC > (int64_t(1) << 40))
+      llvm::MulOverflow(depth, s.outC, weights) ||
+      llvm::MulOverflow((depth + 3) / 4 * 4 * 2, (groupOutC + 15) / 16 * 16,
+                        panelBytes) ||
+      llvm::MulOverflow(panelBytes, s.groups, packedBytes) ||
+      llvm::MulOverflow(s.batch * s.outH(), s.outW(), pixels) ||
+      llvm::MulOverflow(pixels, weights, macs) ||
+      rowBytes > (int64_t(1) << 40) || packedBytes > (int64_t(1) << 33))
     return fail("the kernel is too large");
   if (e.scale.size() != 1 && e.scale.size() != size_t(s.outC))
     return fail("scales for " + llvm::Twine(e.scale.size()) + " of " +

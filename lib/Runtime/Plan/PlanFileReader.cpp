@@ -5,7 +5,7 @@
 // count is never larger than the bytes left could hold, enums are in range,
 // sizes agree with shapes) before anything is built from it, and the whole
 // plan through verifyPlan at the end. The first problem is the error,
-// with the byte offset where it was found.
+// with the byte offset the reader had reached (just past the bad field).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,10 +20,15 @@
 #include "llvm/Support/xxhash.h"
 
 #include <cstring>
+#include <variant>
 
 using namespace qopt;
 using namespace qopt::rt;
 using namespace qopt::rt::planfile;
+
+static_assert(std::variant_size_v<Attribute::Storage> ==
+                  size_t(AttrTag::EmptyList) + 1,
+              "one tag per kind of attribute");
 
 namespace {
 
@@ -319,6 +324,7 @@ std::unique_ptr<PlanStep> PlanFileReader::convStep(std::string name) {
     fail("conv '" + name + "': " + llvm::toString(std::move(err)));
     return nullptr;
   }
+  // checkParams bounded this product.
   if (weights.size() !=
       size_t(s.outC * (s.inC / s.groups) * s.kernelH * s.kernelW)) {
     fail("conv '" + name + "' has " + llvm::Twine(weights.size()) +
@@ -457,22 +463,6 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
   }
   if (failed || !s)
     return nullptr;
-  // A float step's kernel trusts its operand and result counts to be its
-  // op's (the IR's verifier sees to that for a graph).
-  if (const auto *f = llvm::dyn_cast<FloatStep>(s.get())) {
-    const OpDef *def = lookupOpDef(f->getOp().op);
-    unsigned operands = f->getOp().getNumOperands();
-    unsigned results = f->getOp().getNumResults();
-    if (def &&
-        (inputs.size() != operands || outputs.size() != results ||
-         operands < def->getMinOperands() || operands > def->getMaxOperands() ||
-         results < def->getMinResults() || results > def->getMaxResults())) {
-      fail("float step '" + name + "': " + llvm::Twine(inputs.size()) +
-           " operands and " + llvm::Twine(outputs.size()) +
-           " results do not fit " + f->getOp().op);
-      return nullptr;
-    }
-  }
   s->op = std::move(op);
   s->inputs = std::move(inputs);
   s->outputs = std::move(outputs);
@@ -487,7 +477,7 @@ llvm::Expected<std::unique_ptr<Plan>> PlanFileReader::read() {
   if (file.size() < kHeaderBytes)
     return makeError("truncated header");
   uint32_t version = endian::read32le(file.data() + 8);
-  if (version != kPlanFileVersion)
+  if (version != kPlanFileVersion || endian::read32le(file.data() + 12) != 0)
     return makeError("format version " + llvm::Twine(version) +
                      "; this qopt reads version " +
                      llvm::Twine(kPlanFileVersion) + " (rebuild the plan)");
@@ -536,8 +526,6 @@ llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
-                                   path.str().c_str(),
-                                   buffer.getError().message().c_str());
+    return makeError("cannot read it: " + buffer.getError().message());
   return readPlan((*buffer)->getBuffer(), isa);
 }

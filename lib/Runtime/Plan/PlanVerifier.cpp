@@ -12,11 +12,18 @@
 //            and output against its geometry, a table's element counts, a
 //            channel copy's ranges inside both tensors, ...)
 //
-// A plan that passes cannot make a step touch bytes outside its tensors or
-// its scratch; what it computes is the file's business.
+// A plan that passes cannot make an int8, table, pool, copy, quantize or
+// reformat step touch bytes outside its tensors or its scratch; a float
+// step passes the IR's verifier as a node of a graph of its own (operand
+// and result counts, kinds, attributes, inferred result types), as every
+// node the interpreter runs does. What a plan computes is the file's
+// business.
 //
 //===----------------------------------------------------------------------===//
 
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/Verifier.h"
 #include "qopt/Runtime/Plan.h"
 
 #include "llvm/Support/Casting.h"
@@ -163,11 +170,8 @@ private:
       return verifyConv(*conv);
     if (const auto *reformat = llvm::dyn_cast<ReformatStep>(&s))
       return verifyReformat(*reformat);
-    if (const auto *f = llvm::dyn_cast<FloatStep>(&s)) {
-      if (s.outputs.size() > f->getOp().getNumResults())
-        return makeError("has more outputs than its op has results");
-      return checkIds(s, /*optional=*/true);
-    }
+    if (const auto *f = llvm::dyn_cast<FloatStep>(&s))
+      return verifyFloat(*f);
     if (const auto *table = llvm::dyn_cast<TableStep>(&s))
       return verifyTable(*table);
     if (const auto *pool = llvm::dyn_cast<PoolStep>(&s))
@@ -177,6 +181,89 @@ private:
     if (const auto *quantize = llvm::dyn_cast<QuantizeStep>(&s))
       return verifyQuantize(*quantize);
     return makeError("unknown kind of step");
+  }
+
+  /// A float step's kernel trusts its operand and result counts to be its
+  /// op's (in a graph, the IR's verifier sees to that): the op table's
+  /// bounds, or one result for the ops the table does not define.
+  llvm::Error verifyFloat(const FloatStep &step) const {
+    const KernelOp &op = step.getOp();
+    unsigned operands = op.getNumOperands(), results = op.getNumResults();
+    const OpDef *def = lookupOpDef(op.op);
+    bool fits = step.inputs.size() == operands &&
+                step.outputs.size() == results &&
+                op.resultQuantTypes.size() <= results &&
+                (def ? operands >= def->getMinOperands() &&
+                           operands <= def->getMaxOperands() &&
+                           results >= def->getMinResults() &&
+                           results <= def->getMaxResults() && results > 0
+                     : results == 1);
+    if (!fits)
+      return makeError(llvm::Twine(step.inputs.size()) + " operands and " +
+                       llvm::Twine(step.outputs.size()) +
+                       " results do not fit " + op.op);
+    if (auto err = checkIds(step, /*optional=*/true))
+      return err;
+    return verifyAsNode(step);
+  }
+
+  /// The float step as a node of a graph of its own, through the IR's
+  /// verifier: operand kinds, attributes, and the result types its op
+  /// infers from the operands (constants by their values) against the
+  /// step's result tensors. A kernel then sees what it would in the
+  /// interpreter, whose graphs passed the same checks.
+  llvm::Error verifyAsNode(const FloatStep &step) const {
+    const KernelOp &op = step.getOp();
+    Context ctx;
+    Graph graph(ctx);
+    auto typeOf = [&](const PlanTensor &t, const QuantType *q) {
+      const Type *element =
+          q ? static_cast<const Type *>(ctx.getQuantType(
+                  q->getStorageKind(), q->getExpressedKind(),
+                  q->isPerAxis() ? std::optional<int64_t>(q->getAxis())
+                                 : std::nullopt,
+                  q->getScales(), q->getZeroPoints()))
+            : ctx.getElementType(t.kind);
+      return ctx.getTensorType(t.shape, element);
+    };
+    std::vector<Value *> operands;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (step.inputs[i] < 0) {
+        operands.push_back(nullptr);
+        continue;
+      }
+      const PlanTensor &t = plan.tensors[step.inputs[i]];
+      const TensorType *type = typeOf(t, op.getOperandQuantType(i));
+      std::string name = "operand" + std::to_string(i);
+      if (!t.constant || t.kind == ElementKind::String) {
+        operands.push_back(graph.addInput(type, name));
+        continue;
+      }
+      auto value = std::make_shared<const DenseElements>(
+          t.kind, t.shape,
+          std::string(t.constant->bytes(), t.constant->byteSize()));
+      operands.push_back(
+          graph
+              .createNode(ops::Constant, {}, {{type, name}},
+                          {{"value", Attribute(std::move(value))}})
+              ->getResult());
+    }
+    std::vector<ResultSpec> results;
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      if (step.outputs[i] < 0) {
+        results.push_back({ctx.getUnknownTensorType(), "", true});
+        continue;
+      }
+      const PlanTensor &t = plan.tensors[step.outputs[i]];
+      results.push_back(
+          {typeOf(t, op.getResultQuantType(i)), "result" + std::to_string(i)});
+    }
+    Node *node =
+        graph.createNode(op.op, operands, results, op.attributes, "step");
+    for (unsigned i = 0; i < node->getNumResults(); ++i)
+      if (!node->getResult(i)->isAbsent())
+        graph.addOutput(node->getResult(i));
+    return verifyGraph(graph);
   }
 
   llvm::Error verifyConv(const ConvStep &step) const {
