@@ -18,12 +18,16 @@ step "lit tests"
 /usr/bin/python3 /usr/lib/llvm-14/build/utils/lit/lit.py -s "$build/test/lit" || status=1
 step "ONNX backend node tests on the reference interpreter"
 "$build/bin/qopt-onnx-conformance" || status=1
+step "ONNX backend node tests as CPU plans (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, Q/DQ among them)"
+"$build/bin/qopt-onnx-conformance" --plan || status=1
 if [ -d "$shared/models" ]; then
-  step "peer cases with expected outputs ([REF]) on the reference interpreter"
-  "$build/bin/qopt-onnx-conformance" \
-    --dir "$shared/peer-cases/onnx/onnx/backend/test/data/node" \
-    --dir "$shared/peer-cases/onnx-acaa175e/onnx/backend/test/data/node" \
-    --dir "$shared/peer-cases/tract/onnx/test_cases" || status=1
+  step "peer cases with expected outputs ([REF]) on the reference interpreter, then as CPU plans"
+  for mode in "" --plan; do
+    "$build/bin/qopt-onnx-conformance" $mode \
+      --dir "$shared/peer-cases/onnx/onnx/backend/test/data/node" \
+      --dir "$shared/peer-cases/onnx-acaa175e/onnx/backend/test/data/node" \
+      --dir "$shared/peer-cases/tract/onnx/test_cases" || status=1
+  done
   step "[POS] peer cases as CPU plans, each step against the reference; they and the shared models as plan files"
   "$root/test/plan/run_peer_plans.sh" "$build/bin/qopt-run" "$shared" |
     grep -v '^PASS ' || status=1

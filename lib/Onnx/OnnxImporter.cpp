@@ -641,6 +641,12 @@ static llvm::Error parseProto(google::protobuf::io::ZeroCopyInputStream &in,
 
 llvm::Expected<std::unique_ptr<Model>>
 qopt::importOnnxFile(llvm::StringRef path, Context &ctx) {
+  return importOnnxFileWithInputsBound(path, ctx, {});
+}
+
+llvm::Expected<std::unique_ptr<Model>> qopt::importOnnxFileWithInputsBound(
+    llvm::StringRef path, Context &ctx,
+    const std::map<std::string, DenseElementsRef> &bound) {
   int fd = ::open(path.str().c_str(), O_RDONLY);
   if (fd < 0)
     return makeError("cannot open file: " + llvm::Twine(std::strerror(errno)));
@@ -658,6 +664,21 @@ qopt::importOnnxFile(llvm::StringRef path, Context &ctx) {
   ::close(fd);
   if (err)
     return std::move(err);
+  if (!bound.empty()) {
+    onnx::GraphProto *graph = proto->mutable_graph();
+    size_t found = 0;
+    for (int i = graph->input_size() - 1; i >= 0; --i) {
+      auto it = bound.find(graph->input(i).name());
+      if (it == bound.end())
+        continue;
+      ++found;
+      onnxbridge::tensorToProto(*it->second, it->first,
+                                *graph->add_initializer());
+      graph->mutable_input()->DeleteSubrange(i, 1);
+    }
+    if (found != bound.size())
+      return makeError("a value to bind names no graph input");
+  }
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   return Importer(*proto, dir, ctx).run();

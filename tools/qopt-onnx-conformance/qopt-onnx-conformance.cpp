@@ -2,7 +2,7 @@
 //-===//
 //
 //   qopt-onnx-conformance [--dir=/usr/share/libonnx-testdata/data/node]
-//                         [--filter=REGEX] [--verbose]
+//                         [--filter=REGEX] [--verbose] [--plan]
 //
 // Runs every ONNX backend node test whose model imports and whose ops all
 // have reference kernels, compares each output with the expected one
@@ -11,10 +11,21 @@
 // attempted, passed, and skipped (with the reason). Exit 1 if any attempted
 // test fails.
 //
+// --plan runs each test as qopt's CPU plan instead: the graph inputs after
+// the first become initializers holding the test's values (weights and
+// quantization parameters, which ONNX's tests pass as inputs, so that they
+// reach the quantized types), the model goes through default<cpu>, and the
+// plan built from it runs on the first input. Tests whose plan cannot be
+// built (shapes that depend on data, ops the interpreter lacks) are skipped
+// with the reason.
+//
 //===----------------------------------------------------------------------===//
 
+#include "../common/RunPipeline.h"
+#include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/Onnx/ModelIO.h"
+#include "qopt/Onnx/OnnxImporter.h"
 #include "qopt/Runtime/Interpreter.h"
 #include "qopt/Runtime/NpyIO.h"
 
@@ -40,6 +51,11 @@ static cl::list<std::string>
 static cl::opt<std::string> filter("filter", cl::desc("Only tests matching"),
                                    cl::init(""));
 static cl::opt<bool> verbose("verbose", cl::desc("Print every test"));
+static cl::opt<bool>
+    asPlan("plan",
+           cl::desc("Run each test as the CPU plan (inputs after the first "
+                    "bound as constants, default<cpu>, the plan)"));
+static const char *argv0 = "";
 static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance for floats"),
                               cl::init(1e-3));
 static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance for floats"),
@@ -108,6 +124,63 @@ const std::map<std::string, std::string> kKnownDataDeviations = {
      "tract's io.npz expects 10 frames, but ONNX's VALID padding with a "
      "width-3 kernel over 10 frames gives 8 (tract streams the input)"},
 };
+
+/// One data set run as the CPU plan: inputs after the first bound as
+/// initializers, default<cpu>, the plan on the first input. Fails or skips
+/// as runTest does; fills `got` on success.
+Outcome runAsPlan(const std::string &modelPath, const Graph &g,
+                  const rt::TensorMap &inputs, std::vector<rt::Tensor> &got) {
+  std::map<std::string, DenseElementsRef> bound;
+  rt::TensorMap live;
+  for (unsigned i = 0; i < g.getNumInputs(); ++i) {
+    std::string name = g.getInput(i)->getName().str();
+    auto it = inputs.find(name);
+    if (it == inputs.end())
+      continue;
+    const rt::Tensor &t = it->second;
+    if (i == 0) {
+      live[name] = t;
+      continue;
+    }
+    bound[name] =
+        t.kind() == ElementKind::String
+            ? std::make_shared<const DenseElements>(t.shape(), t.strings())
+            : std::make_shared<const DenseElements>(
+                  t.kind(), t.shape(), std::string(t.bytes(), t.byteSize()));
+  }
+  Context ctx;
+  auto model = importOnnxFileWithInputsBound(modelPath, ctx, bound);
+  if (!model)
+    return {Outcome::Skip, "import: " + llvm::toString(model.takeError())};
+  std::map<std::string, rt::Shape> shapes;
+  for (auto &[name, t] : live)
+    shapes[name] = t.shape();
+  if (auto err = bindStaticInputShapes(**model, {}, shapes))
+    return {Outcome::Skip, "plan: " + llvm::toString(std::move(err))};
+  if (auto err =
+          runPipelineWithPlugins(**model, "default<cpu>", argv0,
+                                 reinterpret_cast<void *>(&runAsPlan), {}))
+    return {Outcome::Fail, "default<cpu>: " + llvm::toString(std::move(err))};
+  auto isa = rt::selectIsa();
+  if (!isa)
+    return {Outcome::Fail, llvm::toString(isa.takeError())};
+  auto plan = buildPlan(**model, PlanBuildOptions{*isa});
+  if (!plan)
+    return {Outcome::Skip, "plan: " + llvm::toString(plan.takeError())};
+  auto outputs = (*plan)->run(live);
+  if (!outputs)
+    return {Outcome::Fail, "plan: " + llvm::toString(outputs.takeError())};
+  got = std::move(*outputs);
+  // What ran, for --verbose: the steps by kind and op.
+  std::map<std::string, unsigned> kinds;
+  for (const auto &step : (*plan)->steps)
+    ++kinds[(step->getKindName() + (step->op.empty() ? "" : " ") + step->op)
+                .str()];
+  std::string steps;
+  for (auto &[kind, count] : kinds)
+    steps += (steps.empty() ? "" : ", ") + kind + " x" + std::to_string(count);
+  return {Outcome::Pass, steps};
+}
 
 Outcome runTest(const std::string &dir) {
   auto known = kKnownDataDeviations.find(llvm::sys::path::filename(dir).str());
@@ -194,6 +267,7 @@ Outcome runTest(const std::string &dir) {
   }
   if (sets.empty())
     return {Outcome::Skip, "no expected outputs"};
+  std::string planSteps;
   for (auto &[inputs, expected] : sets) {
     // Some test data does not have the shape its own model declares.
     for (const Value *in : g.getInputs()) {
@@ -211,7 +285,15 @@ Outcome runTest(const std::string &dir) {
                                    rt::shapeToString(it->second.shape()) +
                                    ", the model declares " + typeToString(t)};
     }
-    auto got = (*interp)->run(inputs);
+    llvm::Expected<std::vector<rt::Tensor>> got = std::vector<rt::Tensor>();
+    if (asPlan) {
+      Outcome o = runAsPlan(modelPath, g, inputs, *got);
+      if (o.kind != Outcome::Pass)
+        return o;
+      planSteps = o.detail;
+    } else {
+      got = (*interp)->run(inputs);
+    }
     if (!got)
       return {Outcome::Fail, llvm::toString(got.takeError())};
     if (got->size() < expected.size())
@@ -224,7 +306,7 @@ Outcome runTest(const std::string &dir) {
                                    "): " + why};
     }
   }
-  return {Outcome::Pass, ""};
+  return {Outcome::Pass, planSteps};
 }
 
 } // namespace
@@ -233,6 +315,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(
       argc, argv, "ONNX node tests on qopt's reference interpreter\n");
+  argv0 = argv[0];
   if (testDirs.empty() && singleTests.empty())
     testDirs.push_back("/usr/share/libonnx-testdata/data/node");
   std::vector<std::string> tests(singleTests.begin(), singleTests.end());
@@ -273,7 +356,9 @@ int main(int argc, char **argv) {
     if (o.kind == Outcome::Pass) {
       ++passed;
       if (verbose)
-        llvm::outs() << "PASS " << name << "\n";
+        llvm::outs() << "PASS " << name
+                     << (o.detail.empty() ? "" : " (plan: " + o.detail + ")")
+                     << "\n";
     } else {
       failures.push_back(name + ": " + o.detail);
       llvm::outs() << "FAIL " << name << ": " << o.detail << "\n";

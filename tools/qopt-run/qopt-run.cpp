@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/RunPipeline.h"
 #include "PlanBench.h"
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/AsmParser.h"
@@ -192,31 +193,8 @@ static llvm::Expected<std::unique_ptr<Model>> cloneModel(const Model &m,
 
 static llvm::Error runPipeline(Model &m, llvm::StringRef pipeline,
                                const char *argv0) {
-  PassRegistry registry;
-  registerCoreAnalyses(registry);
-  for (const std::string &dir :
-       defaultPluginDirectories(argv0, reinterpret_cast<void *>(&cloneModel)))
-    if (llvm::sys::fs::is_directory(dir))
-      if (auto err = loadPluginsFromDirectory(dir, registry))
-        return err;
-  for (const std::string &path : pluginPaths) {
-    auto plugin = PassPlugin::load(path);
-    if (!plugin)
-      return plugin.takeError();
-    if (auto err = plugin->registerWith(registry))
-      return err;
-  }
-  auto pm = registry.parsePipeline(pipeline);
-  if (!pm)
-    return pm.takeError();
-  PassInstrumentation pi;
-  StandardInstrumentations si(InstrumentationOptions{});
-  si.registerCallbacks(pi);
-  AnalysisManager am(&pi);
-  registry.nameAnalyses(am);
-  llvm::Error err = pm->runAndCheck(m.getGraph(), am);
-  am.getCostReport().print(llvm::errs());
-  return err;
+  return runPipelineWithPlugins(
+      m, pipeline, argv0, reinterpret_cast<void *>(&cloneModel), pluginPaths);
 }
 
 /// Tensors compared one by one against the reference's: integer ones may

@@ -18,8 +18,11 @@
 #ifndef QOPT_ONNX_ONNXIMPORTER_H
 #define QOPT_ONNX_ONNXIMPORTER_H
 
+#include "qopt/IR/Attributes.h"
+
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
 
 namespace qopt {
@@ -34,6 +37,15 @@ constexpr int64_t kMaxSupportedOpset = 25;
 /// to the model's directory and may not leave it.
 llvm::Expected<std::unique_ptr<Model>> importOnnxFile(llvm::StringRef path,
                                                       Context &ctx);
+
+/// importOnnxFile with the graph inputs named in `bound` turned into
+/// initializers holding those values first, as if the model had been
+/// exported with them (ONNX's node tests keep quantization parameters in
+/// graph inputs; bound, they become the parameters in quantized types). A
+/// name that is not a graph input is an error.
+llvm::Expected<std::unique_ptr<Model>> importOnnxFileWithInputsBound(
+    llvm::StringRef path, Context &ctx,
+    const std::map<std::string, DenseElementsRef> &bound);
 
 /// Lowers a serialized model held in memory. `baseDir` resolves external
 /// data files.
