@@ -348,6 +348,7 @@ llvm::Error PlanBuilder::build() {
       return makeError("graph output: " + llvm::toString(id.takeError()));
     plan.outputs.push_back(*id);
   }
+  fuseTableChains(plan);
   assignArena();
   return llvm::Error::success();
 }

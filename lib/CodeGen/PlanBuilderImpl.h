@@ -97,6 +97,10 @@ private:
   llvm::DenseMap<const Value *, int> twin;
 };
 
+/// Table steps whose operand another table step writes for them alone,
+/// composed into one table (FuseTables.cpp); before arena placement.
+void fuseTableChains(rt::Plan &plan);
+
 } // namespace codegen
 } // namespace qopt
 

@@ -284,3 +284,44 @@ graph @g(%x: tensor<"N"x4xf32>) -> (tensor<"N"x4xf32>) {
 }
 
 } // namespace
+
+namespace {
+
+// A separately quantized SiLU (sigmoid table, then mul of x and it) and a
+// dequantize after it: the three tables become one, of 4-byte results.
+// Another sigmoid whose result is also returned keeps its own step, and so
+// does the mul after it.
+const char *kTableChains = R"(
+!x = !quant.uniform<i8:f32, 0.05:-3>
+!s = !quant.uniform<u8:f32, 0.00390625>
+!y = !quant.uniform<i8:f32, 0.04:2>
+graph @g(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5x!s>) {
+  %qx = q.quantize(%x) : tensor<1x4x5x5x!x>
+  %s = q.activation(%qx) {activation = "sigmoid"} : tensor<1x4x5x5x!s>
+  %m = q.mul(%qx, %s) : tensor<1x4x5x5x!y>
+  %d = q.dequantize(%m) : tensor<1x4x5x5xf32>
+  %s2 = q.activation(%qx) {activation = "sigmoid"} : tensor<1x4x5x5x!s>
+  %m2 = q.mul(%s2, %qx) : tensor<1x4x5x5x!y>
+  %d2 = q.dequantize(%m2) : tensor<1x4x5x5xf32>
+  return %d, %d2, %s2
+}
+)";
+
+TEST(PlanBuilder, TableChainsBecomeOneTable) {
+  auto b = build(kTableChains);
+  std::vector<std::string> tables;
+  for (const auto &step : b->plan->steps)
+    if (const auto *t = llvm::dyn_cast<TableStep>(step.get()))
+      tables.push_back(step->op + "/" + std::to_string(t->getResultBytes()));
+  // The first chain is one table to f32. In the second, %s2 is returned, so
+  // its sigmoid stays, and the mul reads two tensors: composing the
+  // dequantize into it would take 65,536 entries, so both stay.
+  EXPECT_EQ(tables, (std::vector<std::string>{
+                        "q.activation+q.mul+q.dequantize/4", "q.activation/1",
+                        "q.mul/1", "q.dequantize/4"}));
+  auto inputs = makeRandomInputs(b->model->getGraph(), 3);
+  ASSERT_TRUE(bool(inputs));
+  expectMatchesInterpreter(*b, *inputs);
+}
+
+} // namespace

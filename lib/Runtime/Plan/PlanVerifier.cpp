@@ -57,6 +57,16 @@ public:
     if (plan.arenaBytes > kMaxPlanBytes)
       return makeError("the arena of " + llvm::Twine(plan.arenaBytes) +
                        " bytes is over the limit");
+    referenced.assign(plan.tensors.size(), false);
+    for (const auto &s : plan.steps)
+      for (const std::vector<int> *ids : {&s->inputs, &s->outputs})
+        for (int id : *ids)
+          if (id >= 0 && size_t(id) < plan.tensors.size())
+            referenced[id] = true;
+    for (const std::vector<int> *ids : {&plan.inputs, &plan.outputs})
+      for (int id : *ids)
+        if (id >= 0 && size_t(id) < plan.tensors.size())
+          referenced[id] = true;
     for (size_t id = 0; id < plan.tensors.size(); ++id)
       if (auto err = verifyTensor(static_cast<int>(id)))
         return err;
@@ -111,6 +121,9 @@ private:
         return fail("the constant's value is not of the tensor's type");
       return llvm::Error::success();
     }
+    // A tensor nothing reads or writes (a step fused away) needs no place.
+    if (!referenced[id])
+      return llvm::Error::success();
     if (size == 0)
       return fail("a tensor in the arena needs a numeric kind");
     if (t.arenaOffset < 0 || t.arenaOffset % 64 != 0 ||
@@ -390,6 +403,7 @@ private:
   }
 
   const Plan &plan;
+  std::vector<bool> referenced;
 };
 
 } // namespace

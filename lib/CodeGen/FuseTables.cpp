@@ -1,0 +1,108 @@
+//===- FuseTables.cpp - Table steps that feed a table step, as one table --===//
+//
+// A table step whose operand is the result of another table step (and that
+// result has no other reader) looks both up at once: the composition of two
+// exact tables is one exact table, over the first step's operand.
+//
+//   %s = table t1 (%x)            =>   %y = table f (%x)
+//   %y = table t2 (%x, %s)               f[v] = t2[v * 256 + t1[v]]
+//
+//   %s = table t1 (%x)            =>   %y = table f (%x)
+//   %y = table t2 (%s)                   f[v] = t2[t1[v]]
+//
+// The first form is a separately quantized SiLU (x * sigmoid(x), YOLO with
+// Q/DQ everywhere): one pass over the tensor through 256 entries instead of
+// a pass through 256 and one through 65,536. The bytes are the two steps'.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanBuilderImpl.h"
+
+#include "llvm/Support/Casting.h"
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+/// Steps reading each tensor, and whether the graph returns it.
+struct Readers {
+  explicit Readers(const Plan &plan)
+      : count(plan.tensors.size(), 0), isOutput(plan.tensors.size(), false) {
+    for (const auto &s : plan.steps)
+      for (int id : s->inputs)
+        if (id >= 0)
+          ++count[id];
+    for (int id : plan.outputs)
+      isOutput[id] = true;
+  }
+  bool onlyReader(int id, unsigned reads) const {
+    return count[id] == reads && !isOutput[id];
+  }
+  std::vector<unsigned> count;
+  std::vector<bool> isOutput;
+};
+
+/// The one-byte arity-1 table step that writes `id`, if any.
+const TableStep *producingTable(const Plan &plan, int id) {
+  for (const auto &s : plan.steps) {
+    const auto *t = llvm::dyn_cast<TableStep>(s.get());
+    if (t && t->getArity() == 1 && t->getResultBytes() == 1 &&
+        t->outputs[0] == id)
+      return t;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+void codegen::fuseTableChains(Plan &plan) {
+  for (size_t i = 0; i < plan.steps.size();) {
+    const auto *outer = llvm::dyn_cast<TableStep>(plan.steps[i].get());
+    if (!outer) {
+      ++i;
+      continue;
+    }
+    Readers readers(plan);
+    int arity = outer->getArity(), bytes = outer->getResultBytes();
+    // The operand an inner table writes (read by nothing else), and for two
+    // operands, the other one must be the inner table's operand.
+    const TableStep *inner = nullptr;
+    int innerAt = -1;
+    for (int k = 0; k < arity && !inner; ++k) {
+      const TableStep *t = producingTable(plan, outer->inputs[k]);
+      if (t && readers.onlyReader(outer->inputs[k], 1) &&
+          (arity == 1 || outer->inputs[1 - k] == t->inputs[0])) {
+        inner = t;
+        innerAt = k;
+      }
+    }
+    if (!inner) {
+      ++i;
+      continue;
+    }
+    std::vector<uint8_t> fused(256 * bytes);
+    llvm::ArrayRef<uint8_t> t1 = inner->getTable(), t2 = outer->getTable();
+    for (size_t v = 0; v < 256; ++v) {
+      size_t entry = arity == 1     ? t1[v]
+                     : innerAt == 1 ? v << 8 | t1[v]
+                                    : size_t(t1[v]) << 8 | v;
+      std::copy_n(&t2[entry * bytes], bytes, &fused[v * bytes]);
+    }
+    auto step = std::make_unique<TableStep>(
+        (inner->getName() + "+" + outer->getName()).str(), 1, bytes,
+        std::move(fused), outer->getNumElements());
+    step->op = inner->op + "+" + outer->op;
+    step->inputs = {inner->inputs[0]};
+    step->outputs = outer->outputs;
+    plan.steps[i] = std::move(step);
+    // Drop the inner step; the fused one may start another chain, so it is
+    // looked at again.
+    for (size_t j = 0; j < i; ++j)
+      if (plan.steps[j].get() == inner) {
+        plan.steps.erase(plan.steps.begin() + j);
+        --i;
+        break;
+      }
+  }
+}
