@@ -74,7 +74,8 @@ Tensor PlanRun::copyOut(int id) const {
   if (t.constant)
     return *t.constant;
   Tensor out(t.kind, t.shape);
-  std::memcpy(out.bytes(), read(id), out.byteSize());
+  if (out.byteSize()) // an empty tensor has no bytes to point to
+    std::memcpy(out.bytes(), read(id), out.byteSize());
   return out;
 }
 
@@ -107,7 +108,8 @@ bool PlanRun::writeValue(int id, const Tensor &value) const {
     return false;
   char *to = write(id);
   if (t.layout == PlanLayout::Onnx) {
-    std::memcpy(to, value.bytes(), t.byteSize());
+    if (t.byteSize())
+      std::memcpy(to, value.bytes(), t.byteSize());
     return true;
   }
   size_t size = getElementByteSize(t.kind);
@@ -191,7 +193,8 @@ Plan::run(const std::map<std::string, Tensor> &given,
                        shapeToString(t.shape) + ", got " +
                        getElementKindName(it->second.kind()) + " " +
                        shapeToString(it->second.shape()));
-    std::memcpy(state.write(id), it->second.bytes(), t.byteSize());
+    if (t.byteSize()) // an empty input has no bytes to point to
+      std::memcpy(state.write(id), it->second.bytes(), t.byteSize());
   }
 
   std::optional<tbb::global_control> threadLimit;

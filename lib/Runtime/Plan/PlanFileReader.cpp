@@ -292,7 +292,8 @@ bool PlanFileReader::tensor(PlanTensor &t) {
   if (!value)
     return fail("constant '" + t.name +
                 "': " + llvm::toString(value.takeError()));
-  std::memcpy(value->bytes(), bytes.data(), bytes.size());
+  if (!bytes.empty())
+    std::memcpy(value->bytes(), bytes.data(), bytes.size());
   t.constant = std::make_shared<const Tensor>(std::move(*value));
   return true;
 }

@@ -155,7 +155,8 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
                        "; the plan expects " + getElementKindName(t.kind) +
                        " " + shapeToString(t.shape));
     char *to = run.write(outputs[i]);
-    std::memcpy(to, y.bytes(), t.byteSize());
+    if (t.byteSize())
+      std::memcpy(to, y.bytes(), t.byteSize());
     if (uint8_t flip = t.getStoredFlip())
       for (size_t b = 0, e = t.byteSize(); b < e; ++b)
         to[b] ^= flip;
