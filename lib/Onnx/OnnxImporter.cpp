@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <queue>
+#include <set>
 #include <unistd.h>
 #include <unordered_set>
 
@@ -666,18 +667,41 @@ llvm::Expected<std::unique_ptr<Model>> qopt::importOnnxFileWithInputsBound(
     return std::move(err);
   if (!bound.empty()) {
     onnx::GraphProto *graph = proto->mutable_graph();
-    size_t found = 0;
+    std::set<std::string> found;
     for (int i = graph->input_size() - 1; i >= 0; --i) {
-      auto it = bound.find(graph->input(i).name());
+      const onnx::ValueInfoProto &input = graph->input(i);
+      auto it = bound.find(input.name());
       if (it == bound.end())
         continue;
-      ++found;
-      onnxbridge::tensorToProto(*it->second, it->first,
-                                *graph->add_initializer());
+      // The value must have the element kind the input declares.
+      if (input.type().has_tensor_type() &&
+          input.type().tensor_type().elem_type()) {
+        auto declared = onnxbridge::elementKindFromOnnx(
+            input.type().tensor_type().elem_type(), input.name());
+        if (!declared)
+          return declared.takeError();
+        if (*declared != it->second->getKind())
+          return makeError("graph input '" + input.name() + "' is " +
+                           getElementKindName(*declared) +
+                           "; the value bound to it is " +
+                           getElementKindName(it->second->getKind()));
+      }
+      found.insert(it->first);
+      // An input with a default value (an initializer of the same name)
+      // gets the bound value instead.
+      onnx::TensorProto *slot = nullptr;
+      for (onnx::TensorProto &t : *graph->mutable_initializer())
+        if (t.name() == it->first)
+          slot = &t;
+      if (!slot)
+        slot = graph->add_initializer();
+      slot->Clear();
+      onnxbridge::tensorToProto(*it->second, it->first, *slot);
       graph->mutable_input()->DeleteSubrange(i, 1);
     }
-    if (found != bound.size())
-      return makeError("a value to bind names no graph input");
+    for (const auto &[name, value] : bound)
+      if (!found.count(name))
+        return makeError("no graph input '" + name + "' to bind a value to");
   }
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);

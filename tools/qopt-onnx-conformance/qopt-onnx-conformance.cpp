@@ -285,21 +285,22 @@ Outcome runTest(const std::string &dir) {
                                    rt::shapeToString(it->second.shape()) +
                                    ", the model declares " + typeToString(t)};
     }
-    llvm::Expected<std::vector<rt::Tensor>> got = std::vector<rt::Tensor>();
+    std::vector<rt::Tensor> got;
     if (asPlan) {
-      Outcome o = runAsPlan(modelPath, g, inputs, *got);
+      Outcome o = runAsPlan(modelPath, g, inputs, got);
       if (o.kind != Outcome::Pass)
         return o;
       planSteps = o.detail;
     } else {
-      got = (*interp)->run(inputs);
+      auto outputs = (*interp)->run(inputs);
+      if (!outputs)
+        return {Outcome::Fail, llvm::toString(outputs.takeError())};
+      got = std::move(*outputs);
     }
-    if (!got)
-      return {Outcome::Fail, llvm::toString(got.takeError())};
-    if (got->size() < expected.size())
+    if (got.size() < expected.size())
       return {Outcome::Fail, "fewer outputs than expected"};
     for (size_t i = 0; i < expected.size(); ++i) {
-      std::string why = compareOutput((*got)[i], expected[i]);
+      std::string why = compareOutput(got[i], expected[i]);
       if (!why.empty())
         return {Outcome::Fail, "output " + std::to_string(i) + " (" +
                                    g.getOutput(i)->getName().str() +

@@ -295,7 +295,7 @@ const char *kTableChains = R"(
 !x = !quant.uniform<i8:f32, 0.05:-3>
 !s = !quant.uniform<u8:f32, 0.00390625>
 !y = !quant.uniform<i8:f32, 0.04:2>
-graph @g(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5x!s>) {
+graph @g(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5x!s>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
   %qx = q.quantize(%x) : tensor<1x4x5x5x!x>
   %s = q.activation(%qx) {activation = "sigmoid"} : tensor<1x4x5x5x!s>
   %m = q.mul(%qx, %s) : tensor<1x4x5x5x!y>
@@ -303,7 +303,13 @@ graph @g(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, 
   %s2 = q.activation(%qx) {activation = "sigmoid"} : tensor<1x4x5x5x!s>
   %m2 = q.mul(%s2, %qx) : tensor<1x4x5x5x!y>
   %d2 = q.dequantize(%m2) : tensor<1x4x5x5xf32>
-  return %d, %d2, %s2
+  %s3 = q.activation(%qx) {activation = "sigmoid"} : tensor<1x4x5x5x!s>
+  %m3 = q.mul(%s3, %qx) : tensor<1x4x5x5x!y>
+  %d3 = q.dequantize(%m3) : tensor<1x4x5x5xf32>
+  %t = q.activation(%qx) {activation = "tanh"} : tensor<1x4x5x5x!s>
+  %r = q.requantize(%t) : tensor<1x4x5x5x!y>
+  %d4 = q.dequantize(%r) : tensor<1x4x5x5xf32>
+  return %d, %d2, %s2, %d3, %d4
 }
 )";
 
@@ -316,9 +322,13 @@ TEST(PlanBuilder, TableChainsBecomeOneTable) {
   // The first chain is one table to f32. In the second, %s2 is returned, so
   // its sigmoid stays, and the mul reads two tensors: composing the
   // dequantize into it would take 65,536 entries, so both stay.
+  // The third has the sigmoid as the mul's first operand; the fourth is a
+  // chain of one-operand tables.
   EXPECT_EQ(tables, (std::vector<std::string>{
                         "q.activation+q.mul+q.dequantize/4", "q.activation/1",
-                        "q.mul/1", "q.dequantize/4"}));
+                        "q.mul/1", "q.dequantize/4",
+                        "q.activation+q.mul+q.dequantize/4",
+                        "q.activation+q.requantize+q.dequantize/4"}));
   auto inputs = makeRandomInputs(b->model->getGraph(), 3);
   ASSERT_TRUE(bool(inputs));
   expectMatchesInterpreter(*b, *inputs);

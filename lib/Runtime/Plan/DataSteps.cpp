@@ -147,6 +147,8 @@ llvm::Error PoolStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
                                  int64_t tileEnd, void * /*scratch*/) const {
   for (const Piece &p : pieces) {
+    if (p.channels == 0)
+      continue; // nothing to copy, maybe from an empty constant's null bytes
     const PlanTensor &from = run.tensor(p.from), &to = run.tensor(p.to);
     size_t size = getElementByteSize(from.kind);
     int64_t width = from.shape[3];

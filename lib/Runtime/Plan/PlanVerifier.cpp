@@ -121,8 +121,8 @@ private:
         return fail("the constant's value is not of the tensor's type");
       return llvm::Error::success();
     }
-    // A tensor nothing reads or writes (a step fused away) needs no place.
-    if (!referenced[id])
+    // A tensor nothing reads or writes (a step fused away) has no place.
+    if (!referenced[id] && t.arenaOffset == -1)
       return llvm::Error::success();
     if (size == 0)
       return fail("a tensor in the arena needs a numeric kind");
