@@ -74,7 +74,8 @@ void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
   }
 }
 
-// Row counts around each family's register tile (8 and 6 rows), channel
+// Row counts around each family's register tile (8 and 6 rows, and the
+// avx2 family's split of 7 or 8 last rows into two tiles), channel
 // counts that end a panel of 16 or the avx2 family's half panel of 8
 // anywhere, k around the groups of 4 and the avx2 widening's 16 bytes.
 TEST(Int8Gemm, EveryFamilyThisMachineRunsMatchesThePlainLoop) {
@@ -82,7 +83,8 @@ TEST(Int8Gemm, EveryFamilyThisMachineRunsMatchesThePlainLoop) {
       {1, 1, 1},     {1, 16, 4},   {2, 5, 3},    {3, 17, 5},    {7, 48, 64},
       {8, 49, 67},   {9, 64, 300}, {17, 33, 9},  {24, 96, 128}, {5, 3, 1000},
       {16, 100, 37}, {4, 13, 8},   {11, 30, 21}, {6, 75, 12},   {13, 9, 2},
-      {12, 8, 33},   {18, 24, 17}, {19, 7, 64}};
+      {12, 8, 33},   {18, 24, 17}, {19, 7, 64},  {14, 16, 20},  {49, 24, 36},
+      {50, 8, 8}};
   unsigned seed = 1;
   for (Isa isa : getSupportedIsas())
     for (const Shape &s : shapes) {

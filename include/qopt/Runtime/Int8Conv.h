@@ -123,8 +123,14 @@ private:
   bool isPointwise() const;
   void fillRow(const uint8_t *input, int64_t group, int64_t n, int64_t oh,
                uint8_t *rows) const;
-  void finishRow(const int32_t *acc, int64_t group, const uint8_t *residual,
-                 void *output, int64_t pixelBase) const;
+  /// Output rows run() gives one GEMM: enough for kPixelsPerCall pixels.
+  int64_t getRowsPerCall() const;
+  void finishPixels(const int32_t *acc, int64_t group, const uint8_t *residual,
+                    void *output, int64_t pixelBase, int64_t pixels) const;
+
+  /// Pixels worth one GEMM call: several register tiles of rows, so that a
+  /// 7-pixel row (ResNet's last stage) is not a tile of 6 and one of 1.
+  static constexpr int64_t kPixelsPerCall = 48;
 
   Int8ConvShape shape;
   Int8Epilogue epilogue;

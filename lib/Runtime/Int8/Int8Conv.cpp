@@ -187,10 +187,17 @@ bool Int8Conv::isPointwise() const {
          shape.padBottom == 0 && shape.padRight == 0;
 }
 
+int64_t Int8Conv::getRowsPerCall() const {
+  int64_t outW = shape.outW();
+  return std::max<int64_t>(
+      1, std::min(getNumRows(), (kPixelsPerCall + outW - 1) / outW));
+}
+
 size_t Int8Conv::getScratchBytes() const {
-  size_t rows = isPointwise() ? 0 : alignUp(size_t(shape.outW() * depth));
-  return rows + alignUp(size_t(shape.outW() * groupOutC) * sizeof(int32_t)) +
-         alignUp(getGemmScratchBytes(packed[0], shape.outW()));
+  int64_t pixels = getRowsPerCall() * shape.outW();
+  size_t rows = isPointwise() ? 0 : alignUp(size_t(pixels * depth));
+  return rows + alignUp(size_t(pixels * groupOutC) * sizeof(int32_t)) +
+         alignUp(getGemmScratchBytes(packed[0], pixels));
 }
 
 void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
@@ -240,9 +247,9 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
   }
 }
 
-void Int8Conv::finishRow(const int32_t *acc, int64_t group,
-                         const uint8_t *residual, void *output,
-                         int64_t pixelBase) const {
+void Int8Conv::finishPixels(const int32_t *acc, int64_t group,
+                            const uint8_t *residual, void *output,
+                            int64_t pixelBase, int64_t pixels) const {
   const Int8Epilogue &e = epilogue;
   int64_t first = group * groupOutC;
   if (!zeroTerms.empty()) {
@@ -261,20 +268,19 @@ void Int8Conv::finishRow(const int32_t *acc, int64_t group,
     p.outputZero = float(e.outputZero);
     int64_t at = pixelBase * shape.outC + first;
     size_t elementBytes = e.outputScale == 0 ? sizeof(float) : 1;
-    rt::epilogue::avx2(p, acc, shape.outW(), groupOutC,
-                       e.hasResidual ? residual + at : nullptr,
-                       static_cast<char *>(output) + at * elementBytes,
-                       shape.outC);
+    rt::epilogue::avx2(
+        p, acc, pixels, groupOutC, e.hasResidual ? residual + at : nullptr,
+        static_cast<char *>(output) + at * elementBytes, shape.outC);
     return;
   }
   llvm::ArrayRef<int32_t> sums = packed[group].getChannelSums();
   bool perChannel = e.scale.size() > 1;
-  for (int64_t ow = 0, w = shape.outW(); ow < w; ++ow) {
-    int64_t at = (pixelBase + ow) * shape.outC + group * groupOutC;
+  for (int64_t px = 0; px < pixels; ++px) {
+    int64_t at = (pixelBase + px) * shape.outC + group * groupOutC;
     for (int64_t c = 0; c < groupOutC; ++c) {
       int64_t channel = group * groupOutC + c;
       float scale = e.scale[perChannel ? channel : 0];
-      float y = float(acc[ow * groupOutC + c] - e.inputZero * sums[c]) * scale;
+      float y = float(acc[px * groupOutC + c] - e.inputZero * sums[c]) * scale;
       if (!e.bias.empty())
         y += e.bias[channel];
       float r = 0;
@@ -297,30 +303,38 @@ void Int8Conv::finishRow(const int32_t *acc, int64_t group,
 void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
                    int64_t rowBegin, int64_t rowEnd, void *scratch) const {
   int64_t outH = shape.outH(), outW = shape.outW();
+  int64_t rowsPerCall = getRowsPerCall();
   bool pointwise = isPointwise();
   assert(reinterpret_cast<uintptr_t>(scratch) % kScratchAlignment == 0 &&
          "Int8Conv::run needs 64-byte aligned scratch");
   uint8_t *rows = static_cast<uint8_t *>(scratch);
   int32_t *acc = reinterpret_cast<int32_t *>(
-      rows + (pointwise ? 0 : alignUp(size_t(outW * depth))));
-  void *gemmScratch = reinterpret_cast<char *>(acc) +
-                      alignUp(size_t(outW * groupOutC) * sizeof(int32_t));
-  for (int64_t row = rowBegin; row < rowEnd; ++row) {
-    int64_t n = row / outH, oh = row % outH;
+      rows + (pointwise ? 0 : alignUp(size_t(rowsPerCall * outW * depth))));
+  void *gemmScratch =
+      reinterpret_cast<char *>(acc) +
+      alignUp(size_t(rowsPerCall * outW * groupOutC) * sizeof(int32_t));
+  // Output rows are adjacent pixels in NHWC, across images too: several
+  // rows make one GEMM of rows * outW pixels, so narrow layers still fill
+  // the kernels' register tiles.
+  for (int64_t row = rowBegin; row < rowEnd; row += rowsPerCall) {
+    int64_t count = std::min(rowsPerCall, rowEnd - row);
+    int64_t pixels = count * outW;
     for (int64_t g = 0; g < shape.groups; ++g) {
       const uint8_t *a;
       int64_t lda;
       if (pointwise) {
-        a = input + ((n * shape.inH + oh) * shape.inW) * shape.inC +
-            g * groupInC;
+        // Stride 1 and no pads: the input pixels are the output's.
+        a = input + row * outW * shape.inC + g * groupInC;
         lda = shape.inC;
       } else {
-        fillRow(input, g, n, oh, rows);
+        for (int64_t r = 0; r < count; ++r)
+          fillRow(input, g, (row + r) / outH, (row + r) % outH,
+                  rows + r * outW * depth);
         a = rows;
         lda = depth;
       }
-      gemmU8S8(a, lda, outW, packed[g], acc, groupOutC, gemmScratch);
-      finishRow(acc, g, residual, output, row * outW);
+      gemmU8S8(a, lda, pixels, packed[g], acc, groupOutC, gemmScratch);
+      finishPixels(acc, g, residual, output, row * outW, pixels);
     }
   }
 }
