@@ -2,7 +2,7 @@
 //
 //   qopt-bench-kernels [--benchmark_filter=...]
 //
-// First measures each family's peak with a register-only loop (PeakLoops.h)
+// First measures each family's peak with a register-only loop (KernelPeak.h)
 // on this machine, then times the int8 conv step on each of ResNet-18's 3x3
 // convolutions (224x224 input, batch 1) for every family the machine runs,
 // reporting GMAC/s and the share of that family's peak. One thread: the
@@ -10,12 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PeakLoops.h"
 #include "qopt/Runtime/Int8Conv.h"
+#include "qopt/Runtime/KernelPeak.h"
 
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -26,36 +25,6 @@ using namespace qopt::rt;
 namespace {
 
 std::map<Isa, double> peakGmacs; // measured in main()
-
-double measurePeak(Isa isa) {
-  int64_t (*loop)(int64_t, int32_t *) = nullptr;
-  switch (isa) {
-  case Isa::Avx2:
-    loop = bench::peakAvx2;
-    break;
-  case Isa::AvxVnni:
-    loop = bench::peakAvxVnni;
-    break;
-  case Isa::Avx512Vnni:
-    loop = bench::peakAvx512Vnni;
-    break;
-  case Isa::Scalar:
-  case Isa::Amx:
-    return 0;
-  }
-  int32_t sink = 0;
-  loop(1 << 20, &sink); // warm up the units (and the clock)
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    auto start = std::chrono::steady_clock::now();
-    int64_t macs = loop(int64_t(1) << 24, &sink);
-    std::chrono::duration<double> took =
-        std::chrono::steady_clock::now() - start;
-    best = std::max(best, macs / took.count() / 1e9);
-  }
-  benchmark::DoNotOptimize(sink);
-  return best;
-}
 
 struct ConvCase {
   const char *name;
@@ -120,7 +89,7 @@ int main(int argc, char **argv) {
   for (Isa isa : getSupportedIsas()) {
     if (isa == Isa::Amx)
       continue; // runs the avx512vnni kernel until the tile kernel lands
-    peakGmacs[isa] = measurePeak(isa);
+    peakGmacs[isa] = measurePeakGmacs(isa);
     if (peakGmacs[isa] > 0)
       std::printf("peak %-10s %7.1f GMAC/s per core (register-only loop)\n",
                   getIsaName(isa).str().c_str(), peakGmacs[isa]);

@@ -4,11 +4,15 @@
 // is the whole Plan::run (arena, inputs in, steps, outputs out). With
 // --profile each step is timed between the executor's beforeStep and
 // afterStep hooks, which costs two clock reads per step, and the table
-// lists every step by its mean over the timed runs.
+// lists every step by its mean over the timed runs. After the runs, the
+// ISA's register-only multiply-add loop is timed (KernelPeak.h, about 50
+// ms) and each int8 step's GMAC/s is given as a share of that peak times
+// the threads the run used.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PlanBench.h"
+#include "qopt/Runtime/KernelPeak.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -67,11 +71,10 @@ llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
       sorted.size() % 2
           ? sorted[sorted.size() / 2]
           : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  os << "plan: " << runs << " runs, "
-     << (options.threads ? std::to_string(options.threads) : std::string("all"))
-     << " threads, isa " << rt::getIsaName(plan.isa) << ": median "
-     << llvm::format("%.3f", median) << " ms, min "
-     << llvm::format("%.3f", sorted.front()) << " ms"
+  unsigned threads = timed.getThreadCount();
+  os << "plan: " << runs << " runs, " << threads << " threads, isa "
+     << rt::getIsaName(plan.isa) << ": median " << llvm::format("%.3f", median)
+     << " ms, min " << llvm::format("%.3f", sorted.front()) << " ms"
      << (options.profile ? " (with per-step timing)" : "") << "\n";
   if (!options.profile)
     return llvm::Error::success();
@@ -81,8 +84,15 @@ llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
     ms /= runs;
     total += ms;
   }
+  double peak = rt::measurePeakGmacs(plan.isa) * threads;
+  rt::Isa loopIsa = rt::getGemmInstructionIsa(plan.isa);
+  if (peak > 0)
+    os << "peak: " << llvm::format("%.1f", peak / threads)
+       << " GMAC/s per core (" << rt::getIsaName(loopIsa)
+       << " register-only loop); % peak is of " << threads
+       << (threads == 1 ? " core" : " cores") << "\n";
   os << "step  kind          op                         ms   share   "
-        "GMAC/s  name\n";
+        "GMAC/s  %peak  name\n";
   std::map<std::string, double> byKind;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const rt::PlanStep &s = *plan.steps[i];
@@ -90,10 +100,16 @@ llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
     os << llvm::format("%4zu  %-12s  %-20s %9.3f  %5.1f%%  ", i,
                        s.getKindName().str().c_str(), s.op.c_str(), stepMs[i],
                        total > 0 ? 100 * stepMs[i] / total : 0.0);
-    if (s.getMacs() && stepMs[i] > 0)
-      os << llvm::format("%6.1f", s.getMacs() / (stepMs[i] * 1e6));
+    double gmacs =
+        s.getMacs() && stepMs[i] > 0 ? s.getMacs() / (stepMs[i] * 1e6) : 0;
+    if (gmacs > 0)
+      os << llvm::format("%6.1f", gmacs);
     else
       os << "      ";
+    if (gmacs > 0 && peak > 0)
+      os << llvm::format("  %4.0f%%", 100 * gmacs / peak);
+    else
+      os << "       ";
     os << "  " << s.getName() << "\n";
   }
   os << "by kind:";

@@ -294,6 +294,9 @@ struct PlanRunOptions {
   explicit PlanRunOptions(unsigned threads) : threads(threads) {}
   /// Worker threads; 0 = every core.
   unsigned threads = 0;
+  /// The threads a run with these options uses: `threads`, or for 0 every
+  /// core this process may run on.
+  unsigned getThreadCount() const;
   /// Called before and after each step (e.g. to feed a step the
   /// reference's inputs and compare its outputs, or to time it).
   std::function<void(const PlanStep &, PlanRun &)> beforeStep, afterStep;

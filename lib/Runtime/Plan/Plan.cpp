@@ -174,6 +174,12 @@ struct AlignedBuffer {
 
 } // namespace
 
+unsigned PlanRunOptions::getThreadCount() const {
+  return threads ? threads
+                 : static_cast<unsigned>(
+                       std::max(1, tbb::this_task_arena::max_concurrency()));
+}
+
 llvm::Expected<std::vector<Tensor>>
 Plan::run(const std::map<std::string, Tensor> &given,
           const PlanRunOptions &options) const {
@@ -204,7 +210,7 @@ Plan::run(const std::map<std::string, Tensor> &given,
   // One scratch slab per thread index TBB can hand out.
   size_t arenaSlots =
       static_cast<size_t>(tbb::this_task_arena::max_concurrency());
-  size_t workers = options.threads ? options.threads : arenaSlots;
+  size_t workers = options.getThreadCount();
   size_t slots = std::max(workers, arenaSlots);
   size_t scratchBytes = 0;
   for (const auto &step : steps)

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef QOPT_BENCH_KERNELS_PEAKLOOPBODY_H
-#define QOPT_BENCH_KERNELS_PEAKLOOPBODY_H
+#ifndef QOPT_LIB_RUNTIME_INT8_PEAKLOOPBODY_H
+#define QOPT_LIB_RUNTIME_INT8_PEAKLOOPBODY_H
 
 #include <cstdint>
 
@@ -36,4 +36,4 @@ static int64_t runPeakLoop(int64_t iterations, int32_t *sink, Splat splat,
   return iterations * Chains * MacsPerStep;
 }
 
-#endif // QOPT_BENCH_KERNELS_PEAKLOOPBODY_H
+#endif // QOPT_LIB_RUNTIME_INT8_PEAKLOOPBODY_H

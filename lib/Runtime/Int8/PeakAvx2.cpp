@@ -1,6 +1,6 @@
 //===- PeakAvx2.cpp - vpmaddwd + vpaddd (ymm) peak ------------------------===//
 //
-// Built with -mavx2 (bench/CMakeLists.txt); run only where CPUID finds it.
+// Built with -mavx2 (lib/CMakeLists.txt); run only where CPUID finds it.
 //
 // vpmaddwd does not read its accumulator, so one product added to every
 // chain would be computed once (the compiler shares it): each chain gets
@@ -13,7 +13,7 @@
 
 #include <immintrin.h>
 
-int64_t qopt::bench::peakAvx2(int64_t iterations, int32_t *sink) {
+int64_t qopt::rt::peak::peakAvx2(int64_t iterations, int32_t *sink) {
   constexpr int kRows = 3, kCols = 2;
   __m256i acc[kRows][kCols], a[kRows], b[kCols];
   for (int r = 0; r < kRows; ++r) {
@@ -28,10 +28,9 @@ int64_t qopt::bench::peakAvx2(int64_t iterations, int32_t *sink) {
     for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c)
-        acc[r][c] =
-            _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(a[r], b[c]));
-    // The operands must not be provably constant: the products would be
-    // hoisted out of the loop.
+        acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(a[r], b[c]));
+        // The operands must not be provably constant: the products would be
+        // hoisted out of the loop.
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r)
       __asm__ volatile("" : "+v"(a[r]));

@@ -1,0 +1,31 @@
+//===- KernelPeak.h - The machine's int8 multiply-add peak -----*- C++ -*-===//
+//
+// What one core's multiply-add units reach at best with the instructions a
+// kernel family runs, measured here and now with a loop that keeps all its
+// operands in registers: the yardstick for "% of peak" in `qopt-run
+// --profile` and in the kernel micro-benchmark.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_RUNTIME_KERNELPEAK_H
+#define QOPT_RUNTIME_KERNELPEAK_H
+
+#include "qopt/Runtime/CpuFeatures.h"
+
+namespace qopt {
+namespace rt {
+
+/// The family whose instructions `isa`'s GEMM runs: itself, except AMX,
+/// whose plans run the AVX512-VNNI kernel until the tile kernel lands.
+Isa getGemmInstructionIsa(Isa isa);
+
+/// One core's int8 GMAC/s with the instructions of `isa`'s GEMM (vpmaddwd
+/// for avx2, vpdpbusd for the VNNI families), the best of a few timed
+/// rounds of about 10 ms each; 0 for scalar (no such loop) or a family this
+/// machine does not run.
+double measurePeakGmacs(Isa isa);
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_RUNTIME_KERNELPEAK_H
