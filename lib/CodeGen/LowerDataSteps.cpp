@@ -190,12 +190,13 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   ElementKind kind = whole->getType()->getStorageKind();
   size_t size = getElementByteSize(kind);
   int64_t axis = n.getIntAttr("axis").value_or(0);
-  if ((size != 1 && size != 4) || (axis != 1 && axis != -3))
-    return false;
   auto wholeShape = staticShape(whole);
   if (!wholeShape)
     return wholeShape.takeError();
-  if (wholeShape->size() != 4)
+  if (requantizes && (wholeShape->size() != 4 || (axis != 1 && axis != -3)))
+    return lowerConcatInOnnxLayout(n);
+  if ((size != 1 && size != 4) || (axis != 1 && axis != -3) ||
+      wholeShape->size() != 4)
     return false;
   bool anyNhwc = false;
   std::vector<int64_t> channels;
@@ -225,7 +226,7 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
     return false;
   std::vector<std::vector<uint8_t>> tables;
   if (requantizes) {
-    auto made = requantizeTables(n, sources, whole);
+    auto made = requantizeTables(n, sources, whole, PlanLayout::Nhwc);
     if (!made)
       return false;
     tables = std::move(*made);
@@ -265,6 +266,76 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   return true;
 }
 
+llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
+  // Each index before the axis is a row; operand i's row (its elements
+  // from the axis on) goes through its table into the result's row at the
+  // sum of the spans before it.
+  const Value *whole = n.getNumResults() == 1 ? n.getResult() : nullptr;
+  if (!whole || !isByteInteger(whole->getType()->getStorageKind()) ||
+      isPerAxis(whole))
+    return false;
+  auto wholeShape = staticShape(whole);
+  if (!wholeShape)
+    return wholeShape.takeError();
+  int64_t rank = wholeShape->size();
+  int64_t axis = n.getIntAttr("axis").value_or(0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return false;
+  int64_t rows = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? rows : inner) *= d == axis ? 1 : (*wholeShape)[d];
+  if (rows == 0 || inner == 0)
+    return false;
+  std::vector<const Value *> sources(n.getOperands().begin(),
+                                     n.getOperands().end());
+  std::vector<int64_t> spans;
+  for (const Value *v : sources) {
+    if (!v || v->isAbsent() || isConstant(v) ||
+        !isByteInteger(v->getType()->getStorageKind()) || isPerAxis(v))
+      return false;
+    auto shape = staticShape(v);
+    if (!shape)
+      return shape.takeError();
+    Shape expected = *wholeShape;
+    expected[axis] = int64_t(shape->size()) == rank ? (*shape)[axis] : -1;
+    if (*shape != expected)
+      return false;
+    spans.push_back((*shape)[axis] * inner);
+  }
+  auto tables = requantizeTables(n, sources, whole, PlanLayout::Onnx);
+  if (!tables)
+    return false;
+
+  std::vector<int> inputs;
+  for (const Value *v : sources) {
+    auto id = tensorFor(v, PlanLayout::Onnx);
+    if (!id)
+      return id.takeError();
+    inputs.push_back(*id);
+  }
+  auto output =
+      defineResult(whole, PlanLayout::Onnx, whole->getType()->getStorageKind());
+  if (!output)
+    return output.takeError();
+  std::vector<ChannelCopyStep::Piece> pieces;
+  int64_t offset = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    pieces.push_back(
+        {inputs[i], *output, 0, offset, spans[i], std::move((*tables)[i])});
+    offset += spans[i];
+  }
+  if (offset != (*wholeShape)[axis] * inner)
+    return makeError("the operands' extents along axis " + llvm::Twine(axis) +
+                     " add up to " + llvm::Twine(offset / inner) + ", not " +
+                     llvm::Twine((*wholeShape)[axis]));
+  addStep(std::make_unique<ChannelCopyStep>(n.getName().str(),
+                                            std::move(pieces), rows),
+          n, std::move(inputs), {*output});
+  return true;
+}
+
 llvm::Expected<bool> PlanBuilder::lowerQuantize(const Node &n) {
   const Value *x = n.getOperand(0);
   const Value *y = n.getResult();
@@ -296,18 +367,37 @@ llvm::Expected<bool> PlanBuilder::lowerQuantize(const Node &n) {
   return true;
 }
 
-std::optional<std::vector<std::vector<uint8_t>>> PlanBuilder::requantizeTables(
-    const Node &n, llvm::ArrayRef<const Value *> sources, const Value *whole) {
-  // The reference kernel on operands [1, 256, 1, 1] holding every stored
-  // byte (NHWC: s8 + 128): operand j's table is the result's channels
-  // [256 j, 256 j + 256), as stored. A table that maps every byte to
-  // itself is left empty: a plain copy.
-  auto storedFlip = [](const Value *v) -> uint8_t {
-    return v->getType()->getStorageKind() == ElementKind::I8 ? 0x80 : 0;
+std::optional<std::vector<std::vector<uint8_t>>>
+PlanBuilder::requantizeTables(const Node &n,
+                              llvm::ArrayRef<const Value *> sources,
+                              const Value *whole, PlanLayout layout) {
+  // The reference kernel on operands of 256 along the axis and 1 elsewhere
+  // ([1, 256, 1, 1] for channels), holding every stored byte (NHWC: s8 +
+  // 128): operand j's table is the result's elements [256 j, 256 j + 256),
+  // as stored. A table that maps every byte to itself is left empty: a
+  // plain copy.
+  auto wholeShape = staticShape(whole);
+  if (!wholeShape) {
+    llvm::consumeError(wholeShape.takeError());
+    return std::nullopt;
+  }
+  int64_t rank = wholeShape->size();
+  int64_t axis = n.getIntAttr("axis").value_or(0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  Shape operandShape(rank, 1);
+  operandShape[axis] = 256;
+  auto storedFlip = [&](const Value *v) -> uint8_t {
+    return layout == PlanLayout::Nhwc &&
+                   v->getType()->getStorageKind() == ElementKind::I8
+               ? 0x80
+               : 0;
   };
   std::vector<Tensor> operands;
   for (const Value *v : sources) {
-    Tensor bytes(v->getType()->getStorageKind(), {1, 256, 1, 1});
+    Tensor bytes(v->getType()->getStorageKind(), operandShape);
     for (int b = 0; b < 256; ++b)
       bytes.bytes()[b] = static_cast<char>(b ^ storedFlip(v));
     operands.push_back(std::move(bytes));

@@ -62,12 +62,14 @@ private:
   llvm::Expected<bool> lowerTable(const Node &n);
   llvm::Expected<bool> lowerMaxPool(const Node &n);
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
+  /// q.concat along any axis, in ONNX layout (a copy step's rows).
+  llvm::Expected<bool> lowerConcatInOnnxLayout(const Node &n);
   llvm::Expected<bool> lowerQuantize(const Node &n);
-  /// q.concat's table per operand from stored bytes to the result's, or
-  /// none when its kernel refuses.
+  /// q.concat's table per operand from stored bytes to the result's (as
+  /// stored in `layout`), or none when its kernel refuses.
   std::optional<std::vector<std::vector<uint8_t>>>
   requantizeTables(const Node &n, llvm::ArrayRef<const Value *> sources,
-                   const Value *whole);
+                   const Value *whole, rt::PlanLayout layout);
   /// n's reference kernel on `in`: its first result, or none when it
   /// refuses them.
   std::optional<rt::Tensor> runReferenceKernel(const Node &n,

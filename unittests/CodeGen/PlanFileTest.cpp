@@ -21,19 +21,21 @@ namespace {
 
 // Every kind of step: quantize (NCHW into NHWC), a 3x3 conv with bias, a
 // residual and SiLU, a strided 1x1 conv, max pool, a q.add table, channel
-// Concat/Split, dequantize tables, reformats, and float steps with
-// attributes (Transpose's perm, Softmax's axis) and a constant operand.
+// Concat/Split, a requantizing q.concat of 3-D tensors (rows in ONNX
+// layout), dequantize tables, reformats, and float steps with attributes
+// (Transpose's perm, Softmax's axis) and a constant operand.
 const char *kEveryStep = R"(
 !x = !quant.uniform<i8:f32, 0.5>
 !w = !quant.uniform<i8:f32:0, {0.015625,0.03125,0.0078125,0.015625}>
 !y = !quant.uniform<i8:f32, 0.25:3>
 !u = !quant.uniform<u8:f32, 0.125:100>
 !b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
-graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>) {
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
   %bias = onnx.Constant() {value = dense<[5, -7, 9, -11]>} : tensor<4x!b>
   %k = onnx.Constant() {value = dense<[2.0, 0.5, -1.0, 4.0]>} : tensor<1x4x1x1xf32>
+  %rows = onnx.Constant() {value = dense<[1, 24, 6]>} : tensor<3xi64>
   %qx = q.quantize(%x) : tensor<1x4x6x6x!x>
   %c = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6x!y>
   %r = q.conv(%qx, %w3, %bias, %c) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], activation = "silu"} : tensor<1x4x6x6x!y>
@@ -49,7 +51,12 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %t = onnx.Transpose(%m) {perm = [0, 2, 3, 1]} : tensor<1x6x6x4xf32>
   %sm = onnx.Softmax(%t) {axis = 2} : tensor<1x6x6x4xf32>
   %s = onnx.Add(%s0, %da) : tensor<1x4x3x3xf32>
-  return %da, %cat, %sm, %s
+  %m3 = onnx.Reshape(%m, %rows) : tensor<1x24x6xf32>
+  %q3 = q.quantize(%m3) : tensor<1x24x6x!x>
+  %q3u = q.quantize(%m3) : tensor<1x24x6x!y>
+  %rc = q.concat(%q3, %q3u) {axis = 2} : tensor<1x24x12x!y>
+  %drc = q.dequantize(%rc) : tensor<1x24x12xf32>
+  return %da, %cat, %sm, %s, %drc
 }
 )";
 
@@ -218,6 +225,17 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
     p.tensors[id].shape[3] -= 1;
   });
   EXPECT_FALSE(e.empty());
+
+  // A row copy into a result with fewer elements a row than its pieces.
+  e = damaged([&](Plan &p) {
+    for (auto &s : p.steps)
+      if (s->getKind() == PlanStep::Kind::ChannelCopy &&
+          p.tensors[s->outputs[0]].layout == PlanLayout::Onnx)
+        p.tensors[s->outputs[0]].shape[2] -= 1;
+  });
+  EXPECT_NE(e.find("does not fit both tensors' pixels and channels (or rows)"),
+            std::string::npos)
+      << e;
 
   // A tensor id the plan does not have.
   e = damaged([&](Plan &p) {

@@ -231,6 +231,9 @@ private:
 /// Concat or Split along the channels of NHWC tensors: each piece copies
 /// `channels` channels of every pixel from one tensor to another, through
 /// a 256-entry table of stored bytes where it requantizes (q.concat).
+/// Tensors in ONNX layout (q.concat along any axis) are `rows` rows, each
+/// index before the axis one, spanning the elements from the axis on; a
+/// piece's channels are then elements of every row.
 class ChannelCopyStep : public PlanStep {
 public:
   struct Piece {
@@ -241,7 +244,7 @@ public:
   ChannelCopyStep(std::string name, std::vector<Piece> pieces, int64_t rows)
       : PlanStep(Kind::ChannelCopy, std::move(name)), pieces(std::move(pieces)),
         rows(rows) {}
-  /// Rows of pixels (batch * height).
+  /// Rows of pixels (batch * height), or rows in ONNX layout.
   int64_t getNumTiles() const override { return rows; }
   llvm::ArrayRef<Piece> getPieces() const { return pieces; }
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,

@@ -146,13 +146,19 @@ llvm::Error PoolStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 
 llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
                                  int64_t tileEnd, void * /*scratch*/) const {
+  if (tileBegin >= tileEnd)
+    return llvm::Error::success();
   for (const Piece &p : pieces) {
     if (p.channels == 0)
       continue; // nothing to copy, maybe from an empty constant's null bytes
     const PlanTensor &from = run.tensor(p.from), &to = run.tensor(p.to);
     size_t size = getElementByteSize(from.kind);
-    int64_t width = from.shape[3];
-    int64_t fromC = from.shape[1], toC = to.shape[1];
+    // NHWC: a tile is a row of pixels, each with its channels. ONNX layout:
+    // a tile is one row, its span the elements from the axis on.
+    bool nhwc = from.layout == PlanLayout::Nhwc;
+    int64_t width = nhwc ? from.shape[3] : 1;
+    int64_t fromC = nhwc ? from.shape[1] : from.numElements() / rows;
+    int64_t toC = nhwc ? to.shape[1] : to.numElements() / rows;
     const char *src = run.read(p.from);
     char *dst = run.write(p.to);
     for (int64_t pixel = tileBegin * width, end = tileEnd * width; pixel < end;

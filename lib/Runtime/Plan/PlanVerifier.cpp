@@ -363,20 +363,31 @@ private:
                          "read or into one it does not write");
       const PlanTensor &from = plan.tensors[p.from], &to = plan.tensors[p.to];
       unsigned size = getElementByteSize(from.kind);
-      bool fits =
-          from.layout == PlanLayout::Nhwc && to.layout == PlanLayout::Nhwc &&
-          size != 0 && getElementByteSize(to.kind) == size &&
-          from.shape[0] == to.shape[0] && from.shape[2] == to.shape[2] &&
-          from.shape[3] == to.shape[3] &&
-          step.getNumTiles() == from.shape[0] * from.shape[2] &&
-          p.channels >= 0 && p.fromChannel >= 0 && p.toChannel >= 0 &&
-          p.channels <= from.shape[1] - p.fromChannel &&
-          p.channels <= to.shape[1] - p.toChannel &&
-          (p.table.empty() || (p.table.size() == 256 && size == 1));
+      int64_t rows = step.getNumTiles();
+      bool fits = size != 0 && getElementByteSize(to.kind) == size &&
+                  p.channels >= 0 && p.fromChannel >= 0 && p.toChannel >= 0 &&
+                  (p.table.empty() || (p.table.size() == 256 && size == 1));
+      if (from.layout == PlanLayout::Nhwc) {
+        fits &= to.layout == PlanLayout::Nhwc && from.shape[0] == to.shape[0] &&
+                from.shape[2] == to.shape[2] && from.shape[3] == to.shape[3] &&
+                rows == from.shape[0] * from.shape[2] &&
+                p.channels <= from.shape[1] - p.fromChannel &&
+                p.channels <= to.shape[1] - p.toChannel;
+      } else {
+        // Rows in ONNX layout: each tensor's elements are whole rows.
+        int64_t fromSpan = rows > 0 ? from.numElements() / rows : 0;
+        int64_t toSpan = rows > 0 ? to.numElements() / rows : 0;
+        fits &= to.layout == PlanLayout::Onnx && rows > 0 &&
+                from.numElements() == fromSpan * rows &&
+                to.numElements() == toSpan * rows &&
+                p.channels <= fromSpan - p.fromChannel &&
+                p.channels <= toSpan - p.toChannel;
+      }
       if (!fits)
         return makeError("a piece of " + llvm::Twine(p.channels) +
                          " channels from '" + from.name + "' to '" + to.name +
-                         "' does not fit both tensors' pixels and channels");
+                         "' does not fit both tensors' pixels and channels "
+                         "(or rows)");
     }
     return llvm::Error::success();
   }
