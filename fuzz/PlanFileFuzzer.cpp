@@ -39,6 +39,10 @@ static bool isCheapToRun(const Plan &plan) {
         return false;
       work += w.batch * w.outH * w.outW * w.channels * w.kernelH * w.kernelW;
     }
+    if (const auto *resize = llvm::dyn_cast<ResizeStep>(step.get())) {
+      const ResizeStep::Geometry &g = resize->getGeometry();
+      work += g.batch * g.outH * g.outW * g.channels;
+    }
     if (work > kMaxWork)
       return false;
   }

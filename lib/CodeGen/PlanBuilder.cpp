@@ -332,6 +332,8 @@ llvm::Error PlanBuilder::build() {
       lowered = lowerChannelCopy(n);
     else if (n.isa("q.quantize"))
       lowered = lowerQuantize(n);
+    else if (n.isa("onnx.Resize") || n.isa("onnx.Upsample"))
+      lowered = lowerResize(n);
     else
       lowered = lowerTable(n);
     if (!lowered)

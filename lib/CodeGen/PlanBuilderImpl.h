@@ -62,6 +62,8 @@ private:
   llvm::Expected<bool> lowerTable(const Node &n);
   llvm::Expected<bool> lowerMaxPool(const Node &n);
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
+  /// Nearest Resize/Upsample whose sampling is a pixel copy.
+  llvm::Expected<bool> lowerResize(const Node &n);
   /// q.concat along any axis, in ONNX layout (a copy step's rows).
   llvm::Expected<bool> lowerConcatInOnnxLayout(const Node &n);
   llvm::Expected<bool> lowerQuantize(const Node &n);

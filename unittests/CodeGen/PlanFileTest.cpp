@@ -22,20 +22,21 @@ namespace {
 // Every kind of step: quantize (NCHW into NHWC), a 3x3 conv with bias, a
 // residual and SiLU, a strided 1x1 conv, max pool, a q.add table, channel
 // Concat/Split, a requantizing q.concat of 3-D tensors (rows in ONNX
-// layout), dequantize tables, reformats, and float steps with attributes
-// (Transpose's perm, Softmax's axis) and a constant operand.
+// layout), a nearest Resize, dequantize tables, reformats, and float steps with
+// attributes (Transpose's perm, Softmax's axis) and a constant operand.
 const char *kEveryStep = R"(
 !x = !quant.uniform<i8:f32, 0.5>
 !w = !quant.uniform<i8:f32:0, {0.015625,0.03125,0.0078125,0.015625}>
 !y = !quant.uniform<i8:f32, 0.25:3>
 !u = !quant.uniform<u8:f32, 0.125:100>
 !b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
-graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>) {
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
   %bias = onnx.Constant() {value = dense<[5, -7, 9, -11]>} : tensor<4x!b>
   %k = onnx.Constant() {value = dense<[2.0, 0.5, -1.0, 4.0]>} : tensor<1x4x1x1xf32>
   %rows = onnx.Constant() {value = dense<[1, 24, 6]>} : tensor<3xi64>
+  %two = onnx.Constant() {value = dense<[1.0, 1.0, 2.0, 2.0]>} : tensor<4xf32>
   %qx = q.quantize(%x) : tensor<1x4x6x6x!x>
   %c = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6x!y>
   %r = q.conv(%qx, %w3, %bias, %c) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], activation = "silu"} : tensor<1x4x6x6x!y>
@@ -56,7 +57,9 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %q3u = q.quantize(%m3) : tensor<1x24x6x!y>
   %rc = q.concat(%q3, %q3u) {axis = 2} : tensor<1x24x12x!y>
   %drc = q.dequantize(%rc) : tensor<1x24x12xf32>
-  return %da, %cat, %sm, %s, %drc
+  %up = onnx.Resize(%a, _, %two) {mode = "nearest"} : tensor<1x4x6x6x!y>
+  %dup = q.dequantize(%up) : tensor<1x4x6x6xf32>
+  return %da, %cat, %sm, %s, %drc, %dup
 }
 )";
 
@@ -106,7 +109,7 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
   for (const auto &s : b->plan->steps)
     ++kinds[s->getKindName().str()];
   for (const char *kind : {"int8 conv", "reformat", "float", "table",
-                           "max pool", "channel copy", "quantize"})
+                           "max pool", "channel copy", "quantize", "resize"})
     EXPECT_GT(kinds[kind], 0) << "the model has no " << kind << " step";
 
   std::string file = serialized(*b->plan);
@@ -234,6 +237,36 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
         p.tensors[s->outputs[0]].shape[2] -= 1;
   });
   EXPECT_NE(e.find("does not fit both tensors' pixels and channels (or rows)"),
+            std::string::npos)
+      << e;
+
+  // A resize writing a taller result than its maps have rows for.
+  e = damaged([&](Plan &p) {
+    PlanStep &resize = firstStep(p, PlanStep::Kind::Resize);
+    p.tensors[resize.outputs[0]].shape[2] += 1;
+  });
+  EXPECT_NE(e.find("(resize "), std::string::npos) << e;
+  EXPECT_NE(e.find("the step needs i8 or u8[1,4,6,6] nhwc"), std::string::npos)
+      << e;
+
+  // A resize map pointing past the input's rows.
+  e = damaged([&](Plan &p) {
+    for (auto &step : p.steps)
+      if (auto *resize = llvm::dyn_cast<ResizeStep>(step.get())) {
+        std::vector<int64_t> rows = resize->getSourceRows();
+        rows.back() = resize->getGeometry().inH;
+        auto changed = std::make_unique<ResizeStep>(
+            resize->getName().str(), resize->getGeometry(), rows,
+            resize->getSourceCols().vec());
+        changed->inputs = step->inputs;
+        changed->outputs = step->outputs;
+        changed->op = step->op;
+        step = std::move(changed);
+        return;
+      }
+  });
+  EXPECT_NE(e.find("the resize maps do not take each output row and column "
+                   "to one of the input's"),
             std::string::npos)
       << e;
 

@@ -4,8 +4,9 @@
 // computing anything new: elementwise int8 ops looked up in a table, max
 // pooling (order-preserving, so it runs on the stored u8 bytes as they
 // are), Concat/Split along the channels, which in NHWC are copies of a
-// contiguous channel range of each pixel, and quantizing f32 tensors (the
-// model's input, float islands) straight into the int8 layout.
+// contiguous channel range of each pixel (or of rows, in ONNX layout),
+// nearest Resize as pixel copies, and quantizing f32 tensors (the model's
+// input, float islands) straight into the int8 layout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,10 @@ llvm::Error TableStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   if (arity == 1 && resultBytes == 1) {
     for (int64_t i = begin; i < end; ++i)
       y[i] = static_cast<char>(table[a[i]]);
+  } else if (arity == 1 && resultBytes == 4) {
+    // Dequantize to f32: a constant size, so each copy is one move.
+    for (int64_t i = begin; i < end; ++i)
+      std::memcpy(y + i * 4, &table[a[i] * 4], 4);
   } else if (arity == 1) {
     for (int64_t i = begin; i < end; ++i)
       std::memcpy(y + i * resultBytes, &table[a[i] * resultBytes], resultBytes);
@@ -174,6 +179,28 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
         dstPixel[c] =
             static_cast<char>(p.table[static_cast<uint8_t>(srcPixel[c])]);
     }
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Resize (nearest)
+//===----------------------------------------------------------------------===//
+
+llvm::Error ResizeStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                            void * /*scratch*/) const {
+  const Geometry &g = geometry;
+  size_t pixelBytes =
+      size_t(g.channels) * getElementByteSize(run.tensor(inputs[0]).kind);
+  const char *x = run.read(inputs[0]);
+  char *y = run.write(outputs[0]);
+  for (int64_t row = tileBegin; row < tileEnd; ++row) {
+    int64_t n = row / g.outH, oh = row % g.outH;
+    const char *from = x + (n * g.inH + sourceRows[oh]) * g.inW * pixelBytes;
+    char *to = y + row * g.outW * pixelBytes;
+    for (int64_t ow = 0; ow < g.outW; ++ow)
+      std::memcpy(to + ow * pixelBytes, from + sourceCols[ow] * pixelBytes,
+                  pixelBytes);
   }
   return llvm::Error::success();
 }

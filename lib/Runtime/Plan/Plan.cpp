@@ -51,6 +51,8 @@ llvm::StringRef PlanStep::getKindName() const {
     return "channel copy";
   case Kind::Quantize:
     return "quantize";
+  case Kind::Resize:
+    return "resize";
   }
   return "?";
 }

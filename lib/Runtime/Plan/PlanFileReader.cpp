@@ -370,7 +370,7 @@ std::unique_ptr<PlanStep> PlanFileReader::floatStep(std::string name,
 }
 
 std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
-  auto kind = enumValue(PlanStep::Kind::Quantize, "step kind");
+  auto kind = enumValue(PlanStep::Kind::Resize, "step kind");
   std::string name = string("step name");
   std::string op = string("step op");
   std::vector<int> inputs = ids("step inputs");
@@ -433,6 +433,15 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
       p.table.assign(table.bytes_begin(), table.bytes_end());
     }
     s = std::make_unique<ChannelCopyStep>(name, std::move(pieces), rows);
+    break;
+  }
+  case PlanStep::Kind::Resize: {
+    ResizeStep::Geometry g;
+    for (int64_t *v : {&g.batch, &g.channels, &g.inH, &g.inW, &g.outH, &g.outW})
+      *v = i64("resize geometry");
+    std::vector<int64_t> rows = ints("resize rows");
+    std::vector<int64_t> cols = ints("resize columns");
+    s = std::make_unique<ResizeStep>(name, g, std::move(rows), std::move(cols));
     break;
   }
   case PlanStep::Kind::Quantize: {

@@ -234,6 +234,12 @@ llvm::Error PlanFileWriter::step(const PlanStep &s) {
       i64(piece.channels);
       blob(piece.table.data(), piece.table.size());
     }
+  } else if (const auto *r = llvm::dyn_cast<ResizeStep>(&s)) {
+    const ResizeStep::Geometry &g = r->getGeometry();
+    for (int64_t v : {g.batch, g.channels, g.inH, g.inW, g.outH, g.outW})
+      i64(v);
+    ints(r->getSourceRows());
+    ints(r->getSourceCols());
   } else if (const auto *q = llvm::dyn_cast<QuantizeStep>(&s)) {
     const QuantizeGrid &g = q->getGrid();
     f32(g.scale);

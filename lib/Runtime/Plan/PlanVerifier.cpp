@@ -193,6 +193,8 @@ private:
       return verifyChannelCopy(*copy);
     if (const auto *quantize = llvm::dyn_cast<QuantizeStep>(&s))
       return verifyQuantize(*quantize);
+    if (const auto *resize = llvm::dyn_cast<ResizeStep>(&s))
+      return verifyResize(*resize);
     return makeError("unknown kind of step");
   }
 
@@ -389,6 +391,36 @@ private:
                          "' does not fit both tensors' pixels and channels "
                          "(or rows)");
     }
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyResize(const ResizeStep &step) const {
+    if (auto err = checkOperands(step, 1, 1))
+      return err;
+    const ResizeStep::Geometry &g = step.getGeometry();
+    for (int64_t v : {g.batch, g.channels, g.inH, g.inW, g.outH, g.outW})
+      if (v < 1 || v > kMaxGeometry)
+        return makeError("a resize size is out of range");
+    llvm::ArrayRef<int64_t> rows = step.getSourceRows();
+    llvm::ArrayRef<int64_t> cols = step.getSourceCols();
+    if (int64_t(rows.size()) != g.outH || int64_t(cols.size()) != g.outW ||
+        llvm::any_of(rows, [&](int64_t r) { return r < 0 || r >= g.inH; }) ||
+        llvm::any_of(cols, [&](int64_t c) { return c < 0 || c >= g.inW; }))
+      return makeError("the resize maps do not take each output row and "
+                       "column to one of the input's");
+    const PlanTensor &x = plan.tensors[step.inputs[0]];
+    bool int8 = isInt8Kind(x.kind);
+    if (auto err =
+            expectNhwc(step.inputs[0], {g.batch, g.channels, g.inH, g.inW},
+                       int8, "its input"))
+      return err;
+    if (auto err =
+            expectNhwc(step.outputs[0], {g.batch, g.channels, g.outH, g.outW},
+                       int8, "its result"))
+      return err;
+    if (plan.tensors[step.outputs[0]].kind != x.kind)
+      return makeError("resizes " + llvm::Twine(getElementKindName(x.kind)) +
+                       " into another element type");
     return llvm::Error::success();
   }
 
