@@ -355,3 +355,35 @@ graph @g(%x: tensor<0x4xf32>) -> (tensor<0x4xf32>) {
 }
 
 } // namespace
+
+// Float Add/Sub/Mul/Div of two f32 tensors of the result's shape run on the
+// arena without the kernel's copies, computing as the kernel does (in
+// double, rounded once): NaN, infinities, signed zeros, subnormals and
+// overflow give its bits. A broadcasting Add takes the kernel's path.
+const char *kFloatArithmetic = R"(
+graph @g(%a: tensor<2x3x4xf32>, %b: tensor<2x3x4xf32>, %c: tensor<3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %s = onnx.Add(%a, %b) : tensor<2x3x4xf32>
+  %d = onnx.Sub(%a, %b) : tensor<2x3x4xf32>
+  %m = onnx.Mul(%a, %b) : tensor<2x3x4xf32>
+  %q = onnx.Div(%a, %b) : tensor<2x3x4xf32>
+  %bc = onnx.Add(%a, %c) : tensor<2x3x4xf32>
+  return %s, %d, %m, %q, %bc
+}
+)";
+
+TEST(PlanBuilder, FloatArithmeticGivesTheKernelsBits) {
+  auto b = build(kFloatArithmetic);
+  ASSERT_TRUE(b->plan);
+  auto inputs = makeRandomInputs(b->model->getGraph(), 11);
+  ASSERT_TRUE(bool(inputs));
+  const double inf = std::numeric_limits<double>::infinity();
+  const double specials[] = {std::nan(""), inf,    -inf,   0.0,     -0.0,
+                             1e-45,        -3e-39, 3.4e38, -3.4e38, 1.5};
+  Tensor &a = (*inputs)["a"], &bb = (*inputs)["b"];
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j < 2; ++j) {
+      a.setDouble(i * 2 + j, specials[i]);
+      bb.setDouble(i * 2 + j, specials[(i + j * 3) % 10]);
+    }
+  expectMatchesInterpreter(*b, *inputs);
+}

@@ -156,9 +156,7 @@ public:
 /// (int8 ones turned back into s8 around the kernel).
 class FloatStep : public PlanStep {
 public:
-  FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
-      : PlanStep(Kind::Float, std::move(name)), op(std::move(op)), fn(fn),
-        opset(opset) {}
+  FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset);
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   const KernelOp &getOp() const { return op; }
@@ -166,9 +164,15 @@ public:
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Float; }
 
 private:
+  /// Add, Sub, Mul or Div of two f32 tensors of the result's shape and
+  /// layout, in the arena: the kernel's arithmetic without its copies.
+  bool runSameShapeArithmetic(PlanRun &run) const;
+
   KernelOp op;
   KernelFn fn;
   int64_t opset;
+  /// The op's arithmetic when it is one runSameShapeArithmetic knows.
+  enum class Arithmetic { None, Add, Sub, Mul, Div } arithmetic;
 };
 
 /// An elementwise op on one or two int8 operands of one shape, as a table:

@@ -3,7 +3,10 @@
 #include "../NNUtil.h"
 #include "qopt/Runtime/Plan.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 #include <cstring>
+#include <functional>
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -120,8 +123,71 @@ llvm::Error ReformatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 // Float steps: the interpreter's kernel
 //===----------------------------------------------------------------------===//
 
+FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
+    : PlanStep(Kind::Float, std::move(name)), op(std::move(op)), fn(fn),
+      opset(opset), arithmetic(Arithmetic::None) {
+  const KernelOp &o = this->op;
+  bool plain = o.getNumOperands() == 2 && o.getNumResults() == 1 &&
+               !o.getOperandQuantType(0) && !o.getOperandQuantType(1) &&
+               !o.getResultQuantType(0);
+  if (!plain)
+    return;
+  arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
+                   .Case("onnx.Add", Arithmetic::Add)
+                   .Case("onnx.Sub", Arithmetic::Sub)
+                   .Case("onnx.Mul", Arithmetic::Mul)
+                   .Case("onnx.Div", Arithmetic::Div)
+                   .Default(Arithmetic::None);
+}
+
+/// y[i] = x[i] op z[i] as the reference computes it for f32: in double,
+/// rounded once to float.
+template <typename Op>
+static void sameShapeArithmetic(const float *x, const float *z, float *y,
+                                int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = float(op(double(x[i]), double(z[i])));
+}
+
+bool FloatStep::runSameShapeArithmetic(PlanRun &run) const {
+  if (arithmetic == Arithmetic::None || inputs.size() != 2 ||
+      outputs.size() != 1 || inputs[0] < 0 || inputs[1] < 0 || outputs[0] < 0)
+    return false;
+  const PlanTensor &a = run.tensor(inputs[0]), &b = run.tensor(inputs[1]);
+  const PlanTensor &y = run.tensor(outputs[0]);
+  for (const PlanTensor *t : {&a, &b})
+    if (t->kind != ElementKind::F32 || t->shape != y.shape ||
+        t->layout != y.layout)
+      return false;
+  if (y.kind != ElementKind::F32)
+    return false;
+  const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
+  const float *z = reinterpret_cast<const float *>(run.read(inputs[1]));
+  float *out = reinterpret_cast<float *>(run.write(outputs[0]));
+  int64_t n = y.numElements();
+  switch (arithmetic) {
+  case Arithmetic::Add:
+    sameShapeArithmetic(x, z, out, n, std::plus<double>());
+    break;
+  case Arithmetic::Sub:
+    sameShapeArithmetic(x, z, out, n, std::minus<double>());
+    break;
+  case Arithmetic::Mul:
+    sameShapeArithmetic(x, z, out, n, std::multiplies<double>());
+    break;
+  case Arithmetic::Div:
+    sameShapeArithmetic(x, z, out, n, std::divides<double>());
+    break;
+  case Arithmetic::None:
+    return false;
+  }
+  return true;
+}
+
 llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
                            int64_t /*tileEnd*/, void * /*scratch*/) const {
+  if (runSameShapeArithmetic(run))
+    return llvm::Error::success();
   std::vector<Tensor> values;
   values.reserve(inputs.size()); // operands point into it
   std::vector<const Tensor *> operands;
