@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../NNUtil.h"
+#include "qopt/Runtime/ByteTable.h"
 #include "qopt/Runtime/Plan.h"
 
 #include <algorithm>
@@ -39,8 +40,8 @@ llvm::Error TableStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   const uint8_t *a = reinterpret_cast<const uint8_t *>(run.read(inputs[0]));
   char *y = run.write(outputs[0]);
   if (arity == 1 && resultBytes == 1) {
-    for (int64_t i = begin; i < end; ++i)
-      y[i] = static_cast<char>(table[a[i]]);
+    lookupBytes(run.getPlan().isa, table.data(), a + begin, end - begin,
+                reinterpret_cast<uint8_t *>(y) + begin);
   } else if (arity == 1 && resultBytes == 4) {
     // Dequantize to f32: a constant size, so each copy is one move.
     for (int64_t i = begin; i < end; ++i)
@@ -175,9 +176,9 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
         std::memmove(dstPixel, srcPixel, p.channels * size);
         continue;
       }
-      for (int64_t c = 0; c < p.channels; ++c)
-        dstPixel[c] =
-            static_cast<char>(p.table[static_cast<uint8_t>(srcPixel[c])]);
+      lookupBytes(run.getPlan().isa, p.table.data(),
+                  reinterpret_cast<const uint8_t *>(srcPixel), p.channels,
+                  reinterpret_cast<uint8_t *>(dstPixel));
     }
   }
   return llvm::Error::success();
