@@ -75,6 +75,9 @@ const Case kCases[] = {
     {shapeOf(1, 6, 6, 7, 7, 3, 1, 1, 1, 7), 128},   // depthwise
     {shapeOf(1, 4, 4, 13, 50, 5, 1, 2, 1, 1), 255}, // 5x5, odd channels
     {shapeOf(1, 10, 3, 4, 9, 1, 3, 0, 1, 1), 1},    // 1x1 with stride 3
+    {shapeOf(1, 9, 11, 3, 8, 7, 2, 3, 1, 1), 77},   // 7x7/2 stem, 3 channels
+    {shapeOf(1, 5, 2, 4, 5, 3, 1, 1, 1, 1), 30},    // 2 wide, 3x3 kernel
+    {shapeOf(1, 7, 9, 2, 3, 3, 2, 2, 2, 1), 140},   // dilation 2, stride 2
     // Narrow rows: one GEMM takes several rows, across images.
     {shapeOf(3, 4, 4, 5, 20, 3, 1, 1, 1, 1), 9},
     {shapeOf(3, 3, 5, 8, 16, 1, 1, 0, 1, 1), 5}, // pointwise

@@ -71,6 +71,46 @@ rt::epilogue::VectorActivation toVectorActivation(Activation a) {
   }
 }
 
+/// Copies n bytes; short runs (a few input channels per tap, as in a
+/// model's first conv) without a call: two possibly overlapping moves of
+/// one width cover any n up to twice that width.
+inline void copyBytes(uint8_t *dst, const uint8_t *src, int64_t n) {
+  auto overlapping = [&](auto word) {
+    using Word = decltype(word);
+    Word head, tail;
+    std::memcpy(&head, src, sizeof(Word));
+    std::memcpy(&tail, src + n - sizeof(Word), sizeof(Word));
+    std::memcpy(dst, &head, sizeof(Word));
+    std::memcpy(dst + n - sizeof(Word), &tail, sizeof(Word));
+  };
+  struct Bytes16 {
+    uint64_t low, high;
+  };
+  struct Bytes32 {
+    Bytes16 low, high;
+  };
+  if (n > 64) {
+    std::memcpy(dst, src, n);
+  } else if (n >= 32) {
+    overlapping(Bytes32());
+  } else if (n >= 16) {
+    overlapping(Bytes16());
+  } else if (n >= 8) {
+    overlapping(uint64_t());
+  } else if (n >= 4) {
+    overlapping(uint32_t());
+  } else {
+    for (int64_t i = 0; i < n; ++i) // none for n <= 0
+      dst[i] = src[i];
+  }
+}
+
+/// Fills n bytes with `value`, skipping the call for none.
+inline void fillBytes(uint8_t *dst, uint8_t value, int64_t n) {
+  if (n > 0)
+    std::memset(dst, value, n);
+}
+
 /// saturate(nearbyint(x / scale) + zero) onto u8, NaN -> 0.
 uint8_t quantizeU8(float x, float scale, int32_t zero) {
   float r = std::nearbyintf(x / scale);
@@ -207,43 +247,70 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
   // adjacent pixels: one copy of its taps inside the input, padding around.
   bool adjacentTaps = shape.dilationW == 1 && groupInC == shape.inC;
   int64_t tapRowBytes = shape.kernelW * groupInC;
-  for (int64_t ow = 0, w = shape.outW(); ow < w; ++ow) {
-    uint8_t *dst = rows + ow * depth;
-    int64_t firstW = ow * shape.strideW - shape.padLeft;
-    for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
-      int64_t ih = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
-      if (ih < 0 || ih >= shape.inH) {
-        std::memset(dst, zero, tapRowBytes);
-        dst += tapRowBytes;
-        continue;
-      }
-      const uint8_t *inputRow = input +
-                                (n * shape.inH + ih) * shape.inW * shape.inC +
-                                group * groupInC;
+  int64_t outW = shape.outW();
+  // Output columns whose whole kernel row lies inside the input: [inside,
+  // insideEnd). Kernel row by kernel row, those are copies of one size a
+  // fixed step apart.
+  int64_t inside =
+      std::min(outW, (shape.padLeft + shape.strideW - 1) / shape.strideW);
+  int64_t lastW = (shape.kernelW - 1) * shape.dilationW;
+  int64_t insideEnd =
+      shape.inW - lastW + shape.padLeft <= 0
+          ? inside
+          : std::max(inside, std::min(outW, (shape.inW - lastW + shape.padLeft -
+                                             1) / shape.strideW +
+                                                1));
+  for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
+    uint8_t *tapRow = rows + ky * tapRowBytes;
+    int64_t ih = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
+    if (ih < 0 || ih >= shape.inH) {
+      for (int64_t ow = 0; ow < outW; ++ow)
+        fillBytes(tapRow + ow * depth, zero, tapRowBytes);
+      continue;
+    }
+    const uint8_t *inputRow =
+        input + (n * shape.inH + ih) * shape.inW * shape.inC + group * groupInC;
+    auto column = [&](int64_t ow) {
+      uint8_t *dst = tapRow + ow * depth;
+      int64_t firstW = ow * shape.strideW - shape.padLeft;
       if (adjacentTaps) {
         int64_t begin = std::max<int64_t>(0, -firstW);
         int64_t end = std::min<int64_t>(shape.kernelW, shape.inW - firstW);
         if (end <= begin) {
-          std::memset(dst, zero, tapRowBytes);
-        } else {
-          std::memset(dst, zero, begin * groupInC);
-          std::memcpy(dst + begin * groupInC,
-                      inputRow + (firstW + begin) * shape.inC,
-                      (end - begin) * groupInC);
-          std::memset(dst + end * groupInC, zero,
-                      (shape.kernelW - end) * groupInC);
+          fillBytes(dst, zero, tapRowBytes);
+          return;
         }
-        dst += tapRowBytes;
-        continue;
+        fillBytes(dst, zero, begin * groupInC);
+        copyBytes(dst + begin * groupInC,
+                  inputRow + (firstW + begin) * shape.inC,
+                  (end - begin) * groupInC);
+        fillBytes(dst + end * groupInC, zero, (shape.kernelW - end) * groupInC);
+        return;
       }
       for (int64_t kx = 0; kx < shape.kernelW; ++kx, dst += groupInC) {
         int64_t iw = firstW + kx * shape.dilationW;
         if (iw < 0 || iw >= shape.inW)
-          std::memset(dst, zero, groupInC);
+          fillBytes(dst, zero, groupInC);
         else
-          std::memcpy(dst, inputRow + iw * shape.inC, groupInC);
+          copyBytes(dst, inputRow + iw * shape.inC, groupInC);
       }
+    };
+    for (int64_t ow = 0; ow < inside; ++ow)
+      column(ow);
+    if (adjacentTaps) {
+      const uint8_t *src =
+          inputRow + (inside * shape.strideW - shape.padLeft) * shape.inC;
+      uint8_t *dst = tapRow + inside * depth;
+      int64_t srcStep = shape.strideW * shape.inC;
+      for (int64_t ow = inside; ow < insideEnd;
+           ++ow, src += srcStep, dst += depth)
+        copyBytes(dst, src, tapRowBytes);
+    } else {
+      for (int64_t ow = inside; ow < insideEnd; ++ow)
+        column(ow);
     }
+    for (int64_t ow = insideEnd; ow < outW; ++ow)
+      column(ow);
   }
 }
 
