@@ -12,6 +12,17 @@
 // output channel), the bias constant, the activation one of the epilogue's
 // and the result an int8 grid or f32.
 //
+// q.conv_transpose is the same step on an input dilated by the strides:
+//
+//   y[o, p] = sum over i, k with i * s + k * d - padBegin = p of x[i] W[i, o,
+//   k]
+//           = conv of x with s - 1 zero points between its pixels, weights
+//             W'[o, i, k] = W[i, o, K - 1 - k], pads d * (K - 1) - padBegin
+//             and out - (in - 1) * s - 1 + padBegin
+//
+// when neither pad is negative (a crop) and the weights are per tensor or
+// per output channel (ONNX's axis 1).
+//
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
@@ -59,6 +70,97 @@ int32_t storedZeroPoint(const QuantType *q) {
          (q->getStorageKind() == ElementKind::I8 ? 128 : 0);
 }
 
+/// ConvTranspose's output extent and begin pad along one axis, by the
+/// reference kernel's rules (pads, output_padding, output_shape, auto_pad).
+struct TransposedAxis {
+  int64_t out, padBegin;
+};
+std::optional<TransposedAxis>
+transposedAxis(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+               int64_t outPad, int64_t padBegin, int64_t padEnd,
+               std::optional<int64_t> target, llvm::StringRef autoPad) {
+  int64_t full = stride * (in - 1) + outPad + (kernel - 1) * dilation + 1;
+  if (target || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    int64_t wanted = target ? *target : in * stride;
+    int64_t total = full - wanted;
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+    return TransposedAxis{wanted,
+                          autoPad == "SAME_UPPER" ? half : total - half};
+  }
+  if (autoPad != "NOTSET")
+    padBegin = padEnd = 0;
+  return TransposedAxis{full - padBegin - padEnd, padBegin};
+}
+
+/// The conv step of 2-D q.conv_transpose `n` on input `x` (NCHW) and
+/// weights of `wDims` (C x M/group x kH x kW), with its weights (OIHW),
+/// or none.
+std::optional<std::pair<Int8ConvShape, std::vector<int8_t>>>
+transposedAsConv(const Node &n, const Shape &x, llvm::ArrayRef<int64_t> wDims,
+                 const int8_t *w) {
+  auto ints = [&](llvm::StringRef name, Shape otherwise) {
+    const Attribute *a = n.getAttr(name);
+    const auto *v = a ? a->getIf<std::vector<int64_t>>() : nullptr;
+    return v ? Shape(*v) : otherwise;
+  };
+  int64_t group = n.getIntAttr("group").value_or(1);
+  if (x.size() != 4 || wDims.size() != 4 || group < 1 || x[1] % group ||
+      wDims[0] != x[1])
+    return std::nullopt;
+  Shape strides = ints("strides", {1, 1}),
+        dilations = ints("dilations", {1, 1});
+  Shape outPad = ints("output_padding", {0, 0});
+  Shape pads = ints("pads", {0, 0, 0, 0}), outShape = ints("output_shape", {});
+  const Attribute *autoPadAttr = n.getAttr("auto_pad");
+  const std::string *autoPad =
+      autoPadAttr ? autoPadAttr->getIf<std::string>() : nullptr;
+  if (strides.size() != 2 || dilations.size() != 2 || outPad.size() != 2 ||
+      pads.size() != 4 ||
+      !(outShape.empty() || outShape.size() == 2 || outShape.size() == 4))
+    return std::nullopt;
+  if (outShape.size() == 4)
+    outShape.erase(outShape.begin(), outShape.begin() + 2);
+  Int8ConvShape s;
+  s.batch = x[0];
+  s.inC = x[1];
+  s.inH = x[2];
+  s.inW = x[3];
+  s.outC = wDims[1] * group;
+  s.kernelH = wDims[2];
+  s.kernelW = wDims[3];
+  s.groups = group;
+  s.dilationH = dilations[0];
+  s.dilationW = dilations[1];
+  s.inputDilationH = strides[0];
+  s.inputDilationW = strides[1];
+  int64_t *padsBegin[2] = {&s.padTop, &s.padLeft};
+  int64_t *padsEnd[2] = {&s.padBottom, &s.padRight};
+  for (int d = 0; d < 2; ++d) {
+    int64_t in = x[2 + d], kernel = wDims[2 + d];
+    auto axis = transposedAxis(
+        in, kernel, strides[d], dilations[d], outPad[d], pads[d], pads[d + 2],
+        outShape.empty() ? std::nullopt : std::optional<int64_t>(outShape[d]),
+        autoPad ? llvm::StringRef(*autoPad) : "NOTSET");
+    if (!axis || axis->out < 1 || strides[d] < 1 || dilations[d] < 1)
+      return std::nullopt;
+    *padsBegin[d] = dilations[d] * (kernel - 1) - axis->padBegin;
+    *padsEnd[d] = axis->out - (in - 1) * strides[d] - 1 + axis->padBegin;
+    if (*padsBegin[d] < 0 || *padsEnd[d] < 0)
+      return std::nullopt; // a crop
+  }
+  // W[g * cin + i][o][ky][kx] -> W'[g * mout + o][i][kH - 1 - ky][kW - 1 - kx]
+  int64_t cin = s.inC / group, mout = wDims[1], kH = s.kernelH, kW = s.kernelW;
+  std::vector<int8_t> oihw(s.outC * cin * kH * kW);
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t i = 0; i < cin; ++i)
+      for (int64_t o = 0; o < mout; ++o)
+        for (int64_t ky = 0; ky < kH; ++ky)
+          for (int64_t kx = 0; kx < kW; ++kx)
+            oihw[(((g * mout + o) * cin + i) * kH + kH - 1 - ky) * kW + kW - 1 -
+                 kx] = w[(((g * cin + i) * mout + o) * kH + ky) * kW + kx];
+  return std::make_pair(s, std::move(oihw));
+}
+
 } // namespace
 
 llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
@@ -71,13 +173,15 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   const QuantType *xq = getActivationGrid(x);
   if (!xq || !w || !x->getType()->hasRank() || x->getType()->getRank() != 4)
     return none;
+  bool transposed = n.isa("q.conv_transpose");
 
-  // Weights: a constant s8 OIHW tensor, zero points 0, per output channel
-  // or per tensor.
+  // Weights: a constant s8 tensor (OIHW; IOHW transposed), zero points 0,
+  // per output channel or per tensor.
   const DenseElements *wData = getConstantData(w);
   const QuantType *wq = w->getType()->getQuantType();
   if (!wData || !wq || wData->getKind() != ElementKind::I8 ||
-      wData->getDims().size() != 4 || (wq->isPerAxis() && wq->getAxis() != 0))
+      wData->getDims().size() != 4 ||
+      (wq->isPerAxis() && wq->getAxis() != (transposed ? 1 : 0)))
     return none;
   for (int64_t z : wq->getZeroPoints())
     if (z != 0)
@@ -106,21 +210,37 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   if (!yShape)
     return yShape.takeError();
   llvm::ArrayRef<int64_t> wDims = wData->getDims();
-  auto geometry = ConvStep::getShape(makeKernelOp(n), *xShape,
-                                     Shape(wDims.begin(), wDims.end()));
-  if (!geometry) {
-    // The float step reports what is wrong with the attributes.
-    llvm::consumeError(geometry.takeError());
-    return none;
+  const int8_t *weights =
+      reinterpret_cast<const int8_t *>(wData->getRawBytes().data());
+  Int8ConvShape s;
+  std::vector<int8_t> transposedWeights;
+  if (transposed) {
+    auto asConv = transposedAsConv(n, *xShape, wDims, weights);
+    if (!asConv)
+      return none; // the float step runs it
+    s = asConv->first;
+    transposedWeights = std::move(asConv->second);
+    weights = transposedWeights.data();
+  } else {
+    auto geometry = ConvStep::getShape(makeKernelOp(n), *xShape,
+                                       Shape(wDims.begin(), wDims.end()));
+    if (!geometry) {
+      // The float step reports what is wrong with the attributes.
+      llvm::consumeError(geometry.takeError());
+      return none;
+    }
+    s = *geometry;
   }
-  const Int8ConvShape &s = *geometry;
   if (*yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
     return none;
 
   Int8Epilogue e;
   e.inputZero = storedZeroPoint(xq);
+  // Per output channel; a transposed conv's weights have axis 1 per group.
+  int64_t perGroup = s.outC / s.groups;
   for (int64_t c = 0, count = wq->isPerAxis() ? s.outC : 1; c < count; ++c)
-    e.scale.push_back(xq->getScale() * quant::getChannelScale(wq, c));
+    e.scale.push_back(xq->getScale() * quant::getChannelScale(
+                                           wq, transposed ? c % perGroup : c));
   if (b) {
     const DenseElements *bData = getConstantData(b);
     const QuantType *bq = b->getType()->getQuantType();
@@ -155,6 +275,11 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
     e.outputZero = storedZeroPoint(yq);
   }
 
+  if (auto err = Int8Conv::checkParams(s, e)) {
+    llvm::consumeError(std::move(err)); // the float step runs it
+    return none;
+  }
+
   auto xId = tensorFor(x, PlanLayout::Nhwc);
   if (!xId)
     return xId.takeError();
@@ -170,10 +295,7 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   if (!yId)
     return yId.takeError();
   auto step = std::make_unique<ConvStep>(
-      n.getName().str(),
-      Int8Conv(options.isa, s,
-               reinterpret_cast<const int8_t *>(wData->getRawBytes().data()),
-               std::move(e)));
+      n.getName().str(), Int8Conv(options.isa, s, weights, std::move(e)));
   addStep(std::move(step), n, std::move(inputs), {*yId});
   return true;
 }

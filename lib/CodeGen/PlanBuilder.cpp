@@ -324,7 +324,7 @@ llvm::Error PlanBuilder::build() {
     if (n.getNumResults() == 1 && getConstantData(n.getResult()))
       continue; // read where used
     llvm::Expected<bool> lowered = false;
-    if (n.isa("q.conv"))
+    if (n.isa("q.conv") || n.isa("q.conv_transpose"))
       lowered = lowerConv(n);
     else if (n.isa("onnx.MaxPool"))
       lowered = lowerMaxPool(n);

@@ -159,7 +159,7 @@ TEST(PlanFile, DamagedFilesAreOneLineErrors) {
   std::string newer = file;
   llvm::support::endian::write32le(&newer[8], kPlanFileVersion + 1);
   EXPECT_EQ(errorOf(newer),
-            "plan file: format version 2; this qopt reads version 1 "
+            "plan file: format version 3; this qopt reads versions 1 to 2 "
             "(rebuild the plan)");
 
   // A sealed file whose fields lie: an element kind no reader knows.

@@ -35,7 +35,13 @@ std::vector<int64_t> directConv(const Int8ConvShape &s,
               for (int64_t kx = 0; kx < s.kernelW; ++kx) {
                 int64_t ih = h * s.strideH - s.padTop + ky * s.dilationH;
                 int64_t iw = v * s.strideW - s.padLeft + kx * s.dilationW;
-                if (ih < 0 || ih >= s.inH || iw < 0 || iw >= s.inW)
+                // Between the input's pixels lie zero points (real 0).
+                if (ih < 0 || iw < 0 || ih % s.inputDilationH ||
+                    iw % s.inputDilationW)
+                  continue;
+                ih /= s.inputDilationH;
+                iw /= s.inputDilationW;
+                if (ih >= s.inH || iw >= s.inW)
                   continue;
                 int64_t xv =
                     x[((n * s.inH + ih) * s.inW + iw) * s.inC + g * gin + ci];
@@ -50,7 +56,8 @@ std::vector<int64_t> directConv(const Int8ConvShape &s,
 
 Int8ConvShape shapeOf(int64_t batch, int64_t inH, int64_t inW, int64_t inC,
                       int64_t outC, int64_t k, int64_t stride, int64_t pad,
-                      int64_t dilation, int64_t groups) {
+                      int64_t dilation, int64_t groups,
+                      int64_t inputDilation = 1) {
   Int8ConvShape s;
   s.batch = batch;
   s.inH = inH;
@@ -63,6 +70,7 @@ Int8ConvShape shapeOf(int64_t batch, int64_t inH, int64_t inW, int64_t inC,
   s.padBottom = s.padRight = pad;
   s.dilationH = s.dilationW = dilation;
   s.groups = groups;
+  s.inputDilationH = s.inputDilationW = inputDilation;
   return s;
 }
 
@@ -78,6 +86,12 @@ const Case kCases[] = {
     {shapeOf(1, 9, 11, 3, 8, 7, 2, 3, 1, 1), 77},   // 7x7/2 stem, 3 channels
     {shapeOf(1, 5, 2, 4, 5, 3, 1, 1, 1, 1), 30},    // 2 wide, 3x3 kernel
     {shapeOf(1, 7, 9, 2, 3, 3, 2, 2, 2, 1), 140},   // dilation 2, stride 2
+    // Input dilation (ConvTranspose): 4x4 with pads 2 over a stride-2
+    // dilated input, a 3x3 over stride 3 with groups, a 1x1 (no GEMM on
+    // the input as it lies).
+    {shapeOf(1, 5, 4, 6, 10, 4, 1, 2, 1, 1, 2), 120},
+    {shapeOf(2, 3, 4, 4, 6, 3, 1, 1, 1, 2, 3), 9},
+    {shapeOf(1, 3, 3, 5, 7, 1, 1, 0, 1, 1, 2), 200},
     // Narrow rows: one GEMM takes several rows, across images.
     {shapeOf(3, 4, 4, 5, 20, 3, 1, 1, 1, 1), 9},
     {shapeOf(3, 3, 5, 8, 16, 1, 1, 0, 1, 1), 5}, // pointwise

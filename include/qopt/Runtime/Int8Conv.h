@@ -28,6 +28,10 @@
 // the input as it lies; any other reads its input through an im2col buffer
 // of one output row at a time (K = kh * kw * cin bytes per output pixel).
 //
+// An input dilation d reads the input as if d - 1 pixels of its zero point
+// lay between its pixels: a ConvTranspose with stride d is such a
+// convolution (flipped, transposed weights; pads d' * (k - 1) - p).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QOPT_RUNTIME_INT8CONV_H
@@ -46,14 +50,19 @@ struct Int8ConvShape {
   int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
   int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
   int64_t groups = 1;
+  /// Input pixels this far apart, zero points between (transposed convs).
+  int64_t inputDilationH = 1, inputDilationW = 1;
 
+  /// The input's extent with the zero points between its pixels.
+  int64_t dilatedInH() const { return (inH - 1) * inputDilationH + 1; }
+  int64_t dilatedInW() const { return (inW - 1) * inputDilationW + 1; }
   int64_t outH() const {
-    return (inH + padTop + padBottom - dilationH * (kernelH - 1) - 1) /
+    return (dilatedInH() + padTop + padBottom - dilationH * (kernelH - 1) - 1) /
                strideH +
            1;
   }
   int64_t outW() const {
-    return (inW + padLeft + padRight - dilationW * (kernelW - 1) - 1) /
+    return (dilatedInW() + padLeft + padRight - dilationW * (kernelW - 1) - 1) /
                strideW +
            1;
   }

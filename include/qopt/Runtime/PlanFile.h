@@ -31,8 +31,10 @@ namespace rt {
 
 /// The first bytes of every plan file.
 constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
-/// The format this build writes and reads.
-constexpr uint32_t kPlanFileVersion = 1;
+/// The format this build writes; it reads every version from
+/// kOldestPlanFileVersion on (2 added the conv steps' input dilation).
+constexpr uint32_t kPlanFileVersion = 2;
+constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).
 bool isPlanFile(llvm::StringRef bytes);

@@ -162,9 +162,13 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
   };
   constexpr int64_t kMaxSize = int64_t(1) << 31;
   for (int64_t v : {s.batch, s.inH, s.inW, s.inC, s.outC, s.kernelH, s.kernelW,
-                    s.strideH, s.strideW, s.dilationH, s.dilationW, s.groups})
+                    s.strideH, s.strideW, s.dilationH, s.dilationW, s.groups,
+                    s.inputDilationH, s.inputDilationW})
     if (v < 1 || v > kMaxSize)
       return fail("a size, stride, dilation or group count is out of range");
+  if ((s.inH - 1) > (kMaxSize - 1) / s.inputDilationH ||
+      (s.inW - 1) > (kMaxSize - 1) / s.inputDilationW)
+    return fail("the dilated input is too large");
   for (int64_t v : {s.padTop, s.padLeft, s.padBottom, s.padRight})
     if (v < 0 || v > kMaxSize)
       return fail("a pad is out of range");
@@ -179,7 +183,8 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
   // depth to a k group, 2 bytes a weight for AVX2) and the MACs, checked
   // for overflow and bounded.
   int64_t groupOutC = s.outC / s.groups;
-  int64_t taps, depth, rowBytes, weights, panelBytes, packedBytes, pixels, macs;
+  int64_t taps, depth, rowBytes, weights, panelBytes, packedBytes, rows, pixels,
+      macs;
   if (llvm::MulOverflow(s.kernelH, s.kernelW, taps) ||
       llvm::MulOverflow(taps, s.inC / s.groups, depth) ||
       llvm::MulOverflow(depth, s.outW(), rowBytes) ||
@@ -187,7 +192,8 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
       llvm::MulOverflow((depth + 3) / 4 * 4 * 2, (groupOutC + 15) / 16 * 16,
                         panelBytes) ||
       llvm::MulOverflow(panelBytes, s.groups, packedBytes) ||
-      llvm::MulOverflow(s.batch * s.outH(), s.outW(), pixels) ||
+      llvm::MulOverflow(s.batch, s.outH(), rows) ||
+      llvm::MulOverflow(rows, s.outW(), pixels) ||
       llvm::MulOverflow(pixels, weights, macs) ||
       rowBytes > (int64_t(1) << 40) || packedBytes > (int64_t(1) << 33))
     return fail("the kernel is too large");
@@ -223,7 +229,8 @@ std::vector<int8_t> Int8Conv::getWeights() const {
 
 bool Int8Conv::isPointwise() const {
   return shape.kernelH == 1 && shape.kernelW == 1 && shape.strideH == 1 &&
-         shape.strideW == 1 && shape.padTop == 0 && shape.padLeft == 0 &&
+         shape.strideW == 1 && shape.inputDilationH == 1 &&
+         shape.inputDilationW == 1 && shape.padTop == 0 && shape.padLeft == 0 &&
          shape.padBottom == 0 && shape.padRight == 0;
 }
 
@@ -245,7 +252,8 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
   const uint8_t zero = uint8_t(epilogue.inputZero);
   // With one group and no dilation along W, a kernel row's taps are
   // adjacent pixels: one copy of its taps inside the input, padding around.
-  bool adjacentTaps = shape.dilationW == 1 && groupInC == shape.inC;
+  bool adjacentTaps = shape.dilationW == 1 && shape.inputDilationW == 1 &&
+                      groupInC == shape.inC;
   int64_t tapRowBytes = shape.kernelW * groupInC;
   int64_t outW = shape.outW();
   // Output columns whose whole kernel row lies inside the input: [inside,
@@ -262,8 +270,10 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
                                                 1));
   for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
     uint8_t *tapRow = rows + ky * tapRowBytes;
-    int64_t ih = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
-    if (ih < 0 || ih >= shape.inH) {
+    // On the dilated input; rows between the input's are its zero point.
+    int64_t dilatedH = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
+    int64_t ih = dilatedH / shape.inputDilationH;
+    if (dilatedH < 0 || dilatedH % shape.inputDilationH || ih >= shape.inH) {
       for (int64_t ow = 0; ow < outW; ++ow)
         fillBytes(tapRow + ow * depth, zero, tapRowBytes);
       continue;
@@ -288,8 +298,9 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
         return;
       }
       for (int64_t kx = 0; kx < shape.kernelW; ++kx, dst += groupInC) {
-        int64_t iw = firstW + kx * shape.dilationW;
-        if (iw < 0 || iw >= shape.inW)
+        int64_t dilatedW = firstW + kx * shape.dilationW;
+        int64_t iw = dilatedW / shape.inputDilationW;
+        if (dilatedW < 0 || dilatedW % shape.inputDilationW || iw >= shape.inW)
           fillBytes(dst, zero, groupInC);
         else
           copyBytes(dst, inputRow + iw * shape.inC, groupInC);

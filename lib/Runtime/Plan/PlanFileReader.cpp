@@ -159,6 +159,7 @@ private:
   llvm::StringRef file;
   size_t at;
   Isa isa;
+  uint32_t version = kPlanFileVersion;
   bool failed = false;
   std::string reason;
 };
@@ -305,6 +306,10 @@ std::unique_ptr<PlanStep> PlanFileReader::convStep(std::string name) {
         &s.strideH, &s.strideW, &s.dilationH, &s.dilationW, &s.padTop,
         &s.padLeft, &s.padBottom, &s.padRight, &s.groups})
     *v = i64("conv geometry");
+  if (version >= 2) {
+    s.inputDilationH = i64("conv input dilation");
+    s.inputDilationW = i64("conv input dilation");
+  }
   llvm::StringRef weights = blob("conv weights");
   Int8Epilogue e;
   e.scale = floats("conv scales");
@@ -486,10 +491,12 @@ llvm::Expected<std::unique_ptr<Plan>> PlanFileReader::read() {
                      kPlanFileMagic + ")");
   if (file.size() < kHeaderBytes)
     return makeError("truncated header");
-  uint32_t version = endian::read32le(file.data() + 8);
-  if (version != kPlanFileVersion || endian::read32le(file.data() + 12) != 0)
+  version = endian::read32le(file.data() + 8);
+  if (version < kOldestPlanFileVersion || version > kPlanFileVersion ||
+      endian::read32le(file.data() + 12) != 0)
     return makeError("format version " + llvm::Twine(version) +
-                     "; this qopt reads version " +
+                     "; this qopt reads versions " +
+                     llvm::Twine(kOldestPlanFileVersion) + " to " +
                      llvm::Twine(kPlanFileVersion) + " (rebuild the plan)");
   uint64_t size = endian::read64le(file.data() + 16);
   if (size != file.size())
