@@ -14,11 +14,10 @@
 //
 // q.conv_transpose is the same step on an input dilated by the strides:
 //
-//   y[o, p] = sum over i, k with i * s + k * d - padBegin = p of x[i] W[i, o,
-//   k]
-//           = conv of x with s - 1 zero points between its pixels, weights
-//             W'[o, i, k] = W[i, o, K - 1 - k], pads d * (K - 1) - padBegin
-//             and out - (in - 1) * s - 1 + padBegin
+//   y[o, p] = sum of x[i] * W[i, o, k] over i, k with i*s + k*d - pb = p
+//           = a conv of x with s - 1 zero points between its pixels,
+//             weights W'[o, i, k] = W[i, o, K - 1 - k], pads
+//             d * (K - 1) - pb before and out - (in - 1) * s - 1 + pb after
 //
 // when neither pad is negative (a crop) and the weights are per tensor or
 // per output channel (ONNX's axis 1).
@@ -118,6 +117,16 @@ transposedAsConv(const Node &n, const Shape &x, llvm::ArrayRef<int64_t> wDims,
       pads.size() != 4 ||
       !(outShape.empty() || outShape.size() == 2 || outShape.size() == 4))
     return std::nullopt;
+  // Sizes the int8 conv takes at all, so the arithmetic below stays small.
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  auto within = [&](llvm::ArrayRef<int64_t> values, int64_t low) {
+    return llvm::all_of(values,
+                        [&](int64_t v) { return v >= low && v <= kLimit; });
+  };
+  if (!within(strides, 1) || !within(dilations, 1) || !within(outPad, 0) ||
+      !within(pads, 0) || !within(outShape, 1) || !within(x, 1) ||
+      !within(wDims, 1))
+    return std::nullopt;
   if (outShape.size() == 4)
     outShape.erase(outShape.begin(), outShape.begin() + 2);
   Int8ConvShape s;
@@ -141,7 +150,7 @@ transposedAsConv(const Node &n, const Shape &x, llvm::ArrayRef<int64_t> wDims,
         in, kernel, strides[d], dilations[d], outPad[d], pads[d], pads[d + 2],
         outShape.empty() ? std::nullopt : std::optional<int64_t>(outShape[d]),
         autoPad ? llvm::StringRef(*autoPad) : "NOTSET");
-    if (!axis || axis->out < 1 || strides[d] < 1 || dilations[d] < 1)
+    if (!axis || axis->out < 1)
       return std::nullopt;
     *padsBegin[d] = dilations[d] * (kernel - 1) - axis->padBegin;
     *padsEnd[d] = axis->out - (in - 1) * strides[d] - 1 + axis->padBegin;
@@ -230,6 +239,10 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
       return none;
     }
     s = *geometry;
+  }
+  if (auto err = Int8Conv::checkParams(s, Int8Epilogue{{1.0f}})) {
+    llvm::consumeError(std::move(err)); // the float step runs it
+    return none;
   }
   if (*yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
     return none;

@@ -60,7 +60,8 @@ llvm::Expected<bool> PlanBuilder::lowerResize(const Node &n) {
   if (!yShape)
     return yShape.takeError();
   if (xShape->size() != 4 || yShape->size() != 4 ||
-      (*xShape)[0] != (*yShape)[0] || (*xShape)[1] != (*yShape)[1])
+      (*xShape)[0] != (*yShape)[0] || (*xShape)[1] != (*yShape)[1] ||
+      (*yShape)[2] < 1 || (*yShape)[3] < 1)
     return false;
   auto elements = shapeNumElements(*xShape);
   if (!elements || *elements < 1 || *elements > kMaxProbeElements)
@@ -110,6 +111,12 @@ llvm::Expected<bool> PlanBuilder::lowerResize(const Node &n) {
     rows[oh] = int64_t(sampled.getDouble(oh * outW)) / inW;
   for (int64_t ow = 0; ow < outW; ++ow)
     cols[ow] = int64_t(sampled.getDouble(ow)) % inW;
+  for (int64_t r : rows)
+    if (r < 0 || r >= inH)
+      return false;
+  for (int64_t c : cols)
+    if (c < 0 || c >= inW)
+      return false;
   for (int64_t plane = 0, i = 0; plane < batch * channels; ++plane)
     for (int64_t oh = 0; oh < outH; ++oh)
       for (int64_t ow = 0; ow < outW; ++ow, ++i)

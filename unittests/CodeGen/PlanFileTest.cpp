@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
 #include <random>
 
 using namespace qopt;
@@ -247,6 +248,26 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   });
   EXPECT_NE(e.find("(resize "), std::string::npos) << e;
   EXPECT_NE(e.find("the step needs i8 or u8[1,4,6,6] nhwc"), std::string::npos)
+      << e;
+
+  // A copy piece starting at the most negative channel: refused before
+  // any arithmetic on it (which would overflow).
+  e = damaged([&](Plan &p) {
+    for (auto &step : p.steps)
+      if (auto *copy = llvm::dyn_cast<ChannelCopyStep>(step.get())) {
+        std::vector<ChannelCopyStep::Piece> pieces = copy->getPieces().vec();
+        pieces.front().fromChannel = std::numeric_limits<int64_t>::min();
+        auto changed = std::make_unique<ChannelCopyStep>(
+            copy->getName().str(), std::move(pieces), copy->getNumTiles());
+        changed->inputs = step->inputs;
+        changed->outputs = step->outputs;
+        changed->op = step->op;
+        step = std::move(changed);
+        return;
+      }
+  });
+  EXPECT_NE(e.find("does not fit both tensors' pixels and channels"),
+            std::string::npos)
       << e;
 
   // A resize map pointing past the input's rows.

@@ -26,7 +26,8 @@
 //
 // Lowering: a 1x1 convolution with unit stride and no padding is one GEMM on
 // the input as it lies; any other reads its input through an im2col buffer
-// of one output row at a time (K = kh * kw * cin bytes per output pixel).
+// (K = kh * kw * cin bytes per output pixel). Narrow output rows are taken
+// several at a time, so each GEMM has about kPixelsPerCall rows.
 //
 // An input dilation d reads the input as if d - 1 pixels of its zero point
 // lay between its pixels: a ConvTranspose with stride d is such a

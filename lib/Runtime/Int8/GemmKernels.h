@@ -74,8 +74,8 @@ static inline void eachPanelTile(const uint8_t *a, int64_t lda, int64_t m,
 
 void scalar(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
             int32_t *c, int64_t ldc);
-/// A is widened to 16 bits into `scratch` (m rows, avx2WidenedStride values
-/// apart, 64-byte aligned) first.
+/// A is widened to 16 bits into `scratch` first (m * avx2WidenedStride
+/// values, 64-byte aligned), interleaved by register tile (GemmAvx2.cpp).
 void avx2(const uint8_t *a, int64_t lda, int64_t m, const Panels &b, int32_t *c,
           int64_t ldc, void *scratch);
 /// The avx2 family's widened row: whole k groups, rounded up to 32 bytes.

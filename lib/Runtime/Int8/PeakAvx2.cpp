@@ -25,12 +25,13 @@ int64_t qopt::rt::peak::peakAvx2(int64_t iterations, int32_t *sink) {
     b[c] = _mm256_set1_epi32(0x05060708 + c);
   for (int64_t it = 0; it < iterations; ++it) {
 #pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r)
+    for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 8
       for (int c = 0; c < kCols; ++c)
         acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(a[r], b[c]));
-        // The operands must not be provably constant: the products would be
-        // hoisted out of the loop.
+    }
+    // The operands must not be provably constant: the products would be
+    // hoisted out of the loop.
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r)
       __asm__ volatile("" : "+v"(a[r]));

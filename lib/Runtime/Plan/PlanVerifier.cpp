@@ -12,8 +12,8 @@
 //            and output against its geometry, a table's element counts, a
 //            channel copy's ranges inside both tensors, ...)
 //
-// A plan that passes cannot make an int8, table, pool, copy, quantize or
-// reformat step touch bytes outside its tensors or its scratch; a float
+// A plan that passes cannot make an int8, table, pool, copy, resize,
+// quantize or reformat step touch bytes outside its tensors or its scratch; a float
 // step passes the IR's verifier as a node of a graph of its own (operand
 // and result counts, kinds, attributes, inferred result types), as every
 // node the interpreter runs does. What a plan computes is the file's
@@ -27,6 +27,7 @@
 #include "qopt/Runtime/Plan.h"
 
 #include "llvm/Support/Casting.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -366,25 +367,35 @@ private:
       const PlanTensor &from = plan.tensors[p.from], &to = plan.tensors[p.to];
       unsigned size = getElementByteSize(from.kind);
       int64_t rows = step.getNumTiles();
-      bool fits = size != 0 && getElementByteSize(to.kind) == size &&
-                  p.channels >= 0 && p.fromChannel >= 0 && p.toChannel >= 0 &&
-                  (p.table.empty() || (p.table.size() == 256 && size == 1));
-      if (from.layout == PlanLayout::Nhwc) {
-        fits &= to.layout == PlanLayout::Nhwc && from.shape[0] == to.shape[0] &&
-                from.shape[2] == to.shape[2] && from.shape[3] == to.shape[3] &&
-                rows == from.shape[0] * from.shape[2] &&
-                p.channels <= from.shape[1] - p.fromChannel &&
-                p.channels <= to.shape[1] - p.toChannel;
-      } else {
-        // Rows in ONNX layout: each tensor's elements are whole rows.
-        int64_t fromSpan = rows > 0 ? from.numElements() / rows : 0;
-        int64_t toSpan = rows > 0 ? to.numElements() / rows : 0;
-        fits &= to.layout == PlanLayout::Onnx && rows > 0 &&
-                from.numElements() == fromSpan * rows &&
-                to.numElements() == toSpan * rows &&
-                p.channels <= fromSpan - p.fromChannel &&
-                p.channels <= toSpan - p.toChannel;
-      }
+      // Each test only once the ones before it hold: no subtraction or
+      // product below can overflow.
+      auto fitsBoth = [&]() {
+        if (size == 0 || getElementByteSize(to.kind) != size ||
+            p.channels < 0 || p.fromChannel < 0 || p.toChannel < 0 ||
+            !(p.table.empty() || (p.table.size() == 256 && size == 1)))
+          return false;
+        int64_t fromWidth, toWidth;
+        if (from.layout == PlanLayout::Nhwc) {
+          int64_t pixelRows;
+          if (to.layout != PlanLayout::Nhwc || from.shape[0] != to.shape[0] ||
+              from.shape[2] != to.shape[2] || from.shape[3] != to.shape[3] ||
+              llvm::MulOverflow(from.shape[0], from.shape[2], pixelRows) ||
+              rows != pixelRows)
+            return false;
+          fromWidth = from.shape[1];
+          toWidth = to.shape[1];
+        } else {
+          // Rows in ONNX layout: each tensor's elements are whole rows.
+          if (to.layout != PlanLayout::Onnx || rows <= 0 ||
+              from.numElements() % rows || to.numElements() % rows)
+            return false;
+          fromWidth = from.numElements() / rows;
+          toWidth = to.numElements() / rows;
+        }
+        return p.channels <= fromWidth - p.fromChannel &&
+               p.channels <= toWidth - p.toChannel;
+      };
+      bool fits = fitsBoth();
       if (!fits)
         return makeError("a piece of " + llvm::Twine(p.channels) +
                          " channels from '" + from.name + "' to '" + to.name +
