@@ -15,8 +15,7 @@ namespace rt {
 namespace table {
 
 /// The elements [0, count - count % 32) of in; the caller does the rest.
-void avx2(const uint8_t *table, const uint8_t *in, int64_t count,
-          uint8_t *out);
+void avx2(const uint8_t *table, const uint8_t *in, int64_t count, uint8_t *out);
 
 } // namespace table
 } // namespace rt

@@ -156,10 +156,10 @@ void PlanFileWriter::tensor(const PlanTensor &t) {
 
 void PlanFileWriter::conv(const Int8Conv &c) {
   const Int8ConvShape &s = c.getShape();
-  for (int64_t v : {s.batch, s.inH, s.inW, s.inC, s.outC, s.kernelH, s.kernelW,
-                    s.strideH, s.strideW, s.dilationH, s.dilationW, s.padTop,
-                    s.padLeft, s.padBottom, s.padRight, s.groups,
-                    s.inputDilationH, s.inputDilationW})
+  for (int64_t v :
+       {s.batch, s.inH, s.inW, s.inC, s.outC, s.kernelH, s.kernelW, s.strideH,
+        s.strideW, s.dilationH, s.dilationW, s.padTop, s.padLeft, s.padBottom,
+        s.padRight, s.groups, s.inputDilationH, s.inputDilationW})
     i64(v);
   std::vector<int8_t> weights = c.getWeights();
   blob(weights.data(), weights.size());

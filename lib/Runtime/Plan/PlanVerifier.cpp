@@ -13,8 +13,8 @@
 //            channel copy's ranges inside both tensors, ...)
 //
 // A plan that passes cannot make an int8, table, pool, copy, resize,
-// quantize or reformat step touch bytes outside its tensors or its scratch; a float
-// step passes the IR's verifier as a node of a graph of its own (operand
+// quantize or reformat step touch bytes outside its tensors or its scratch; a
+// float step passes the IR's verifier as a node of a graph of its own (operand
 // and result counts, kinds, attributes, inferred result types), as every
 // node the interpreter runs does. What a plan computes is the file's
 // business.
