@@ -226,7 +226,7 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
     return false;
   std::vector<std::vector<uint8_t>> tables;
   if (requantizes) {
-    auto made = requantizeTables(n, sources, whole, PlanLayout::Nhwc);
+    auto made = requantizeTables(n, sources, whole, 4, 1, PlanLayout::Nhwc);
     if (!made)
       return false;
     tables = std::move(*made);
@@ -304,7 +304,8 @@ llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
       return false;
     spans.push_back((*shape)[axis] * inner);
   }
-  auto tables = requantizeTables(n, sources, whole, PlanLayout::Onnx);
+  auto tables =
+      requantizeTables(n, sources, whole, rank, axis, PlanLayout::Onnx);
   if (!tables)
     return false;
 
@@ -367,26 +368,14 @@ llvm::Expected<bool> PlanBuilder::lowerQuantize(const Node &n) {
   return true;
 }
 
-std::optional<std::vector<std::vector<uint8_t>>>
-PlanBuilder::requantizeTables(const Node &n,
-                              llvm::ArrayRef<const Value *> sources,
-                              const Value *whole, PlanLayout layout) {
+std::optional<std::vector<std::vector<uint8_t>>> PlanBuilder::requantizeTables(
+    const Node &n, llvm::ArrayRef<const Value *> sources, const Value *whole,
+    int64_t rank, int64_t axis, PlanLayout layout) {
   // The reference kernel on operands of 256 along the axis and 1 elsewhere
   // ([1, 256, 1, 1] for channels), holding every stored byte (NHWC: s8 +
   // 128): operand j's table is the result's elements [256 j, 256 j + 256),
   // as stored. A table that maps every byte to itself is left empty: a
   // plain copy.
-  auto wholeShape = staticShape(whole);
-  if (!wholeShape) {
-    llvm::consumeError(wholeShape.takeError());
-    return std::nullopt;
-  }
-  int64_t rank = wholeShape->size();
-  int64_t axis = n.getIntAttr("axis").value_or(0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return std::nullopt;
   Shape operandShape(rank, 1);
   operandShape[axis] = 256;
   auto storedFlip = [&](const Value *v) -> uint8_t {

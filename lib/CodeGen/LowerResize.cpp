@@ -22,14 +22,6 @@ using namespace qopt;
 using namespace qopt::codegen;
 using namespace qopt::rt;
 
-/// A string attribute of `n`, or `otherwise` when it has none.
-static llvm::StringRef stringAttr(const Node &n, llvm::StringRef name,
-                                  llvm::StringRef otherwise) {
-  const Attribute *a = n.getAttr(name);
-  const std::string *s = a ? a->getIf<std::string>() : nullptr;
-  return s ? llvm::StringRef(*s) : otherwise;
-}
-
 /// Probes larger than this (input elements) are left to the float step: the
 /// probe and its result are doubles.
 static constexpr int64_t kMaxProbeElements = int64_t(1) << 21;
@@ -40,8 +32,8 @@ llvm::Expected<bool> PlanBuilder::lowerResize(const Node &n) {
   // tf_crop_and_resize samples outside the input too (its extrapolation
   // value); the other modes only choose which input element to copy.
   if (!x || !y || isConstant(x) ||
-      stringAttr(n, "mode", "nearest") != "nearest" ||
-      stringAttr(n, "coordinate_transformation_mode", "") ==
+      getStringAttrOr(n, "mode", "nearest") != "nearest" ||
+      getStringAttrOr(n, "coordinate_transformation_mode", "") ==
           "tf_crop_and_resize")
     return false;
   ElementKind kind = x->getType()->getStorageKind();

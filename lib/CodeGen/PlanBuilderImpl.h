@@ -68,10 +68,12 @@ private:
   llvm::Expected<bool> lowerConcatInOnnxLayout(const Node &n);
   llvm::Expected<bool> lowerQuantize(const Node &n);
   /// q.concat's table per operand from stored bytes to the result's (as
-  /// stored in `layout`), or none when its kernel refuses.
+  /// stored in `layout`), or none when its kernel refuses; `axis` (>= 0)
+  /// of a result of `rank` dimensions.
   std::optional<std::vector<std::vector<uint8_t>>>
   requantizeTables(const Node &n, llvm::ArrayRef<const Value *> sources,
-                   const Value *whole, rt::PlanLayout layout);
+                   const Value *whole, int64_t rank, int64_t axis,
+                   rt::PlanLayout layout);
   /// n's reference kernel on `in`: its first result, or none when it
   /// refuses them.
   std::optional<rt::Tensor> runReferenceKernel(const Node &n,
