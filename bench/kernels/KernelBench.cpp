@@ -3,9 +3,9 @@
 //   qopt-bench-kernels [--benchmark_filter=...]
 //
 // First measures each family's peak with a register-only loop (KernelPeak.h)
-// on this machine, then times the int8 conv step on each of ResNet-18's 3x3
-// convolutions (224x224 input, batch 1) for every family the machine runs,
-// reporting GMAC/s and the share of that family's peak. One thread: the
+// on this machine, then times the int8 conv step on each of ResNet-18's
+// convolution shapes (224x224 input, batch 1) for every family the machine
+// runs, reporting GMAC/s and the share of that family's peak. One thread: the
 // figures are per core.
 //
 //===----------------------------------------------------------------------===//
@@ -28,18 +28,23 @@ std::map<Isa, double> peakGmacs; // measured in main()
 
 struct ConvCase {
   const char *name;
-  int64_t size, inC, outC, stride;
+  int64_t size, inC, outC, kernel, stride, pad;
 };
 
-/// ResNet-18's 3x3 convolutions (input side and channels, stride).
+/// ResNet-18's convolutions (input side and channels, kernel side, stride,
+/// pad): the stem, the 3x3s and the 1x1 downsamples.
 const ConvCase kResNet18Convs[] = {
-    {"layer1_3x3_56x56x64", 56, 64, 64, 1},
-    {"layer2_3x3s2_56x56x64_128", 56, 64, 128, 2},
-    {"layer2_3x3_28x28x128", 28, 128, 128, 1},
-    {"layer3_3x3s2_28x28x128_256", 28, 128, 256, 2},
-    {"layer3_3x3_14x14x256", 14, 256, 256, 1},
-    {"layer4_3x3s2_14x14x256_512", 14, 256, 512, 2},
-    {"layer4_3x3_7x7x512", 7, 512, 512, 1},
+    {"stem_7x7s2_224x224x3_64", 224, 3, 64, 7, 2, 3},
+    {"layer1_3x3_56x56x64", 56, 64, 64, 3, 1, 1},
+    {"layer2_3x3s2_56x56x64_128", 56, 64, 128, 3, 2, 1},
+    {"layer2_1x1s2_56x56x64_128", 56, 64, 128, 1, 2, 0},
+    {"layer2_3x3_28x28x128", 28, 128, 128, 3, 1, 1},
+    {"layer3_3x3s2_28x28x128_256", 28, 128, 256, 3, 2, 1},
+    {"layer3_1x1s2_28x28x128_256", 28, 128, 256, 1, 2, 0},
+    {"layer3_3x3_14x14x256", 14, 256, 256, 3, 1, 1},
+    {"layer4_3x3s2_14x14x256_512", 14, 256, 512, 3, 2, 1},
+    {"layer4_1x1s2_14x14x256_512", 14, 256, 512, 1, 2, 0},
+    {"layer4_3x3_7x7x512", 7, 512, 512, 3, 1, 1},
 };
 
 void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
@@ -47,12 +52,12 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
   s.inH = s.inW = c.size;
   s.inC = c.inC;
   s.outC = c.outC;
-  s.kernelH = s.kernelW = 3;
+  s.kernelH = s.kernelW = c.kernel;
   s.strideH = s.strideW = c.stride;
-  s.padTop = s.padLeft = s.padBottom = s.padRight = 1;
+  s.padTop = s.padLeft = s.padBottom = s.padRight = c.pad;
   std::mt19937 rng(1);
   std::vector<uint8_t> x(s.inH * s.inW * s.inC);
-  std::vector<int8_t> w(s.outC * s.inC * 9);
+  std::vector<int8_t> w(s.outC * s.inC * c.kernel * c.kernel);
   for (auto &v : x)
     v = uint8_t(rng());
   for (auto &v : w)
@@ -72,7 +77,8 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
     conv.run(x.data(), nullptr, y.data(), 0, conv.getNumRows(), aligned);
     benchmark::ClobberMemory();
   }
-  double macs = double(s.outH() * s.outW()) * s.outC * s.inC * 9;
+  double macs =
+      double(s.outH() * s.outW()) * s.outC * s.inC * c.kernel * c.kernel;
   state.counters["GMAC/s"] = benchmark::Counter(
       macs * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
   if (peakGmacs[isa] > 0)

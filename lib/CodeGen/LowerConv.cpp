@@ -8,8 +8,9 @@
 //              r's grid, relu, output grid 0.05 : -3 + 128
 //
 // The step runs the unit when x and the residual are per-tensor int8 grids,
-// the weights a constant s8 tensor with zero points 0 (per tensor or per
-// output channel), the bias constant, the activation one of the epilogue's
+// the weights a constant s8 or u8 tensor (per tensor or per output channel;
+// u8 weights become s8 values - 128, their zero points too), the bias
+// constant, the activation one of the epilogue's
 // and the result an int8 grid or f32.
 //
 // q.conv_transpose is the same step on an input dilated by the strides:
@@ -67,6 +68,26 @@ const QuantType *getActivationGrid(const Value *v) {
 int32_t storedZeroPoint(const QuantType *q) {
   return static_cast<int32_t>(q->getZeroPoint()) +
          (q->getStorageKind() == ElementKind::I8 ? 128 : 0);
+}
+
+/// Weights as the kernels take them: s8 values with s8 zero points (none
+/// when all are 0). u8 weights are the same numbers - 128.
+struct SignedWeights {
+  std::vector<int8_t> values;
+  std::vector<int32_t> zeroPoints; ///< one per scale of the type, or none
+};
+SignedWeights toSignedWeights(const DenseElements &data, const QuantType *q) {
+  llvm::StringRef bytes = data.getRawBytes();
+  int32_t shift = data.getKind() == ElementKind::U8 ? 128 : 0;
+  SignedWeights w;
+  w.values.reserve(bytes.size());
+  for (char b : bytes)
+    w.values.push_back(int8_t(int32_t(uint8_t(b)) - shift));
+  for (int64_t z : q->getZeroPoints())
+    w.zeroPoints.push_back(int32_t(z) - shift);
+  if (llvm::all_of(w.zeroPoints, [](int32_t z) { return z == 0; }))
+    w.zeroPoints.clear();
+  return w;
 }
 
 /// ConvTranspose's output extent and begin pad along one axis, by the
@@ -178,17 +199,17 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
     return none;
   bool transposed = n.isa("q.conv_transpose");
 
-  // Weights: a constant s8 tensor (OIHW; IOHW transposed), zero points 0,
-  // per output channel or per tensor.
+  // Weights: a constant s8 or u8 tensor (OIHW; IOHW transposed), per
+  // output channel or per tensor.
   const DenseElements *wData = getConstantData(w);
   const QuantType *wq = w->getType()->getQuantType();
-  if (!wData || !wq || wData->getKind() != ElementKind::I8 ||
+  if (!wData || !wq ||
+      (wData->getKind() != ElementKind::I8 &&
+       wData->getKind() != ElementKind::U8) ||
       wData->getDims().size() != 4 ||
       (wq->isPerAxis() && wq->getAxis() != (transposed ? 1 : 0)))
     return none;
-  for (int64_t z : wq->getZeroPoints())
-    if (z != 0)
-      return none;
+  SignedWeights signedWeights = toSignedWeights(*wData, wq);
 
   // The result: a per-tensor int8 grid, or f32.
   const QuantType *yq = getActivationGrid(y);
@@ -213,8 +234,7 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   if (!yShape)
     return yShape.takeError();
   llvm::ArrayRef<int64_t> wDims = wData->getDims();
-  const int8_t *weights =
-      reinterpret_cast<const int8_t *>(wData->getRawBytes().data());
+  const int8_t *weights = signedWeights.values.data();
   Int8ConvShape s;
   std::vector<int8_t> transposedWeights;
   if (transposed) {
@@ -246,9 +266,12 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   e.inputZero = storedZeroPoint(xq);
   // Per output channel; a transposed conv's weights have axis 1 per group.
   int64_t perGroup = s.outC / s.groups;
-  for (int64_t c = 0, count = wq->isPerAxis() ? s.outC : 1; c < count; ++c)
-    e.scale.push_back(xq->getScale() * quant::getChannelScale(
-                                           wq, transposed ? c % perGroup : c));
+  for (int64_t c = 0, count = wq->isPerAxis() ? s.outC : 1; c < count; ++c) {
+    int64_t wc = transposed ? c % perGroup : c;
+    e.scale.push_back(xq->getScale() * quant::getChannelScale(wq, wc));
+    if (!signedWeights.zeroPoints.empty())
+      e.weightZero.push_back(signedWeights.zeroPoints[wc]);
+  }
   if (b) {
     const DenseElements *bData = getConstantData(b);
     const QuantType *bq = b->getType()->getQuantType();

@@ -174,8 +174,7 @@ constexpr OpRule kCpuOps[] = {
 constexpr BackendRules kCpuRules = [] {
   BackendRules r{"cpu", "qopt's INT8 CPU plan", kCpuOps};
   r.activationStorage = TS_I8 | TS_U8;
-  r.weightStorage = TS_I8;
-  r.weightZeroPointZero = true;
+  r.weightStorage = TS_I8 | TS_U8;
   r.propagatesThroughDataMovement = true;
   r.concatRequantizes = true;
   r.residualAddEpilogue = true;

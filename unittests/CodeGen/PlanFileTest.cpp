@@ -21,7 +21,8 @@ using namespace qopt::rt;
 namespace {
 
 // Every kind of step: quantize (NCHW into NHWC), a 3x3 conv with bias, a
-// residual and SiLU, a strided 1x1 conv, max pool, a q.add table, channel
+// residual and SiLU, a strided 1x1 conv (u8 weights with zero points), max
+// pool, a q.add table, channel
 // Concat/Split, a requantizing q.concat of 3-D tensors (rows in ONNX
 // layout), a nearest Resize, dequantize tables, reformats, and float steps with
 // attributes (Transpose's perm, Softmax's axis) and a constant operand.
@@ -31,9 +32,11 @@ const char *kEveryStep = R"(
 !y = !quant.uniform<i8:f32, 0.25:3>
 !u = !quant.uniform<u8:f32, 0.125:100>
 !b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
+!wu = !quant.uniform<u8:f32:0, {0.015625:120,0.03125:131,0.0078125:128,0.015625:255}>
 graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
+  %wu = onnx.Constant() {value = dense<[0, 255, 120, 7, 131, 9, 200, 64, 128, 1, 250, 3, 255, 254, 0, 17]>} : tensor<4x4x1x1x!wu>
   %bias = onnx.Constant() {value = dense<[5, -7, 9, -11]>} : tensor<4x!b>
   %k = onnx.Constant() {value = dense<[2.0, 0.5, -1.0, 4.0]>} : tensor<1x4x1x1xf32>
   %rows = onnx.Constant() {value = dense<[1, 24, 6]>} : tensor<3xi64>
@@ -42,7 +45,7 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %c = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6x!y>
   %r = q.conv(%qx, %w3, %bias, %c) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], activation = "silu"} : tensor<1x4x6x6x!y>
   %p, _ = onnx.MaxPool(%r) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : tensor<1x4x3x3x!y>, tensor<1x4x3x3xi64>
-  %c2 = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3x!u>
+  %c2 = q.conv(%qx, %wu) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3x!u>
   %a = q.add(%p, %c2) {activation = "relu"} : tensor<1x4x3x3x!y>
   %f = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3xf32>
   %cat = onnx.Concat(%f, %f) {axis = 1} : tensor<1x8x3x3xf32>
@@ -112,6 +115,11 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
   for (const char *kind : {"int8 conv", "reformat", "float", "table",
                            "max pool", "channel copy", "quantize", "resize"})
     EXPECT_GT(kinds[kind], 0) << "the model has no " << kind << " step";
+  EXPECT_TRUE(llvm::any_of(b->plan->steps, [](const auto &s) {
+    const auto *conv = llvm::dyn_cast<ConvStep>(s.get());
+    return conv && conv->getConv().getEpilogue().weightZero ==
+                       std::vector<int32_t>{-8, 3, 0, 127};
+  })) << "the u8 weights' zero points, - 128";
 
   std::string file = serialized(*b->plan);
   ASSERT_TRUE(isPlanFile(file));
@@ -159,9 +167,11 @@ TEST(PlanFile, DamagedFilesAreOneLineErrors) {
 
   std::string newer = file;
   llvm::support::endian::write32le(&newer[8], kPlanFileVersion + 1);
-  EXPECT_EQ(errorOf(newer),
-            "plan file: format version 3; this qopt reads versions 1 to 2 "
-            "(rebuild the plan)");
+  EXPECT_EQ(errorOf(newer), "plan file: format version " +
+                                std::to_string(kPlanFileVersion + 1) +
+                                "; this qopt reads versions 1 to " +
+                                std::to_string(kPlanFileVersion) +
+                                " (rebuild the plan)");
 
   // A sealed file whose fields lie: an element kind no reader knows.
   std::string lying = file;

@@ -18,10 +18,12 @@ struct Case {
   int32_t inputZero;
 };
 
-/// sum over the taps inside the input of (x - zx) * w: padding is real 0.
+/// sum over the taps inside the input of (x - zx) * (w - zw[o]): padding is
+/// real 0; `zw` is per output channel, per tensor or empty (0).
 std::vector<int64_t> directConv(const Int8ConvShape &s,
                                 const std::vector<uint8_t> &x,
-                                const std::vector<int8_t> &w, int32_t zx) {
+                                const std::vector<int8_t> &w, int32_t zx,
+                                const std::vector<int32_t> &zw = {}) {
   int64_t oh = s.outH(), ow = s.outW(), gin = s.inC / s.groups,
           gout = s.outC / s.groups;
   std::vector<int64_t> y(s.batch * oh * ow * s.outC, 0);
@@ -47,7 +49,8 @@ std::vector<int64_t> directConv(const Int8ConvShape &s,
                     x[((n * s.inH + ih) * s.inW + iw) * s.inC + g * gin + ci];
                 int64_t wv =
                     w[((o * gin + ci) * s.kernelH + ky) * s.kernelW + kx];
-                sum += (xv - zx) * wv;
+                int64_t wz = zw.empty() ? 0 : zw[zw.size() > 1 ? o : 0];
+                sum += (xv - zx) * (wv - wz);
               }
           y[((n * oh + h) * ow + v) * s.outC + o] = sum;
         }
@@ -97,8 +100,12 @@ const Case kCases[] = {
     {shapeOf(3, 3, 5, 8, 16, 1, 1, 0, 1, 1), 5}, // pointwise
 };
 
-TEST(Int8Conv, EveryFamilyMatchesADirectLoop) {
-  std::mt19937 rng(7);
+/// Each family's conv of every case shape equals the direct loop, computed
+/// in two calls as two threads would split the rows. With `weightZeros`,
+/// the weights have zero points: per channel on even cases, per tensor on
+/// odd ones, including both ends of the s8 range.
+void expectEveryFamilyMatchesADirectLoop(bool weightZeros) {
+  std::mt19937 rng(weightZeros ? 5 : 7);
   std::uniform_int_distribution<int> byte(0, 255);
   for (Isa isa : getSupportedIsas()) {
     for (const Case &c : kCases) {
@@ -113,21 +120,55 @@ TEST(Int8Conv, EveryFamilyMatchesADirectLoop) {
       Int8Epilogue e;
       e.scale = {1.0f};
       e.inputZero = c.inputZero;
+      bool perChannel = (&c - kCases) % 2 == 0;
+      for (int64_t o = 0; weightZeros && o < (perChannel ? s.outC : 1); ++o)
+        e.weightZero.push_back(o == 0 ? -128 : o == 1 ? 127 : byte(rng) - 128);
       Int8Conv conv(isa, s, w.data(), e);
       std::vector<float> y(s.batch * s.outH() * s.outW() * s.outC, -1e9f);
       std::vector<char> scratch(conv.getScratchBytes() + 64);
       void *aligned = reinterpret_cast<void *>(
           (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
-      // In two calls, as two threads would split the rows.
       int64_t half = conv.getNumRows() / 2;
       conv.run(x.data(), nullptr, y.data(), 0, half, aligned);
       conv.run(x.data(), nullptr, y.data(), half, conv.getNumRows(), aligned);
-      std::vector<int64_t> want = directConv(s, x, w, c.inputZero);
+      std::vector<int64_t> want =
+          directConv(s, x, w, c.inputZero, e.weightZero);
       for (size_t i = 0; i < want.size(); ++i)
         ASSERT_EQ(int64_t(y[i]), want[i]) << getIsaName(isa).str() << " case "
                                           << (&c - kCases) << " element " << i;
     }
   }
+}
+
+TEST(Int8Conv, EveryFamilyMatchesADirectLoop) {
+  expectEveryFamilyMatchesADirectLoop(false);
+}
+
+TEST(Int8Conv, WeightZeroPointsMatchADirectLoop) {
+  // Asymmetric weights (u8 weights re-encoded as s8, zero point - 128).
+  expectEveryFamilyMatchesADirectLoop(true);
+}
+
+TEST(Int8Conv, WeightZeroPointsAreChecked) {
+  auto refuses = [](const Int8ConvShape &s, const Int8Epilogue &e) {
+    return llvm::errorToBool(Int8Conv::checkParams(s, e));
+  };
+  Int8ConvShape s = shapeOf(1, 4, 4, 2, 3, 1, 1, 0, 1, 1);
+  Int8Epilogue e;
+  e.scale = {1.0f};
+  e.weightZero = {1, 2}; // for 2 of 3 channels
+  EXPECT_TRUE(refuses(s, e));
+  e.weightZero = {128}; // not s8
+  EXPECT_TRUE(refuses(s, e));
+  e.weightZero = {-128, 0, 127};
+  EXPECT_FALSE(refuses(s, e));
+  // 3x3 over 2048 channels: 18432 taps per output, more than s32 sums of
+  // the zero point terms allow; symmetric weights have no such limit.
+  Int8ConvShape deep = shapeOf(1, 3, 3, 2048, 1, 3, 1, 1, 1, 1);
+  e.weightZero = {};
+  EXPECT_FALSE(refuses(deep, e));
+  e.weightZero = {3};
+  EXPECT_TRUE(refuses(deep, e));
 }
 
 TEST(Int8Conv, EpilogueQuantizesInTheUnitsOrder) {

@@ -3,10 +3,17 @@
 // The conv step of the CPU plan. Activations are NHWC and stored as u8: an
 // s8 tensor with zero point z is the same numbers + 128 with zero point
 // z + 128, so one kernel serves both (the plan converts at its borders).
-// Weights are s8, per output channel or per tensor, zero point 0.
+// Weights are s8, per output channel or per tensor, with a zero point zw[c]
+// (0 for symmetric weights; u8 weights are the same numbers - 128 with zero
+// point zw - 128).
 //
 //   acc[p][c]  = sum over taps and input channels of x_u8 * w    (exact s32)
-//   real[p][c] = scale[c] * (acc[p][c] - zx * wsum[c]) + bias[c]  (float)
+//   real[p][c] = scale[c] * (acc[p][c] - zx * wsum[c]
+//                            - zw[c] * (xsum[p] - K * zx)) + bias[c]  (float)
+//
+// where xsum[p] is the sum of the K input bytes pixel p's taps read (its
+// im2col row). The zw term is exact in s32 and costs K adds per pixel, so
+// symmetric weights skip it.
 //   then, in the unit's order: + residual (dequantized), activation, and
 //   y = saturate(nearbyint(real / sy) + zy), or real itself for a float
 //   result.
@@ -89,6 +96,9 @@ struct Int8Epilogue {
   std::vector<float> bias;
   /// The input's zero point as stored (u8).
   int32_t inputZero = 0;
+  /// Per output channel (one value = per tensor) zero point of the s8
+  /// weights, in [-128, 127]; empty for 0.
+  std::vector<int32_t> weightZero;
   Activation activation = Activation::None;
   float alpha = 0, beta = 0;
   /// Residual: a u8 NHWC tensor of the output's shape on its own grid.
@@ -105,8 +115,9 @@ class Int8Conv {
 public:
   /// Why `shape` and `epilogue` cannot make a conv (a size out of range,
   /// channels the groups do not divide, an empty output, per-channel
-  /// vectors of the wrong length), or success; the constructor assumes
-  /// they can.
+  /// vectors of the wrong length, a weight zero point out of range or with
+  /// a depth whose sums could overflow s32), or success; the constructor
+  /// assumes they can.
   static llvm::Error checkParams(const Int8ConvShape &shape,
                                  const Int8Epilogue &epilogue);
   /// weights: OIHW s8 (O = outC, I = inC / groups), as ONNX stores them.
@@ -135,6 +146,10 @@ private:
                uint8_t *rows) const;
   /// Output rows run() gives one GEMM: enough for kPixelsPerCall pixels.
   int64_t getRowsPerCall() const;
+  /// acc[p][c] -= zw[c] * (xsum[p] - K * zx) for the weights' zero points,
+  /// on the GEMM's `pixels` rows of A (`lda` apart).
+  void subtractWeightZeroTerms(const uint8_t *a, int64_t lda, int64_t pixels,
+                               int64_t group, int32_t *acc) const;
   void finishPixels(const int32_t *acc, int64_t group, const uint8_t *residual,
                     void *output, int64_t pixelBase, int64_t pixels) const;
 

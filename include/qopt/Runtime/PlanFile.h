@@ -32,8 +32,9 @@ namespace rt {
 /// The first bytes of every plan file.
 constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// The format this build writes; it reads every version from
-/// kOldestPlanFileVersion on (2 added the conv steps' input dilation).
-constexpr uint32_t kPlanFileVersion = 2;
+/// kOldestPlanFileVersion on (2 added the conv steps' input dilation, 3
+/// their weight zero points).
+constexpr uint32_t kPlanFileVersion = 3;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).

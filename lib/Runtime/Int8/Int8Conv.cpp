@@ -200,6 +200,17 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
   if (e.scale.size() != 1 && e.scale.size() != size_t(s.outC))
     return fail("scales for " + llvm::Twine(e.scale.size()) + " of " +
                 llvm::Twine(s.outC) + " channels");
+  if (e.weightZero.size() > 1 && e.weightZero.size() != size_t(s.outC))
+    return fail("weight zero points for " + llvm::Twine(e.weightZero.size()) +
+                " of " + llvm::Twine(s.outC) + " channels");
+  for (int32_t zero : e.weightZero)
+    if (zero < -128 || zero > 127)
+      return fail("a weight zero point is not an s8 value");
+  // |acc|, |zx * wsum| and |zw * (xsum - K * zx)| are each below
+  // K * 255 * 128; their sum stays in s32 for K up to 16384.
+  if (!e.weightZero.empty() && depth > 16384)
+    return fail("weights with zero points over " + llvm::Twine(depth) +
+                " taps per output (at most 16384)");
   if (!e.bias.empty() && e.bias.size() != size_t(s.outC))
     return fail("biases for " + llvm::Twine(e.bias.size()) + " of " +
                 llvm::Twine(s.outC) + " channels");
@@ -325,6 +336,27 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
   }
 }
 
+void Int8Conv::subtractWeightZeroTerms(const uint8_t *a, int64_t lda,
+                                       int64_t pixels, int64_t group,
+                                       int32_t *acc) const {
+  const std::vector<int32_t> &zeros = epilogue.weightZero;
+  bool perChannel = zeros.size() > 1;
+  const int32_t *zw = zeros.data() + (perChannel ? group * groupOutC : 0);
+  int32_t padTerm = int32_t(depth) * epilogue.inputZero;
+  for (int64_t p = 0; p < pixels; ++p, a += lda, acc += groupOutC) {
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < depth; ++k)
+      sum += a[k];
+    int32_t rowTerm = int32_t(sum) - padTerm;
+    if (perChannel)
+      for (int64_t c = 0; c < groupOutC; ++c)
+        acc[c] -= zw[c] * rowTerm;
+    else
+      for (int64_t c = 0; c < groupOutC; ++c)
+        acc[c] -= zw[0] * rowTerm;
+  }
+}
+
 void Int8Conv::finishPixels(const int32_t *acc, int64_t group,
                             const uint8_t *residual, void *output,
                             int64_t pixelBase, int64_t pixels) const {
@@ -412,6 +444,8 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
         lda = depth;
       }
       gemmU8S8(a, lda, pixels, packed[g], acc, groupOutC, gemmScratch);
+      if (!epilogue.weightZero.empty())
+        subtractWeightZeroTerms(a, lda, pixels, g, acc);
       finishPixels(acc, g, residual, output, row * outW, pixels);
     }
   }

@@ -129,7 +129,7 @@ private:
       x = i64(what);
     return v;
   }
-  std::vector<int> ids(const char *what) {
+  std::vector<int> i32s(const char *what) {
     std::vector<int> v(count(4, what));
     for (int &x : v)
       x = i32(what);
@@ -324,6 +324,8 @@ std::unique_ptr<PlanStep> PlanFileReader::convStep(std::string name) {
   e.residualZero = i32("residual zero point");
   e.outputScale = f32("output scale");
   e.outputZero = i32("output zero point");
+  if (version >= 3)
+    e.weightZero = i32s("weight zero points");
   if (failed)
     return nullptr;
   if (auto err = Int8Conv::checkParams(s, e)) {
@@ -378,8 +380,8 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
   auto kind = enumValue(PlanStep::Kind::Resize, "step kind");
   std::string name = string("step name");
   std::string op = string("step op");
-  std::vector<int> inputs = ids("step inputs");
-  std::vector<int> outputs = ids("step outputs");
+  std::vector<int> inputs = i32s("step inputs");
+  std::vector<int> outputs = i32s("step outputs");
   if (failed)
     return nullptr;
   std::unique_ptr<PlanStep> s;
@@ -514,8 +516,8 @@ llvm::Expected<std::unique_ptr<Plan>> PlanFileReader::read() {
   for (PlanTensor &t : plan->tensors)
     if (!tensor(t))
       break;
-  plan->inputs = ids("graph inputs");
-  plan->outputs = ids("graph outputs");
+  plan->inputs = i32s("graph inputs");
+  plan->outputs = i32s("graph outputs");
   size_t steps = count(33, "steps");
   for (size_t i = 0; i < steps && !failed; ++i)
     if (auto s = step(*plan))

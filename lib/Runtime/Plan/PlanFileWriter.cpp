@@ -58,7 +58,7 @@ private:
     for (int64_t x : v)
       i64(x);
   }
-  void ids(llvm::ArrayRef<int> v) {
+  void i32s(llvm::ArrayRef<int> v) {
     u64(v.size());
     for (int x : v)
       i32(x);
@@ -176,14 +176,15 @@ void PlanFileWriter::conv(const Int8Conv &c) {
   i32(e.residualZero);
   f32(e.outputScale);
   i32(e.outputZero);
+  i32s(e.weightZero);
 }
 
 llvm::Error PlanFileWriter::step(const PlanStep &s) {
   u8(static_cast<uint8_t>(s.getKind()));
   string(s.getName());
   string(s.op);
-  ids(s.inputs);
-  ids(s.outputs);
+  i32s(s.inputs);
+  i32s(s.outputs);
   if (const auto *c = llvm::dyn_cast<ConvStep>(&s)) {
     conv(c->getConv());
   } else if (const auto *r = llvm::dyn_cast<ReformatStep>(&s)) {
@@ -258,8 +259,8 @@ llvm::Expected<std::string> PlanFileWriter::write(const Plan &plan) {
   u64(plan.tensors.size());
   for (const PlanTensor &t : plan.tensors)
     tensor(t);
-  ids(plan.inputs);
-  ids(plan.outputs);
+  i32s(plan.inputs);
+  i32s(plan.outputs);
   u64(plan.steps.size());
   for (const auto &s : plan.steps)
     if (auto err = step(*s))
