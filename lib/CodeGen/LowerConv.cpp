@@ -70,26 +70,6 @@ int32_t storedZeroPoint(const QuantType *q) {
          (q->getStorageKind() == ElementKind::I8 ? 128 : 0);
 }
 
-/// Weights as the kernels take them: s8 values with s8 zero points (none
-/// when all are 0). u8 weights are the same numbers - 128.
-struct SignedWeights {
-  std::vector<int8_t> values;
-  std::vector<int32_t> zeroPoints; ///< one per scale of the type, or none
-};
-SignedWeights toSignedWeights(const DenseElements &data, const QuantType *q) {
-  llvm::StringRef bytes = data.getRawBytes();
-  int32_t shift = data.getKind() == ElementKind::U8 ? 128 : 0;
-  SignedWeights w;
-  w.values.reserve(bytes.size());
-  for (char b : bytes)
-    w.values.push_back(int8_t(int32_t(uint8_t(b)) - shift));
-  for (int64_t z : q->getZeroPoints())
-    w.zeroPoints.push_back(int32_t(z) - shift);
-  if (llvm::all_of(w.zeroPoints, [](int32_t z) { return z == 0; }))
-    w.zeroPoints.clear();
-  return w;
-}
-
 /// ConvTranspose's output extent and begin pad along one axis, by the
 /// reference kernel's rules (pads, output_padding, output_shape, auto_pad).
 struct TransposedAxis {
@@ -187,54 +167,130 @@ transposedAsConv(const Node &n, const Shape &x, llvm::ArrayRef<int64_t> wDims,
 
 } // namespace
 
-llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
-  constexpr bool none = false;
-  const Value *x = n.getOperand(0);
-  const Value *w = n.getNumOperands() > 1 ? n.getOperand(1) : nullptr;
-  const Value *b = n.getNumOperands() > 2 ? n.getOperand(2) : nullptr;
-  const Value *r = n.getNumOperands() > 3 ? n.getOperand(3) : nullptr;
-  const Value *y = n.getResult();
-  const QuantType *xq = getActivationGrid(x);
-  if (!xq || !w || !x->getType()->hasRank() || x->getType()->getRank() != 4)
-    return none;
-  bool transposed = n.isa("q.conv_transpose");
+std::optional<WeightedUnit> codegen::getWeightedUnit(const Node &n,
+                                                     int64_t weightRank,
+                                                     int64_t channelAxis) {
+  WeightedUnit u;
+  auto operand = [&](unsigned i) {
+    return n.getNumOperands() > i ? n.getOperand(i) : nullptr;
+  };
+  u.x = operand(0);
+  u.w = operand(1);
+  u.bias = operand(2);
+  u.residual = operand(3);
+  u.y = n.getResult();
+  u.xq = getActivationGrid(u.x);
+  if (!u.xq || !u.w)
+    return std::nullopt;
 
-  // Weights: a constant s8 or u8 tensor (OIHW; IOHW transposed), per
-  // output channel or per tensor.
-  const DenseElements *wData = getConstantData(w);
-  const QuantType *wq = w->getType()->getQuantType();
-  if (!wData || !wq ||
+  // Weights: a constant s8 or u8 tensor, per output channel or per tensor.
+  const DenseElements *wData = getConstantData(u.w);
+  u.wq = u.w->getType()->getQuantType();
+  if (!wData || !u.wq ||
       (wData->getKind() != ElementKind::I8 &&
        wData->getKind() != ElementKind::U8) ||
-      wData->getDims().size() != 4 ||
-      (wq->isPerAxis() && wq->getAxis() != (transposed ? 1 : 0)))
-    return none;
-  SignedWeights signedWeights = toSignedWeights(*wData, wq);
+      int64_t(wData->getDims().size()) != weightRank ||
+      (u.wq->isPerAxis() && u.wq->getAxis() != channelAxis))
+    return std::nullopt;
+  u.wDims = wData->getDims();
+  // The kernels multiply s8: u8 weights are the same numbers - 128, their
+  // zero points too.
+  llvm::StringRef bytes = wData->getRawBytes();
+  int32_t shift = wData->getKind() == ElementKind::U8 ? 128 : 0;
+  u.weights.reserve(bytes.size());
+  for (char b : bytes)
+    u.weights.push_back(int8_t(int32_t(uint8_t(b)) - shift));
+  for (int64_t z : u.wq->getZeroPoints())
+    u.weightZeros.push_back(int32_t(z) - shift);
+  if (llvm::all_of(u.weightZeros, [](int32_t z) { return z == 0; }))
+    u.weightZeros.clear();
 
   // The result: a per-tensor int8 grid, or f32.
-  const QuantType *yq = getActivationGrid(y);
-  if (!yq && (y->getType()->isQuantized() ||
-              y->getType()->getStorageKind() != ElementKind::F32))
-    return none;
-  const QuantType *rq = r ? getActivationGrid(r) : nullptr;
-  if (r && !rq)
-    return none;
+  u.yq = getActivationGrid(u.y);
+  if (!u.yq && (u.y->getType()->isQuantized() ||
+                u.y->getType()->getStorageKind() != ElementKind::F32))
+    return std::nullopt;
+  u.rq = u.residual ? getActivationGrid(u.residual) : nullptr;
+  if (u.residual && !u.rq)
+    return std::nullopt;
 
+  Int8Epilogue &e = u.epilogue;
+  e.inputZero = storedZeroPoint(u.xq);
   auto activation = parseActivation(
       n.getAttr("activation") && n.getAttr("activation")->isString()
           ? llvm::StringRef(*n.getAttr("activation")->getIf<std::string>())
           : "none");
   if (!activation)
+    return std::nullopt;
+  e.activation = *activation;
+  std::vector<float> params;
+  if (const Attribute *a = n.getAttr("activation_params"))
+    if (auto *v = a->getIf<std::vector<float>>())
+      params = *v;
+  e.alpha = params.size() > 0 ? params[0] : 0;
+  e.beta = params.size() > 1 ? params[1] : 0;
+  if (u.rq) {
+    e.hasResidual = true;
+    e.residualAfterActivation =
+        n.getIntAttr("residual_after_activation").value_or(0) != 0;
+    e.residualScale = u.rq->getScale();
+    e.residualZero = storedZeroPoint(u.rq);
+  }
+  if (u.yq) {
+    e.outputScale = u.yq->getScale();
+    e.outputZero = storedZeroPoint(u.yq);
+  }
+  return u;
+}
+
+llvm::Expected<bool>
+PlanBuilder::addWeightedStep(const Node &n, const WeightedUnit &u,
+                             PlanLayout layout,
+                             std::unique_ptr<PlanStep> step) {
+  if (u.residual) {
+    auto rShape = staticShape(u.residual);
+    if (!rShape)
+      return rShape.takeError();
+    auto yShape = staticShape(u.y);
+    if (!yShape)
+      return yShape.takeError();
+    if (*rShape != *yShape)
+      return false;
+  }
+  auto xId = tensorFor(u.x, layout);
+  if (!xId)
+    return xId.takeError();
+  std::vector<int> inputs{*xId};
+  if (u.residual) {
+    auto rId = tensorFor(u.residual, layout);
+    if (!rId)
+      return rId.takeError();
+    inputs.push_back(*rId);
+  }
+  auto yId = defineResult(u.y, layout,
+                          u.yq ? u.yq->getStorageKind() : ElementKind::F32);
+  if (!yId)
+    return yId.takeError();
+  addStep(std::move(step), n, std::move(inputs), {*yId});
+  return true;
+}
+
+llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
+  constexpr bool none = false;
+  bool transposed = n.isa("q.conv_transpose");
+  // OIHW weights, per output channel on axis 0 (IOHW on axis 1 transposed).
+  std::optional<WeightedUnit> u = getWeightedUnit(n, 4, transposed ? 1 : 0);
+  if (!u || !u->x->getType()->hasRank() || u->x->getType()->getRank() != 4)
     return none;
 
-  auto xShape = staticShape(x);
+  auto xShape = staticShape(u->x);
   if (!xShape)
     return xShape.takeError();
-  auto yShape = staticShape(y);
+  auto yShape = staticShape(u->y);
   if (!yShape)
     return yShape.takeError();
-  llvm::ArrayRef<int64_t> wDims = wData->getDims();
-  const int8_t *weights = signedWeights.values.data();
+  llvm::ArrayRef<int64_t> wDims = u->wDims;
+  const int8_t *weights = u->weights.data();
   Int8ConvShape s;
   std::vector<int8_t> transposedWeights;
   if (transposed) {
@@ -262,17 +318,16 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   if (*yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
     return none;
 
-  Int8Epilogue e;
-  e.inputZero = storedZeroPoint(xq);
+  Int8Epilogue e = u->epilogue;
   // Per output channel; a transposed conv's weights have axis 1 per group.
   int64_t perGroup = s.outC / s.groups;
-  for (int64_t c = 0, count = wq->isPerAxis() ? s.outC : 1; c < count; ++c) {
+  for (int64_t c = 0, count = u->wq->isPerAxis() ? s.outC : 1; c < count; ++c) {
     int64_t wc = transposed ? c % perGroup : c;
-    e.scale.push_back(xq->getScale() * quant::getChannelScale(wq, wc));
-    if (!signedWeights.zeroPoints.empty())
-      e.weightZero.push_back(signedWeights.zeroPoints[wc]);
+    e.scale.push_back(u->xq->getScale() * quant::getChannelScale(u->wq, wc));
+    if (!u->weightZeros.empty())
+      e.weightZero.push_back(u->weightZeros[wc]);
   }
-  if (b) {
+  if (const Value *b = u->bias) {
     const DenseElements *bData = getConstantData(b);
     const QuantType *bq = b->getType()->getQuantType();
     if (!bData || bData->getNumElements() != s.outC ||
@@ -282,46 +337,12 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
       e.bias.push_back(bq ? quant::dequantizeValue(bData->getAsInt(c), bq, c)
                           : static_cast<float>(bData->getAsDouble(c)));
   }
-  e.activation = *activation;
-  std::vector<float> params;
-  if (const Attribute *a = n.getAttr("activation_params"))
-    if (auto *v = a->getIf<std::vector<float>>())
-      params = *v;
-  e.alpha = params.size() > 0 ? params[0] : 0;
-  e.beta = params.size() > 1 ? params[1] : 0;
-  if (r) {
-    auto rShape = staticShape(r);
-    if (!rShape)
-      return rShape.takeError();
-    if (*rShape != *yShape)
-      return none;
-    e.hasResidual = true;
-    e.residualAfterActivation =
-        n.getIntAttr("residual_after_activation").value_or(0) != 0;
-    e.residualScale = rq->getScale();
-    e.residualZero = storedZeroPoint(rq);
+  if (auto err = Int8Conv::checkParams(s, e)) {
+    llvm::consumeError(std::move(err)); // e.g. zero points over a deep kernel
+    return none;
   }
-  if (yq) {
-    e.outputScale = yq->getScale();
-    e.outputZero = storedZeroPoint(yq);
-  }
-
-  auto xId = tensorFor(x, PlanLayout::Nhwc);
-  if (!xId)
-    return xId.takeError();
-  std::vector<int> inputs{*xId};
-  if (r) {
-    auto rId = tensorFor(r, PlanLayout::Nhwc);
-    if (!rId)
-      return rId.takeError();
-    inputs.push_back(*rId);
-  }
-  auto yId = defineResult(y, PlanLayout::Nhwc,
-                          yq ? yq->getStorageKind() : ElementKind::F32);
-  if (!yId)
-    return yId.takeError();
-  auto step = std::make_unique<ConvStep>(
-      n.getName().str(), Int8Conv(options.isa, s, weights, std::move(e)));
-  addStep(std::move(step), n, std::move(inputs), {*yId});
-  return true;
+  return addWeightedStep(
+      n, *u, PlanLayout::Nhwc,
+      std::make_unique<ConvStep>(
+          n.getName().str(), Int8Conv(options.isa, s, weights, std::move(e))));
 }

@@ -326,6 +326,8 @@ llvm::Error PlanBuilder::build() {
     llvm::Expected<bool> lowered = false;
     if (n.isa("q.conv") || n.isa("q.conv_transpose"))
       lowered = lowerConv(n);
+    else if (n.isa("q.gemm") || n.isa("q.matmul"))
+      lowered = lowerGemm(n);
     else if (n.isa("onnx.MaxPool"))
       lowered = lowerMaxPool(n);
     else if (n.isa("onnx.Concat") || n.isa("onnx.Split") || n.isa("q.concat"))

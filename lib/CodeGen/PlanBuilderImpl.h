@@ -6,7 +6,9 @@
 //   PlanBuilder.cpp      tensors, layouts and reformats, float steps (and
 //                        folding those whose operands are all constant),
 //                        the arena
-//   LowerConv.cpp        q.conv -> int8 conv step
+//   LowerConv.cpp        q.conv, q.conv_transpose -> int8 conv step; what
+//                        every weighted unit's int8 step needs
+//   LowerGemm.cpp        q.gemm, q.matmul -> int8 gemm step
 //   LowerDataSteps.cpp   elementwise int8 ops -> table steps, elementwise
 //                        float ops on NHWC operands, MaxPool -> max pool
 //                        step, channel Concat/Split and q.concat ->
@@ -32,6 +34,29 @@ namespace qopt {
 namespace codegen {
 
 llvm::Error makeError(const llvm::Twine &msg);
+
+/// A weighted unit (q.conv, q.conv_transpose, q.gemm, q.matmul) as the
+/// int8 steps take it: x and the residual on per-tensor int8 grids, the
+/// weights a constant s8 or u8 tensor quantized per tensor or per output
+/// channel, the result on an int8 grid or f32, an activation the epilogue
+/// has.
+struct WeightedUnit {
+  const Value *x, *w, *bias, *residual, *y;
+  const QuantType *xq, *wq, *yq, *rq;
+  llvm::ArrayRef<int64_t> wDims;
+  /// The weights as s8 (u8 ones - 128) and their zero points likewise, one
+  /// per scale of wq (none when all are 0).
+  std::vector<int8_t> weights;
+  std::vector<int32_t> weightZeros;
+  /// The input zero point, activation, residual and output grid; scales,
+  /// biases and weight zero points per channel are the lowering's.
+  rt::Int8Epilogue epilogue;
+};
+
+/// `n` as a weighted unit with weights of `weightRank` dims quantized on
+/// `channelAxis` if per axis, or none when an int8 step cannot run it.
+std::optional<WeightedUnit> getWeightedUnit(const Node &n, int64_t weightRank,
+                                            int64_t channelAxis);
 
 class PlanBuilder {
 public:
@@ -59,6 +84,12 @@ private:
   /// The lowerings: each adds its step and returns true, or returns false
   /// when its step cannot run `n`.
   llvm::Expected<bool> lowerConv(const Node &n);
+  llvm::Expected<bool> lowerGemm(const Node &n);
+  /// Adds `step`, reading u's x (and residual) and writing its y in
+  /// `layout`; false (nothing added) when the residual's shape is not y's.
+  llvm::Expected<bool> addWeightedStep(const Node &n, const WeightedUnit &u,
+                                       rt::PlanLayout layout,
+                                       std::unique_ptr<rt::PlanStep> step);
   llvm::Expected<bool> lowerTable(const Node &n);
   llvm::Expected<bool> lowerMaxPool(const Node &n);
   llvm::Expected<bool> lowerChannelCopy(const Node &n);

@@ -24,7 +24,8 @@ namespace {
 // residual and SiLU, a strided 1x1 conv (u8 weights with zero points), max
 // pool, a q.add table, channel
 // Concat/Split, a requantizing q.concat of 3-D tensors (rows in ONNX
-// layout), a nearest Resize, dequantize tables, reformats, and float steps with
+// layout), a q.matmul (u8 weights, an int8 gemm step), a nearest Resize,
+// dequantize tables, reformats, and float steps with
 // attributes (Transpose's perm, Softmax's axis) and a constant operand.
 const char *kEveryStep = R"(
 !x = !quant.uniform<i8:f32, 0.5>
@@ -33,10 +34,12 @@ const char *kEveryStep = R"(
 !u = !quant.uniform<u8:f32, 0.125:100>
 !b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
 !wu = !quant.uniform<u8:f32:0, {0.015625:120,0.03125:131,0.0078125:128,0.015625:255}>
-graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>) {
+!wm = !quant.uniform<u8:f32, 0.03:100>
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>, tensor<1x24x4xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
   %wu = onnx.Constant() {value = dense<[0, 255, 120, 7, 131, 9, 200, 64, 128, 1, 250, 3, 255, 254, 0, 17]>} : tensor<4x4x1x1x!wu>
+  %wm = onnx.Constant() {value = dense<[0, 255, 120, 7, 131, 9, 200, 64, 128, 1, 250, 3, 255, 254, 0, 17, 99, 100, 101, 33, 180, 2, 77, 160]>} : tensor<6x4x!wm>
   %bias = onnx.Constant() {value = dense<[5, -7, 9, -11]>} : tensor<4x!b>
   %k = onnx.Constant() {value = dense<[2.0, 0.5, -1.0, 4.0]>} : tensor<1x4x1x1xf32>
   %rows = onnx.Constant() {value = dense<[1, 24, 6]>} : tensor<3xi64>
@@ -61,9 +64,11 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %q3u = q.quantize(%m3) : tensor<1x24x6x!y>
   %rc = q.concat(%q3, %q3u) {axis = 2} : tensor<1x24x12x!y>
   %drc = q.dequantize(%rc) : tensor<1x24x12xf32>
+  %mm = q.matmul(%q3, %wm) {activation = "relu"} : tensor<1x24x4x!y>
+  %dmm = q.dequantize(%mm) : tensor<1x24x4xf32>
   %up = onnx.Resize(%a, _, %two) {mode = "nearest"} : tensor<1x4x6x6x!y>
   %dup = q.dequantize(%up) : tensor<1x4x6x6xf32>
-  return %da, %cat, %sm, %s, %drc, %dup
+  return %da, %cat, %sm, %s, %drc, %dup, %dmm
 }
 )";
 
@@ -112,8 +117,9 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
   std::map<std::string, int> kinds;
   for (const auto &s : b->plan->steps)
     ++kinds[s->getKindName().str()];
-  for (const char *kind : {"int8 conv", "reformat", "float", "table",
-                           "max pool", "channel copy", "quantize", "resize"})
+  for (const char *kind :
+       {"int8 conv", "reformat", "float", "table", "max pool", "channel copy",
+        "quantize", "resize", "int8 gemm"})
     EXPECT_GT(kinds[kind], 0) << "the model has no " << kind << " step";
   EXPECT_TRUE(llvm::any_of(b->plan->steps, [](const auto &s) {
     const auto *conv = llvm::dyn_cast<ConvStep>(s.get());
@@ -230,6 +236,16 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   });
   EXPECT_NE(e.find("int8 conv"), std::string::npos) << e;
   EXPECT_NE(e.find("the step needs i8 or u8[1,4,6,6] nhwc"), std::string::npos)
+      << e;
+
+  // A gemm reading rows of another length than its K.
+  e = damaged([&](Plan &p) {
+    PlanStep &gemm = firstStep(p, PlanStep::Kind::Gemm);
+    gemm.inputs[0] = gemm.outputs[0];
+  });
+  EXPECT_NE(e.find("int8 gemm"), std::string::npos) << e;
+  EXPECT_NE(e.find("the step needs 24 rows of 6 i8 or u8 in ONNX layout"),
+            std::string::npos)
       << e;
 
   // A table over more elements than its operand has.

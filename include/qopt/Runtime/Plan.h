@@ -83,7 +83,8 @@ public:
     Pool,
     ChannelCopy,
     Quantize,
-    Resize
+    Resize,
+    Gemm
   };
 
   PlanStep(Kind kind, std::string name) : kind(kind), name(std::move(name)) {}
@@ -132,6 +133,35 @@ public:
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Conv; }
 
 private:
+  Int8Conv conv;
+};
+
+/// An int8 Gemm/MatMul unit on row-major operands in ONNX layout:
+/// y[M x N] = epilogue(x[M x K] * w), x's leading dims flattened into M. It
+/// runs as a 1x1 conv over M pixels of K channels (batch 1, M x 1 pixels),
+/// whose kernel takes u8: s8 operands (stored as they are in ONNX layout)
+/// are flipped to u8 around it, a chunk of rows at a time in scratch.
+class GemmStep : public PlanStep {
+public:
+  GemmStep(std::string name, Int8Conv conv)
+      : PlanStep(Kind::Gemm, std::move(name)), conv(std::move(conv)) {}
+  /// Whether `s` is the conv of a Gemm: 1x1 over an M x 1 image, batch 1,
+  /// no stride, pad, dilation or groups.
+  static bool isGemmShape(const Int8ConvShape &s);
+  /// The shape of a product of M x K and K x N.
+  static Int8ConvShape makeShape(int64_t m, int64_t k, int64_t n);
+  /// Rows of x (M).
+  int64_t getNumTiles() const override { return conv.getNumRows(); }
+  size_t getScratchBytes() const override;
+  int64_t getMacs() const override;
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  const Int8Conv &getConv() const { return conv; }
+  static bool classof(const PlanStep *s) { return s->getKind() == Kind::Gemm; }
+
+private:
+  /// Rows flipped into scratch at a time.
+  static constexpr int64_t kRowsPerChunk = 96;
   Int8Conv conv;
 };
 

@@ -53,6 +53,8 @@ llvm::StringRef PlanStep::getKindName() const {
     return "quantize";
   case Kind::Resize:
     return "resize";
+  case Kind::Gemm:
+    return "int8 gemm";
   }
   return "?";
 }

@@ -153,7 +153,8 @@ private:
   const QuantType *quantType(Context &types);
   bool tensor(PlanTensor &t);
   std::unique_ptr<PlanStep> step(Plan &plan);
-  std::unique_ptr<PlanStep> convStep(std::string name);
+  /// A conv or gemm step's kernel (its record), or none after fail().
+  std::optional<Int8Conv> conv(const std::string &name);
   std::unique_ptr<PlanStep> floatStep(std::string name, Plan &plan);
 
   llvm::StringRef file;
@@ -299,7 +300,7 @@ bool PlanFileReader::tensor(PlanTensor &t) {
   return true;
 }
 
-std::unique_ptr<PlanStep> PlanFileReader::convStep(std::string name) {
+std::optional<Int8Conv> PlanFileReader::conv(const std::string &name) {
   Int8ConvShape s;
   for (int64_t *v :
        {&s.batch, &s.inH, &s.inW, &s.inC, &s.outC, &s.kernelH, &s.kernelW,
@@ -327,21 +328,20 @@ std::unique_ptr<PlanStep> PlanFileReader::convStep(std::string name) {
   if (version >= 3)
     e.weightZero = i32s("weight zero points");
   if (failed)
-    return nullptr;
+    return std::nullopt;
   if (auto err = Int8Conv::checkParams(s, e)) {
     fail("conv '" + name + "': " + llvm::toString(std::move(err)));
-    return nullptr;
+    return std::nullopt;
   }
   // checkParams bounded this product.
   if (weights.size() !=
       size_t(s.outC * (s.inC / s.groups) * s.kernelH * s.kernelW)) {
     fail("conv '" + name + "' has " + llvm::Twine(weights.size()) +
          " weights, not what its geometry needs");
-    return nullptr;
+    return std::nullopt;
   }
-  return std::make_unique<ConvStep>(
-      name, Int8Conv(isa, s, reinterpret_cast<const int8_t *>(weights.data()),
-                     std::move(e)));
+  return Int8Conv(isa, s, reinterpret_cast<const int8_t *>(weights.data()),
+                  std::move(e));
 }
 
 std::unique_ptr<PlanStep> PlanFileReader::floatStep(std::string name,
@@ -377,7 +377,7 @@ std::unique_ptr<PlanStep> PlanFileReader::floatStep(std::string name,
 }
 
 std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
-  auto kind = enumValue(PlanStep::Kind::Resize, "step kind");
+  auto kind = enumValue(PlanStep::Kind::Gemm, "step kind");
   std::string name = string("step name");
   std::string op = string("step op");
   std::vector<int> inputs = i32s("step inputs");
@@ -387,7 +387,12 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
   std::unique_ptr<PlanStep> s;
   switch (kind) {
   case PlanStep::Kind::Conv:
-    s = convStep(name);
+    if (auto c = conv(name))
+      s = std::make_unique<ConvStep>(name, std::move(*c));
+    break;
+  case PlanStep::Kind::Gemm:
+    if (auto c = conv(name))
+      s = std::make_unique<GemmStep>(name, std::move(*c));
     break;
   case PlanStep::Kind::Reformat: {
     auto r = std::make_unique<ReformatStep>(name);

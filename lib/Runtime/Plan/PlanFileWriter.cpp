@@ -187,6 +187,8 @@ llvm::Error PlanFileWriter::step(const PlanStep &s) {
   i32s(s.outputs);
   if (const auto *c = llvm::dyn_cast<ConvStep>(&s)) {
     conv(c->getConv());
+  } else if (const auto *g = llvm::dyn_cast<GemmStep>(&s)) {
+    conv(g->getConv());
   } else if (const auto *r = llvm::dyn_cast<ReformatStep>(&s)) {
     ints(r->shape);
   } else if (const auto *f = llvm::dyn_cast<FloatStep>(&s)) {

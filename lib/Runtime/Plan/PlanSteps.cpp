@@ -64,6 +64,96 @@ llvm::Error ConvStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 }
 
 //===----------------------------------------------------------------------===//
+// Int8 Gemm/MatMul: a 1x1 conv over the rows
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr size_t kScratchAlignment = 64;
+
+size_t alignUp(size_t n) {
+  return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+}
+
+/// dst = src with the top bit of each byte toggled (s8 <-> u8 + 128).
+void copyFlipped(uint8_t *dst, const uint8_t *src, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    dst[i] = src[i] ^ 0x80;
+}
+
+} // namespace
+
+bool GemmStep::isGemmShape(const Int8ConvShape &s) {
+  return s.batch == 1 && s.inW == 1 && s.kernelH == 1 && s.kernelW == 1 &&
+         s.strideH == 1 && s.strideW == 1 && s.dilationH == 1 &&
+         s.dilationW == 1 && s.padTop == 0 && s.padLeft == 0 &&
+         s.padBottom == 0 && s.padRight == 0 && s.groups == 1 &&
+         s.inputDilationH == 1 && s.inputDilationW == 1;
+}
+
+Int8ConvShape GemmStep::makeShape(int64_t m, int64_t k, int64_t n) {
+  Int8ConvShape s;
+  s.inH = m;
+  s.inC = k;
+  s.outC = n;
+  return s;
+}
+
+size_t GemmStep::getScratchBytes() const {
+  const Int8ConvShape &s = conv.getShape();
+  // The conv's own, then a chunk of x's rows and of the residual's.
+  return alignUp(conv.getScratchBytes()) +
+         alignUp(size_t(kRowsPerChunk * s.inC)) +
+         alignUp(size_t(kRowsPerChunk * s.outC));
+}
+
+int64_t GemmStep::getMacs() const {
+  const Int8ConvShape &s = conv.getShape();
+  return s.inH * s.inC * s.outC;
+}
+
+llvm::Error GemmStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                          void *scratch) const {
+  const Int8ConvShape &s = conv.getShape();
+  const Int8Epilogue &e = conv.getEpilogue();
+  int64_t k = s.inC, n = s.outC;
+  bool flipX = run.tensor(inputs[0]).kind == ElementKind::I8;
+  bool flipResidual =
+      e.hasResidual && run.tensor(inputs[1]).kind == ElementKind::I8;
+  bool flipY = run.tensor(outputs[0]).kind == ElementKind::I8;
+  size_t resultBytes = e.outputScale == 0 ? sizeof(float) : 1;
+  const uint8_t *x = reinterpret_cast<const uint8_t *>(run.read(inputs[0]));
+  const uint8_t *residual =
+      e.hasResidual ? reinterpret_cast<const uint8_t *>(run.read(inputs[1]))
+                    : nullptr;
+  char *y = run.write(outputs[0]);
+  char *convScratch = static_cast<char *>(scratch);
+  uint8_t *xRows = reinterpret_cast<uint8_t *>(convScratch +
+                                               alignUp(conv.getScratchBytes()));
+  uint8_t *residualRows = xRows + alignUp(size_t(kRowsPerChunk * k));
+  for (int64_t row = tileBegin; row < tileEnd; row += kRowsPerChunk) {
+    int64_t rows = std::min(kRowsPerChunk, tileEnd - row);
+    const uint8_t *in = x + row * k;
+    if (flipX) {
+      copyFlipped(xRows, in, size_t(rows * k));
+      in = xRows;
+    }
+    const uint8_t *res = residual ? residual + row * n : nullptr;
+    if (flipResidual) {
+      copyFlipped(residualRows, res, size_t(rows * n));
+      res = residualRows;
+    }
+    char *out = y + row * n * resultBytes;
+    conv.run(in, res, out, 0, rows, convScratch);
+    if (flipY) {
+      uint8_t *bytes = reinterpret_cast<uint8_t *>(out);
+      copyFlipped(bytes, bytes, size_t(rows * n));
+    }
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
 // Reformat: NCHW <-> NHWC, s8 <-> u8 (+128)
 //===----------------------------------------------------------------------===//
 

@@ -196,6 +196,8 @@ private:
       return verifyQuantize(*quantize);
     if (const auto *resize = llvm::dyn_cast<ResizeStep>(&s))
       return verifyResize(*resize);
+    if (const auto *gemm = llvm::dyn_cast<GemmStep>(&s))
+      return verifyGemm(*gemm);
     return makeError("unknown kind of step");
   }
 
@@ -298,6 +300,43 @@ private:
       if (auto err = expectNhwc(step.inputs[1], out, true, "its residual"))
         return err;
     return expectNhwc(step.outputs[0], out, e.outputScale != 0, "its result");
+  }
+
+  /// Tensor `id` is `rows` x `columns` in ONNX layout (its last dim the
+  /// columns), int8 or f32.
+  llvm::Error expectRows(int id, int64_t rows, int64_t columns, bool int8,
+                         const llvm::Twine &role) const {
+    const PlanTensor &t = plan.tensors[id];
+    if (t.layout != PlanLayout::Onnx || t.shape.empty() ||
+        t.shape.back() != columns || t.numElements() != rows * columns ||
+        (int8 ? !isInt8Kind(t.kind) : t.kind != ElementKind::F32))
+      return makeError(role + " '" + t.name + "' is " +
+                       getElementKindName(t.kind) + shapeToString(t.shape) +
+                       (t.layout == PlanLayout::Nhwc ? " nhwc" : "") +
+                       "; the step needs " + llvm::Twine(rows) + " rows of " +
+                       llvm::Twine(columns) + " " +
+                       (int8 ? "i8 or u8" : "f32") + " in ONNX layout");
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyGemm(const GemmStep &step) const {
+    const Int8Conv &conv = step.getConv();
+    const Int8ConvShape &c = conv.getShape();
+    const Int8Epilogue &e = conv.getEpilogue();
+    if (auto err = Int8Conv::checkParams(c, e))
+      return err;
+    if (!GemmStep::isGemmShape(c))
+      return makeError("its kernel is not a 1x1 conv over rows");
+    if (auto err = checkOperands(step, e.hasResidual ? 2 : 1, 1))
+      return err;
+    if (auto err = expectRows(step.inputs[0], c.inH, c.inC, true, "its input"))
+      return err;
+    if (e.hasResidual)
+      if (auto err =
+              expectRows(step.inputs[1], c.inH, c.outC, true, "its residual"))
+        return err;
+    return expectRows(step.outputs[0], c.inH, c.outC, e.outputScale != 0,
+                      "its result");
   }
 
   llvm::Error verifyReformat(const ReformatStep &step) const {

@@ -1,0 +1,122 @@
+//===- LowerGemm.cpp - q.gemm and q.matmul to an int8 gemm step -----------===//
+//
+//   %y = q.gemm(%x, %w, %c) {alpha = 0.5, transB = 1, activation = "relu"}
+//        : tensor<8x1000x!q.i8<0.1:4>>          x: 8x512, w: 1000x512
+//     =>
+//   int8 gemm step  x: 8 rows of 512 in ONNX layout (s8 flipped to u8
+//                   around the kernel), w packed for the ISA as 1000
+//                   channels of a 1x1 conv,
+//                   epilogue: scale[n] = alpha * s_x * s_w[n],
+//                   bias[n] = beta * DQ(c)[n], relu, output grid 0.1 : 4
+//
+//   %y = q.matmul(%x, %w, %b) : tensor<1x77x768x!q.u8<...>>
+//        x: 1x77x512, w: 512x768
+//     =>
+//   int8 gemm step over 77 rows (x's leading dims flattened)
+//
+// The step runs the unit when the weights are a constant 2-D s8 or u8
+// tensor (per tensor, or per output column), x is not transposed, the bias
+// (Gemm's C times beta, or MatMul's addend) is constant with one value or
+// one per output column, and the result has x's rows and N columns. Any
+// other form runs as a float step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanBuilderImpl.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/QuantMath.h"
+
+using namespace qopt;
+using namespace qopt::codegen;
+using namespace qopt::rt;
+
+namespace {
+
+/// The per-column bias: `addend` (beta * DQ of it) when it holds one value
+/// or one per column laid along the last axis, or none.
+std::optional<std::vector<float>> columnBias(const Value *addend,
+                                             int64_t columns, double beta) {
+  const DenseElements *data = getConstantData(addend);
+  const QuantType *q = addend->getType()->getQuantType();
+  if (!data || (!q && data->getKind() != ElementKind::F32))
+    return std::nullopt;
+  llvm::ArrayRef<int64_t> dims = data->getDims();
+  int64_t count = data->getNumElements();
+  bool alongLastAxis =
+      count == columns && (dims.empty() || dims.back() == columns) &&
+      llvm::all_of(dims.drop_back(), [](int64_t d) { return d == 1; });
+  if (count != 1 && !alongLastAxis)
+    return std::nullopt;
+  std::vector<float> bias;
+  for (int64_t c = 0; c < columns; ++c) {
+    int64_t i = count == 1 ? 0 : c;
+    double value = q ? quant::dequantizeValue(data->getAsInt(i), q, i)
+                     : data->getAsDouble(i);
+    bias.push_back(float(beta * value));
+  }
+  return bias;
+}
+
+} // namespace
+
+llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
+  constexpr bool none = false;
+  bool gemm = n.isa("q.gemm");
+  bool transB = gemm && n.getIntAttr("transB").value_or(0) != 0;
+  if (gemm && n.getIntAttr("transA").value_or(0) != 0)
+    return none;
+  // Weights K x N (Gemm's transB: N x K), per output column.
+  std::optional<WeightedUnit> u = getWeightedUnit(n, 2, transB ? 0 : 1);
+  if (!u || !u->x->getType()->hasRank() || u->x->getType()->getRank() < 2 ||
+      (gemm && u->x->getType()->getRank() != 2))
+    return none;
+  auto xShape = staticShape(u->x);
+  if (!xShape)
+    return xShape.takeError();
+  auto yShape = staticShape(u->y);
+  if (!yShape)
+    return yShape.takeError();
+  int64_t k = xShape->back();
+  int64_t columns = transB ? u->wDims[0] : u->wDims[1];
+  if ((transB ? u->wDims[1] : u->wDims[0]) != k || k < 1 || columns < 1)
+    return none;
+  Shape wanted(xShape->begin(), xShape->end() - 1);
+  wanted.push_back(columns);
+  if (*yShape != wanted)
+    return none;
+  int64_t rows = shapeNumElements(*xShape).value_or(0) / k;
+  if (rows < 1)
+    return none;
+
+  double alpha = gemm ? getFloatAttrOr(n, "alpha", 1.0f) : 1.0;
+  double beta = gemm ? getFloatAttrOr(n, "beta", 1.0f) : 1.0;
+  Int8Epilogue e = u->epilogue;
+  for (int64_t c = 0, count = u->wq->isPerAxis() ? columns : 1; c < count;
+       ++c) {
+    e.scale.push_back(
+        float(alpha * u->xq->getScale() * quant::getChannelScale(u->wq, c)));
+    if (!u->weightZeros.empty())
+      e.weightZero.push_back(u->weightZeros[c]);
+  }
+  if (u->bias) {
+    auto bias = columnBias(u->bias, columns, beta);
+    if (!bias)
+      return none;
+    e.bias = std::move(*bias);
+  }
+  Int8ConvShape s = GemmStep::makeShape(rows, k, columns);
+  if (auto err = Int8Conv::checkParams(s, e)) {
+    llvm::consumeError(std::move(err)); // the float step runs it
+    return none;
+  }
+  // The kernel's weights: N channels of K.
+  std::vector<int8_t> weights(columns * k);
+  for (int64_t c = 0; c < columns; ++c)
+    for (int64_t i = 0; i < k; ++i)
+      weights[c * k + i] = u->weights[transB ? c * k + i : i * columns + c];
+  return addWeightedStep(
+      n, *u, PlanLayout::Onnx,
+      std::make_unique<GemmStep>(
+          n.getName().str(),
+          Int8Conv(options.isa, s, weights.data(), std::move(e))));
+}
