@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -657,4 +658,53 @@ TEST(ShapeKernelsTest, ResizeHalfPixelSymmetric) {
   EXPECT_NEAR(v[1], 1.15986395f, 1e-5);
   EXPECT_NEAR(v[5], 1.56521738f, 1e-5);
   EXPECT_NEAR(v[6], 1.72508133f, 1e-5);
+}
+
+// Gemm with transB sums each output over k in order, four columns at a
+// time: the bits are those of one in-order double sum per output (the same
+// as B stored untransposed), with A's zero terms left out as the kernel
+// leaves them. Terms of 2^60 that cancel around small ones make another
+// order give other bits (checked below, so the test can fail).
+TEST(NNKernelsTest, GemmTransBSumsEachOutputInOrder) {
+  const int64_t m = 3, k = 36, n = 6; // a block of 4 columns and 2 more
+  Tensor a(ElementKind::F32, {m, k}), b(ElementKind::F32, {n, k}),
+      bt(ElementKind::F32, {k, n});
+  // Zero terms (left out) and, where B holds its big terms, 1.
+  for (int64_t i = 0; i < m * k; ++i) {
+    int64_t p = i % k;
+    a.data<float>()[i] = p % 3 == 0   ? 1.0f
+                         : p % 5 == 1 ? 0.0f
+                                      : float(1 + i % 7);
+  }
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p) {
+      double big = std::ldexp(1.0, 60) * (p % 2 ? -1 : 1);
+      float v = float(p % 3 == 0 ? big : 1.0 / (1 + j + p));
+      b.data<float>()[j * k + p] = v;
+      bt.data<float>()[p * n + j] = v;
+    }
+  Tensor y = runOk("onnx.Gemm", {&a, &b}, {{"transB", Attribute(int64_t(1))}});
+  Tensor yt = runOk("onnx.Gemm", {&a, &bt});
+  ASSERT_EQ(y.shape(), (Shape{m, n}));
+  int orderMatters = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0, reversed = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        if (a.data<float>()[i * k + p] != 0.0f)
+          sum += double(a.data<float>()[i * k + p]) *
+                 double(b.data<float>()[j * k + p]);
+        int64_t q = k - 1 - p;
+        if (a.data<float>()[i * k + q] != 0.0f)
+          reversed += double(a.data<float>()[i * k + q]) *
+                      double(b.data<float>()[j * k + q]);
+      }
+      float want = float(sum), other = float(reversed);
+      orderMatters += std::memcmp(&want, &other, 4) != 0;
+      EXPECT_EQ(std::memcmp(&y.data<float>()[i * n + j], &want, 4), 0)
+          << "y[" << i << "][" << j << "]";
+      EXPECT_EQ(std::memcmp(&yt.data<float>()[i * n + j], &want, 4), 0)
+          << "untransposed y[" << i << "][" << j << "]";
+    }
+  EXPECT_GT(orderMatters, 0) << "no output depends on the order of its sum";
 }

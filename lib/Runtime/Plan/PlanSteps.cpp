@@ -286,6 +286,12 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
       operands.push_back(nullptr);
       continue;
     }
+    // Constants (ONNX layout) are read where they are: a folded weight
+    // is not copied on every run.
+    if (const Tensor *constant = run.tensor(id).constant.get()) {
+      operands.push_back(constant);
+      continue;
+    }
     values.push_back(run.copyOut(id));
     // An elementwise op may read NHWC tensors as flat arrays; int8 ones go
     // back to s8 for the kernel.
