@@ -1,4 +1,4 @@
-//===- FuseTables.cpp - Table steps that feed a table step, as one table --===//
+//===- FuseTables.cpp - Table steps composed with what feeds them ---------===//
 //
 // A table step whose operand is the result of another table step (and that
 // result has no other reader) looks both up at once: the composition of two
@@ -14,11 +14,20 @@
 // Q/DQ everywhere): one pass over the tensor through 256 entries instead of
 // a pass through 256 and one through 65,536. The bytes are the two steps'.
 //
+// A one-operand table step that reads an int8 conv step's result alone
+// becomes the conv's output table: each output row is looked up while it is
+// in cache, not in a pass of its own over the tensor.
+//
+//   %c = int8 conv (%x)           =>   %y = int8 conv (%x), output table t
+//   %y = table t (%c)
+//
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
 
 #include "llvm/Support/Casting.h"
+
+#include <algorithm>
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -105,4 +114,48 @@ void codegen::fuseTableChains(Plan &plan) {
         break;
       }
   }
+}
+
+void codegen::fuseTablesIntoConvs(Plan &plan) {
+  Readers readers(plan);
+  // The step writing each tensor.
+  std::vector<int> producer(plan.tensors.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int id : plan.steps[i]->outputs)
+      if (id >= 0)
+        producer[id] = int(i);
+  bool fused = false;
+  for (auto &step : plan.steps) {
+    const auto *table = llvm::dyn_cast_or_null<TableStep>(step.get());
+    if (!table || table->getArity() != 1 || table->getResultBytes() != 1)
+      continue;
+    int id = table->inputs[0];
+    int at = producer[id];
+    const auto *conv =
+        at < 0 ? nullptr : llvm::dyn_cast<ConvStep>(plan.steps[at].get());
+    if (!conv || !readers.onlyReader(id, 1) ||
+        conv->getConv().getEpilogue().outputScale == 0)
+      continue;
+    const PlanTensor &from = plan.tensors[id];
+    const PlanTensor &to = plan.tensors[table->outputs[0]];
+    if (to.layout != from.layout || to.shape != from.shape ||
+        getElementByteSize(to.kind) != 1 ||
+        table->getNumElements() != from.numElements())
+      continue;
+    auto *convStep = llvm::cast<ConvStep>(plan.steps[at].get());
+    Int8Conv withTable = convStep->takeConv();
+    withTable.composeOutputTable(table->getTable());
+    auto merged = std::make_unique<ConvStep>(
+        (conv->getName() + "+" + table->getName()).str(), std::move(withTable));
+    merged->op = conv->op + "+" + table->op;
+    merged->inputs = conv->inputs;
+    merged->outputs = table->outputs;
+    producer[table->outputs[0]] = at;
+    plan.steps[at] = std::move(merged);
+    step.reset();
+    fused = true;
+  }
+  if (fused)
+    plan.steps.erase(std::remove(plan.steps.begin(), plan.steps.end(), nullptr),
+                     plan.steps.end());
 }

@@ -353,6 +353,7 @@ llvm::Error PlanBuilder::build() {
     plan.outputs.push_back(*id);
   }
   fuseTableChains(plan);
+  fuseTablesIntoConvs(plan);
   assignArena();
   return llvm::Error::success();
 }

@@ -100,6 +100,30 @@ const Case kCases[] = {
     {shapeOf(3, 3, 5, 8, 16, 1, 1, 0, 1, 1), 5}, // pointwise
 };
 
+/// Random u8 activations and s8 weights (OIHW) for a conv of shape `s`.
+std::pair<std::vector<uint8_t>, std::vector<int8_t>>
+randomOperands(const Int8ConvShape &s, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> x(s.batch * s.inH * s.inW * s.inC);
+  for (uint8_t &v : x)
+    v = uint8_t(byte(rng));
+  std::vector<int8_t> w(s.outC * (s.inC / s.groups) * s.kernelH * s.kernelW);
+  for (int8_t &v : w)
+    v = int8_t(byte(rng) - 128);
+  return {std::move(x), std::move(w)};
+}
+
+/// Runs `conv` on `x` into `y` in two calls, as two threads would split
+/// its rows, with 64-byte aligned scratch.
+void runInTwoCalls(const Int8Conv &conv, const uint8_t *x, void *y) {
+  std::vector<char> scratch(conv.getScratchBytes() + 64);
+  void *aligned = reinterpret_cast<void *>(
+      (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
+  int64_t half = conv.getNumRows() / 2;
+  conv.run(x, nullptr, y, 0, half, aligned);
+  conv.run(x, nullptr, y, half, conv.getNumRows(), aligned);
+}
+
 /// Each family's conv of every case shape equals the direct loop, computed
 /// in two calls as two threads would split the rows. With `weightZeros`,
 /// the weights have zero points: per channel on even cases, per tensor on
@@ -110,13 +134,9 @@ void expectEveryFamilyMatchesADirectLoop(bool weightZeros) {
   for (Isa isa : getSupportedIsas()) {
     for (const Case &c : kCases) {
       const Int8ConvShape &s = c.shape;
-      std::vector<uint8_t> x(s.batch * s.inH * s.inW * s.inC);
-      for (uint8_t &v : x)
-        v = uint8_t(byte(rng));
-      std::vector<int8_t> w(s.outC * (s.inC / s.groups) * s.kernelH *
-                            s.kernelW);
-      for (int8_t &v : w)
-        v = int8_t(byte(rng) - 128);
+      auto operands = randomOperands(s, rng);
+      const std::vector<uint8_t> &x = operands.first;
+      const std::vector<int8_t> &w = operands.second;
       Int8Epilogue e;
       e.scale = {1.0f};
       e.inputZero = c.inputZero;
@@ -125,12 +145,7 @@ void expectEveryFamilyMatchesADirectLoop(bool weightZeros) {
         e.weightZero.push_back(o == 0 ? -128 : o == 1 ? 127 : byte(rng) - 128);
       Int8Conv conv(isa, s, w.data(), e);
       std::vector<float> y(s.batch * s.outH() * s.outW() * s.outC, -1e9f);
-      std::vector<char> scratch(conv.getScratchBytes() + 64);
-      void *aligned = reinterpret_cast<void *>(
-          (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
-      int64_t half = conv.getNumRows() / 2;
-      conv.run(x.data(), nullptr, y.data(), 0, half, aligned);
-      conv.run(x.data(), nullptr, y.data(), half, conv.getNumRows(), aligned);
+      runInTwoCalls(conv, x.data(), y.data());
       std::vector<int64_t> want =
           directConv(s, x, w, c.inputZero, e.weightZero);
       for (size_t i = 0; i < want.size(); ++i)
@@ -236,12 +251,9 @@ TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
   };
   for (const Case &c : kCases) {
     const Int8ConvShape &s = c.shape;
-    std::vector<uint8_t> x(s.batch * s.inH * s.inW * s.inC);
-    for (uint8_t &v : x)
-      v = uint8_t(byte(rng));
-    std::vector<int8_t> w(s.outC * (s.inC / s.groups) * s.kernelH * s.kernelW);
-    for (int8_t &v : w)
-      v = int8_t(byte(rng) - 128);
+    auto operands = randomOperands(s, rng);
+    const std::vector<uint8_t> &x = operands.first;
+    const std::vector<int8_t> &w = operands.second;
     int64_t outElements = s.batch * s.outH() * s.outW() * s.outC;
     std::vector<uint8_t> residual(outElements);
     for (uint8_t &v : residual)
@@ -336,3 +348,56 @@ TEST(Int8Conv, SigmoidAndSiluWithinFloatUlpsOfDouble) {
 }
 
 } // namespace
+
+TEST(Int8Conv, OutputTablesLookUpTheStoredBytes) {
+  // Two tables composed onto the conv: every family writes t2[t1[y]] for
+  // the byte y the conv alone writes, on every case shape (groups: after
+  // all of them; narrow rows: over several rows at once), in two calls.
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> t1(256), t2(256);
+  for (int v = 0; v < 256; ++v) {
+    t1[v] = uint8_t(byte(rng));
+    t2[v] = uint8_t(255 - v);
+  }
+  for (const Case &c : kCases) {
+    const Int8ConvShape &s = c.shape;
+    auto operands = randomOperands(s, rng);
+    const std::vector<uint8_t> &x = operands.first;
+    const std::vector<int8_t> &w = operands.second;
+    Int8Epilogue e;
+    e.scale = {1.0f / 64};
+    e.inputZero = c.inputZero;
+    e.activation = Activation::Relu;
+    e.outputScale = 0.5f;
+    e.outputZero = 30;
+    auto run = [&](Isa isa, bool tables) {
+      Int8Conv conv(isa, s, w.data(), e);
+      if (tables) {
+        conv.composeOutputTable(t1);
+        conv.composeOutputTable(t2);
+      }
+      std::vector<uint8_t> y(s.batch * s.outH() * s.outW() * s.outC);
+      runInTwoCalls(conv, x.data(), y.data());
+      return y;
+    };
+    std::vector<uint8_t> plain = run(Isa::Scalar, false);
+    for (Isa isa : getSupportedIsas()) {
+      std::vector<uint8_t> looked = run(isa, true);
+      for (size_t i = 0; i < plain.size(); ++i)
+        ASSERT_EQ(looked[i], t2[t1[plain[i]]])
+            << getIsaName(isa).str() << " case " << (&c - kCases) << " element "
+            << i;
+    }
+  }
+  // Only 256 entries, and only on an int8 result.
+  Int8Epilogue e;
+  e.scale = {1.0f};
+  e.outputScale = 0.5f;
+  e.outputTable.assign(255, 0);
+  EXPECT_TRUE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
+  e.outputTable.assign(256, 0);
+  EXPECT_FALSE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
+  e.outputScale = 0;
+  EXPECT_TRUE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
+}

@@ -16,7 +16,8 @@
 // symmetric weights skip it.
 //   then, in the unit's order: + residual (dequantized), activation, and
 //   y = saturate(nearbyint(real / sy) + zy), or real itself for a float
-//   result.
+//   result; an int8 result may go through a 256-entry table last (a
+//   requantize or activation table step fused into the conv).
 //
 // Padding reads the input's zero point (real 0), so the zero point term is
 // the same for every output pixel and comes from the packed weights' channel
@@ -109,6 +110,10 @@ struct Int8Epilogue {
   /// Output grid (u8); a float result when outputScale is 0.
   float outputScale = 0;
   int32_t outputZero = 0;
+  /// 256 bytes the stored output byte is looked up in before it is
+  /// written (a table step that read the conv's result alone, fused into
+  /// it), or empty.
+  std::vector<uint8_t> outputTable;
 };
 
 class Int8Conv {
@@ -116,8 +121,9 @@ public:
   /// Why `shape` and `epilogue` cannot make a conv (a size out of range,
   /// channels the groups do not divide, an empty output, per-channel
   /// vectors of the wrong length, a weight zero point out of range or with
-  /// a depth whose sums could overflow s32), or success; the constructor
-  /// assumes they can.
+  /// a depth whose sums could overflow s32, an output table of other than
+  /// 256 entries or on a float result), or success; the constructor assumes
+  /// they can.
   static llvm::Error checkParams(const Int8ConvShape &shape,
                                  const Int8Epilogue &epilogue);
   /// weights: OIHW s8 (O = outC, I = inC / groups), as ONNX stores them.
@@ -126,6 +132,9 @@ public:
 
   const Int8ConvShape &getShape() const { return shape; }
   const Int8Epilogue &getEpilogue() const { return epilogue; }
+  /// Looks every stored output byte up in `table` (256 entries) too, after
+  /// any table the epilogue has: outputTable[v] becomes table[old[v]].
+  void composeOutputTable(llvm::ArrayRef<uint8_t> table);
   /// The weights as given (OIHW s8), unpacked from the kernel's layout.
   std::vector<int8_t> getWeights() const;
   /// Output rows (batch * outH); the unit of parallel work.
@@ -157,6 +166,7 @@ private:
   /// 7-pixel row (ResNet's last stage) is not a tile of 6 and one of 1.
   static constexpr int64_t kPixelsPerCall = 48;
 
+  Isa isa;
   Int8ConvShape shape;
   Int8Epilogue epilogue;
   int64_t groupInC, groupOutC, depth;    ///< per group

@@ -130,6 +130,8 @@ public:
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   const Int8Conv &getConv() const { return conv; }
+  /// Moves the kernel out, for a step that replaces this one.
+  Int8Conv takeConv() { return std::move(conv); }
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Conv; }
 
 private:

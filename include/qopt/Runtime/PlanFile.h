@@ -33,7 +33,7 @@ namespace rt {
 constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// The format this build writes; it reads every version from
 /// kOldestPlanFileVersion on (2 added the conv steps' input dilation, 3
-/// their weight zero points and the int8 gemm steps).
+/// their weight zero points and output tables, and the int8 gemm steps).
 constexpr uint32_t kPlanFileVersion = 3;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 

@@ -4,6 +4,7 @@
 #include "../ActivationMath.h"
 #include "EpilogueKernels.h"
 #include "SigmoidFloat.h"
+#include "qopt/Runtime/ByteTable.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -124,7 +125,7 @@ uint8_t quantizeU8(float x, float scale, int32_t zero) {
 
 Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
                    Int8Epilogue epilogue)
-    : shape(shape), epilogue(std::move(epilogue)),
+    : isa(isa), shape(shape), epilogue(std::move(epilogue)),
       groupInC(shape.inC / shape.groups), groupOutC(shape.outC / shape.groups),
       depth(shape.kernelH * shape.kernelW * groupInC) {
   // OIHW -> per group, [channel][ky][kx][ci]: the order im2col writes.
@@ -214,6 +215,11 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
   if (!e.bias.empty() && e.bias.size() != size_t(s.outC))
     return fail("biases for " + llvm::Twine(e.bias.size()) + " of " +
                 llvm::Twine(s.outC) + " channels");
+  if (!e.outputTable.empty() &&
+      (e.outputTable.size() != 256 || e.outputScale == 0))
+    return fail("an output table of " + llvm::Twine(e.outputTable.size()) +
+                " entries on " + (e.outputScale == 0 ? "a float" : "an int8") +
+                " result (256 on an int8 one)");
   for (int32_t zero : {e.inputZero, e.residualZero, e.outputZero})
     if (zero < 0 || zero > 255)
       return fail("a zero point is not a stored u8 value");
@@ -236,6 +242,18 @@ std::vector<int8_t> Int8Conv::getWeights() const {
               reordered[o * depth + t * groupInC + ci];
   }
   return weights;
+}
+
+void Int8Conv::composeOutputTable(llvm::ArrayRef<uint8_t> table) {
+  assert(table.size() == 256 && epilogue.outputScale != 0 &&
+         "a 256-entry table on an int8 result");
+  std::vector<uint8_t> &mine = epilogue.outputTable;
+  if (mine.empty()) {
+    mine.assign(table.begin(), table.end());
+    return;
+  }
+  for (uint8_t &v : mine)
+    v = table[v];
 }
 
 bool Int8Conv::isPointwise() const {
@@ -447,6 +465,13 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
       if (!epilogue.weightZero.empty())
         subtractWeightZeroTerms(a, lda, pixels, g, acc);
       finishPixels(acc, g, residual, output, row * outW, pixels);
+    }
+    // The rows' pixels are adjacent: one lookup over all their channels
+    // while they are in cache.
+    if (!epilogue.outputTable.empty()) {
+      uint8_t *bytes = static_cast<uint8_t *>(output) + row * outW * shape.outC;
+      lookupBytes(isa, epilogue.outputTable.data(), bytes, pixels * shape.outC,
+                  bytes);
     }
   }
 }

@@ -325,8 +325,11 @@ std::optional<Int8Conv> PlanFileReader::conv(const std::string &name) {
   e.residualZero = i32("residual zero point");
   e.outputScale = f32("output scale");
   e.outputZero = i32("output zero point");
-  if (version >= 3)
+  if (version >= 3) {
     e.weightZero = i32s("weight zero points");
+    llvm::StringRef table = blob("conv output table");
+    e.outputTable.assign(table.bytes_begin(), table.bytes_end());
+  }
   if (failed)
     return std::nullopt;
   if (auto err = Int8Conv::checkParams(s, e)) {

@@ -177,6 +177,7 @@ void PlanFileWriter::conv(const Int8Conv &c) {
   f32(e.outputScale);
   i32(e.outputZero);
   i32s(e.weightZero);
+  blob(e.outputTable.data(), e.outputTable.size());
 }
 
 llvm::Error PlanFileWriter::step(const PlanStep &s) {
