@@ -401,3 +401,61 @@ TEST(Int8Conv, OutputTablesLookUpTheStoredBytes) {
   e.outputScale = 0;
   EXPECT_TRUE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
 }
+
+TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
+  // Layers with few rows are split along their channels too. Every tile
+  // computed alone, last first, and all tiles in one call give the bytes
+  // of one run() over every row, with every part of the epilogue that
+  // works per channel (scales, biases, weight zero points, a residual, an
+  // output table), on every family.
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const Int8ConvShape shapes[] = {
+      shapeOf(1, 7, 7, 64, 256, 3, 1, 1, 1, 1), // 1 row group, 4 blocks
+      shapeOf(1, 5, 5, 32, 200, 1, 1, 0, 1, 1), // 13 panels: 5, 5 and 3
+      shapeOf(2, 4, 3, 8, 130, 3, 2, 1, 1, 1),  // batch 2, a partial panel
+  };
+  std::vector<uint8_t> table(256);
+  for (uint8_t &v : table)
+    v = uint8_t(byte(rng));
+  for (const Int8ConvShape &s : shapes) {
+    auto operands = randomOperands(s, rng);
+    int64_t outElements = s.batch * s.outH() * s.outW() * s.outC;
+    std::vector<uint8_t> residual(outElements);
+    for (uint8_t &v : residual)
+      v = uint8_t(byte(rng));
+    Int8Epilogue e;
+    for (int64_t c = 0; c < s.outC; ++c) {
+      e.scale.push_back(std::ldexp(1.0f + c % 7, -12));
+      e.bias.push_back(float(c % 5) - 2);
+      e.weightZero.push_back(c % 9 - 4);
+    }
+    e.inputZero = 100;
+    e.activation = Activation::Relu;
+    e.hasResidual = true;
+    e.residualScale = 0.25f;
+    e.residualZero = 128;
+    e.outputScale = 0.5f;
+    e.outputZero = 20;
+    e.outputTable = table;
+    for (Isa isa : getSupportedIsas()) {
+      Int8Conv conv(isa, s, operands.second.data(), e);
+      // Each shape is one GEMM's rows: more tiles are channel blocks.
+      EXPECT_GT(conv.getNumTiles(), 1)
+          << "no channel blocks for " << s.outC << " channels";
+      std::vector<char> scratch(conv.getScratchBytes() + 64);
+      void *aligned = reinterpret_cast<void *>(
+          (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
+      const uint8_t *x = operands.first.data();
+      std::vector<uint8_t> whole(outElements), alone(outElements),
+          together(outElements);
+      conv.run(x, residual.data(), whole.data(), 0, conv.getNumRows(), aligned);
+      for (int64_t t = conv.getNumTiles() - 1; t >= 0; --t)
+        conv.runTiles(x, residual.data(), alone.data(), t, t + 1, aligned);
+      conv.runTiles(x, residual.data(), together.data(), 0, conv.getNumTiles(),
+                    aligned);
+      EXPECT_EQ(alone, whole) << getIsaName(isa).str() << " " << s.outC;
+      EXPECT_EQ(together, whole) << getIsaName(isa).str() << " " << s.outC;
+    }
+  }
+}

@@ -35,7 +35,10 @@
 // Lowering: a 1x1 convolution with unit stride and no padding is one GEMM on
 // the input as it lies; any other reads its input through an im2col buffer
 // (K = kh * kw * cin bytes per output pixel). Narrow output rows are taken
-// several at a time, so each GEMM has about kPixelsPerCall rows.
+// several at a time, so each GEMM has about kPixelsPerCall rows. The tiles
+// threads share are such row groups, and in layers of fewer than 4 row
+// groups also blocks of the output channels (at least 64 each): there the
+// weights outweigh the activations, and each thread reads its share.
 //
 // An input dilation d reads the input as if d - 1 pixels of its zero point
 // lay between its pixels: a ConvTranspose with stride d is such a
@@ -137,8 +140,13 @@ public:
   void composeOutputTable(llvm::ArrayRef<uint8_t> table);
   /// The weights as given (OIHW s8), unpacked from the kernel's layout.
   std::vector<int8_t> getWeights() const;
-  /// Output rows (batch * outH); the unit of parallel work.
+  /// Output rows (batch * outH).
   int64_t getNumRows() const { return shape.batch * shape.outH(); }
+  /// The unit of parallel work: a group of output rows (one GEMM's worth)
+  /// times a block of output channels. Layers with few rows (a network's
+  /// last stages) are split along their channels too, so that each thread
+  /// reads only its share of the weights.
+  int64_t getNumTiles() const { return rowGroups * channelBlocks; }
   /// Scratch bytes one caller of run() needs.
   size_t getScratchBytes() const;
 
@@ -148,6 +156,9 @@ public:
   /// aligned.
   void run(const uint8_t *input, const uint8_t *residual, void *output,
            int64_t rowBegin, int64_t rowEnd, void *scratch) const;
+  /// Computes tiles [tileBegin, tileEnd) (see getNumTiles), as run() does.
+  void runTiles(const uint8_t *input, const uint8_t *residual, void *output,
+                int64_t tileBegin, int64_t tileEnd, void *scratch) const;
 
 private:
   bool isPointwise() const;
@@ -155,12 +166,22 @@ private:
                uint8_t *rows) const;
   /// Output rows run() gives one GEMM: enough for kPixelsPerCall pixels.
   int64_t getRowsPerCall() const;
+  /// Rows [rowBegin, rowEnd), channel blocks [blockBegin, blockEnd).
+  void runRows(const uint8_t *input, const uint8_t *residual, void *output,
+               int64_t rowBegin, int64_t rowEnd, int64_t blockBegin,
+               int64_t blockEnd, void *scratch) const;
+  /// The channels a GEMM covers: `count` of `group` from its `first`; acc
+  /// holds `count` values per pixel.
+  struct Channels {
+    int64_t group, first, count;
+  };
   /// acc[p][c] -= zw[c] * (xsum[p] - K * zx) for the weights' zero points,
   /// on the GEMM's `pixels` rows of A (`lda` apart).
   void subtractWeightZeroTerms(const uint8_t *a, int64_t lda, int64_t pixels,
-                               int64_t group, int32_t *acc) const;
-  void finishPixels(const int32_t *acc, int64_t group, const uint8_t *residual,
-                    void *output, int64_t pixelBase, int64_t pixels) const;
+                               Channels channels, int32_t *acc) const;
+  void finishPixels(const int32_t *acc, Channels channels,
+                    const uint8_t *residual, void *output, int64_t pixelBase,
+                    int64_t pixels) const;
 
   /// Pixels worth one GEMM call: several register tiles of rows, so that a
   /// 7-pixel row (ResNet's last stage) is not a tile of 6 and one of 1.
@@ -171,6 +192,9 @@ private:
   Int8Epilogue epilogue;
   int64_t groupInC, groupOutC, depth;    ///< per group
   std::vector<PackedInt8Weights> packed; ///< one per group
+  /// Tiles: groups of getRowsPerCall() rows, blocks of panelsPerBlock
+  /// weight panels (all of them but in layers with few row groups).
+  int64_t rowGroups = 1, channelBlocks = 1, panelsPerBlock = 1;
   /// The vector epilogue's per-channel constants (all outC channels):
   /// inputZero * the weight channel's sum, and the scale; empty when the
   /// scalar epilogue runs (tanh, hard sigmoid or swish, clip with NaN

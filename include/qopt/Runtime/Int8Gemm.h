@@ -72,11 +72,13 @@ private:
 /// family widens A to 16 bits first; the others need none).
 size_t getGemmScratchBytes(const PackedInt8Weights &b, int64_t m);
 
-/// C = A * B^T for rows [0, m) of A, by the family `b` was packed for.
-/// `scratch`: getGemmScratchBytes(b, m) bytes, 64-byte aligned.
+/// C = A * B^T for rows [0, m) of A, by the family `b` was packed for; with
+/// a panel range, only B's channels [16 * panelBegin, 16 * panelEnd) (and
+/// below n), written from c's first column on. `scratch`:
+/// getGemmScratchBytes(b, m) bytes, 64-byte aligned.
 void gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
               const PackedInt8Weights &b, int32_t *c, int64_t ldc,
-              void *scratch);
+              void *scratch, int64_t panelBegin = 0, int64_t panelEnd = -1);
 
 } // namespace rt
 } // namespace qopt

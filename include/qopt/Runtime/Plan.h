@@ -124,7 +124,7 @@ public:
   /// auto_pad).
   static llvm::Expected<Int8ConvShape> getShape(const KernelOp &op,
                                                 const Shape &x, const Shape &w);
-  int64_t getNumTiles() const override { return conv.getNumRows(); }
+  int64_t getNumTiles() const override { return conv.getNumTiles(); }
   size_t getScratchBytes() const override { return conv.getScratchBytes(); }
   int64_t getMacs() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,

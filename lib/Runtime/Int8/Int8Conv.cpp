@@ -139,6 +139,17 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
               weights[((g * groupOutC + o) * groupInC + ci) * taps + t];
     packed.emplace_back(isa, reordered.data(), groupOutC, depth, depth);
   }
+  // Few row groups (a network's last stages): tiles of at least 64
+  // channels too, up to 4 tiles a layer, so that threads split the weights.
+  int64_t numPanels = packed[0].getNumPanels();
+  rowGroups = (getNumRows() + getRowsPerCall() - 1) / getRowsPerCall();
+  panelsPerBlock = numPanels;
+  if (shape.groups == 1 && rowGroups < 4) {
+    int64_t blocks = std::min((4 + rowGroups - 1) / rowGroups,
+                              std::max<int64_t>(1, numPanels / 4));
+    panelsPerBlock = (numPanels + blocks - 1) / blocks;
+  }
+  channelBlocks = (numPanels + panelsPerBlock - 1) / panelsPerBlock;
   const Int8Epilogue &e = this->epilogue;
   bool vectorActivation =
       e.activation == Activation::None || e.activation == Activation::Relu ||
@@ -355,31 +366,35 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
 }
 
 void Int8Conv::subtractWeightZeroTerms(const uint8_t *a, int64_t lda,
-                                       int64_t pixels, int64_t group,
+                                       int64_t pixels, Channels channels,
                                        int32_t *acc) const {
   const std::vector<int32_t> &zeros = epilogue.weightZero;
   bool perChannel = zeros.size() > 1;
-  const int32_t *zw = zeros.data() + (perChannel ? group * groupOutC : 0);
+  const int32_t *zw =
+      zeros.data() +
+      (perChannel ? channels.group * groupOutC + channels.first : 0);
   int32_t padTerm = int32_t(depth) * epilogue.inputZero;
-  for (int64_t p = 0; p < pixels; ++p, a += lda, acc += groupOutC) {
+  int64_t count = channels.count;
+  for (int64_t p = 0; p < pixels; ++p, a += lda, acc += count) {
     uint32_t sum = 0;
     for (int64_t k = 0; k < depth; ++k)
       sum += a[k];
     int32_t rowTerm = int32_t(sum) - padTerm;
     if (perChannel)
-      for (int64_t c = 0; c < groupOutC; ++c)
+      for (int64_t c = 0; c < count; ++c)
         acc[c] -= zw[c] * rowTerm;
     else
-      for (int64_t c = 0; c < groupOutC; ++c)
+      for (int64_t c = 0; c < count; ++c)
         acc[c] -= zw[0] * rowTerm;
   }
 }
 
-void Int8Conv::finishPixels(const int32_t *acc, int64_t group,
+void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
                             const uint8_t *residual, void *output,
                             int64_t pixelBase, int64_t pixels) const {
   const Int8Epilogue &e = epilogue;
-  int64_t first = group * groupOutC;
+  int64_t first = channels.group * groupOutC + channels.first;
+  int64_t count = channels.count;
   if (!zeroTerms.empty()) {
     rt::epilogue::Params p;
     p.zeroTerm = zeroTerms.data() + first;
@@ -397,18 +412,19 @@ void Int8Conv::finishPixels(const int32_t *acc, int64_t group,
     int64_t at = pixelBase * shape.outC + first;
     size_t elementBytes = e.outputScale == 0 ? sizeof(float) : 1;
     rt::epilogue::avx2(
-        p, acc, pixels, groupOutC, e.hasResidual ? residual + at : nullptr,
+        p, acc, pixels, count, e.hasResidual ? residual + at : nullptr,
         static_cast<char *>(output) + at * elementBytes, shape.outC);
     return;
   }
-  llvm::ArrayRef<int32_t> sums = packed[group].getChannelSums();
+  const int32_t *sums =
+      packed[channels.group].getChannelSums().data() + channels.first;
   bool perChannel = e.scale.size() > 1;
   for (int64_t px = 0; px < pixels; ++px) {
-    int64_t at = (pixelBase + px) * shape.outC + group * groupOutC;
-    for (int64_t c = 0; c < groupOutC; ++c) {
-      int64_t channel = group * groupOutC + c;
+    int64_t at = (pixelBase + px) * shape.outC + first;
+    for (int64_t c = 0; c < count; ++c) {
+      int64_t channel = first + c;
       float scale = e.scale[perChannel ? channel : 0];
-      float y = float(acc[px * groupOutC + c] - e.inputZero * sums[c]) * scale;
+      float y = float(acc[px * count + c] - e.inputZero * sums[c]) * scale;
       if (!e.bias.empty())
         y += e.bias[channel];
       float r = 0;
@@ -430,6 +446,29 @@ void Int8Conv::finishPixels(const int32_t *acc, int64_t group,
 
 void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
                    int64_t rowBegin, int64_t rowEnd, void *scratch) const {
+  runRows(input, residual, output, rowBegin, rowEnd, 0, channelBlocks, scratch);
+}
+
+void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
+                        void *output, int64_t tileBegin, int64_t tileEnd,
+                        void *scratch) const {
+  int64_t rowsPerCall = getRowsPerCall(), numRows = getNumRows();
+  // Consecutive tiles of one row group share its im2col rows.
+  for (int64_t tile = tileBegin; tile < tileEnd;) {
+    int64_t group = tile / channelBlocks;
+    int64_t blockEnd =
+        std::min(channelBlocks, tile % channelBlocks + (tileEnd - tile));
+    int64_t row = group * rowsPerCall;
+    runRows(input, residual, output, row, std::min(numRows, row + rowsPerCall),
+            tile % channelBlocks, blockEnd, scratch);
+    tile += blockEnd - tile % channelBlocks;
+  }
+}
+
+void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
+                       void *output, int64_t rowBegin, int64_t rowEnd,
+                       int64_t blockBegin, int64_t blockEnd,
+                       void *scratch) const {
   int64_t outH = shape.outH(), outW = shape.outW();
   int64_t rowsPerCall = getRowsPerCall();
   bool pointwise = isPointwise();
@@ -461,17 +500,33 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
         a = rows;
         lda = depth;
       }
-      gemmU8S8(a, lda, pixels, packed[g], acc, groupOutC, gemmScratch);
+      // The blocks are adjacent panels: one GEMM over all of them.
+      int64_t panelBegin = blockBegin * panelsPerBlock;
+      int64_t panelEnd = blockEnd * panelsPerBlock;
+      Channels channels{g, panelBegin * kPanelChannels,
+                        std::min(groupOutC, panelEnd * kPanelChannels) -
+                            panelBegin * kPanelChannels};
+      gemmU8S8(a, lda, pixels, packed[g], acc, channels.count, gemmScratch,
+               panelBegin, panelEnd);
       if (!epilogue.weightZero.empty())
-        subtractWeightZeroTerms(a, lda, pixels, g, acc);
-      finishPixels(acc, g, residual, output, row * outW, pixels);
+        subtractWeightZeroTerms(a, lda, pixels, channels, acc);
+      finishPixels(acc, channels, residual, output, row * outW, pixels);
     }
+    if (epilogue.outputTable.empty())
+      continue;
     // The rows' pixels are adjacent: one lookup over all their channels
-    // while they are in cache.
-    if (!epilogue.outputTable.empty()) {
-      uint8_t *bytes = static_cast<uint8_t *>(output) + row * outW * shape.outC;
-      lookupBytes(isa, epilogue.outputTable.data(), bytes, pixels * shape.outC,
-                  bytes);
+    // while they are in cache (or over each pixel's block of them).
+    uint8_t *bytes = static_cast<uint8_t *>(output) + row * outW * shape.outC;
+    const uint8_t *table = epilogue.outputTable.data();
+    if (blockBegin == 0 && blockEnd == channelBlocks) {
+      lookupBytes(isa, table, bytes, pixels * shape.outC, bytes);
+      continue;
     }
+    int64_t first = blockBegin * panelsPerBlock * kPanelChannels;
+    int64_t last =
+        std::min(shape.outC, blockEnd * panelsPerBlock * kPanelChannels);
+    for (int64_t px = 0; px < pixels; ++px)
+      lookupBytes(isa, table, bytes + px * shape.outC + first, last - first,
+                  bytes + px * shape.outC + first);
   }
 }

@@ -5,6 +5,7 @@
 
 #include "llvm/Support/ErrorHandling.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -78,10 +79,18 @@ size_t rt::getGemmScratchBytes(const PackedInt8Weights &b, int64_t m) {
 
 void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
                   const PackedInt8Weights &b, int32_t *c, int64_t ldc,
-                  void *scratch) {
-  gemm::Panels panels{b.getPanel(0),      int64_t(b.getPanelBytes()),
-                      b.getNumPanels(),   b.getNumGroups(),
-                      b.getNumChannels(), b.getDepth()};
+                  void *scratch, int64_t panelBegin, int64_t panelEnd) {
+  if (panelEnd < 0 || panelEnd > b.getNumPanels())
+    panelEnd = b.getNumPanels();
+  int64_t first = panelBegin * kPanelChannels;
+  int64_t channels =
+      std::min(b.getNumChannels(), panelEnd * kPanelChannels) - first;
+  gemm::Panels panels{b.getPanel(panelBegin),
+                      int64_t(b.getPanelBytes()),
+                      panelEnd - panelBegin,
+                      b.getNumGroups(),
+                      channels,
+                      b.getDepth()};
   switch (b.getIsa()) {
   case Isa::Scalar:
     return gemm::scalar(a, lda, m, panels, c, ldc);

@@ -58,8 +58,8 @@ llvm::Error ConvStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   const uint8_t *residual =
       inputs.size() > 1 ? reinterpret_cast<const uint8_t *>(run.read(inputs[1]))
                         : nullptr;
-  conv.run(reinterpret_cast<const uint8_t *>(run.read(inputs[0])), residual,
-           run.write(outputs[0]), tileBegin, tileEnd, scratch);
+  conv.runTiles(reinterpret_cast<const uint8_t *>(run.read(inputs[0])),
+                residual, run.write(outputs[0]), tileBegin, tileEnd, scratch);
   return llvm::Error::success();
 }
 
