@@ -334,6 +334,59 @@ TEST(PlanBuilder, TableChainsBecomeOneTable) {
   expectMatchesInterpreter(*b, *inputs);
 }
 
+// Conv results read by one table step alone, and ones that are not: the
+// same conv four times over the same input.
+const char *kConvTables = R"(
+!x = !quant.uniform<i8:f32, 0.05>
+!w = !quant.uniform<i8:f32, 0.02>
+!y = !quant.uniform<i8:f32, 0.1:3>
+!s = !quant.uniform<u8:f32, 0.004>
+graph @g(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5x!y>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %qx = q.quantize(%x) : tensor<1x4x5x5x!x> loc("qx")
+  %c1 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("alone")
+  %s1 = q.activation(%c1) {activation = "sigmoid"} : tensor<1x4x5x5x!s> loc("sig1")
+  %a1 = q.add(%s1, %s1) : tensor<1x4x5x5x!y> loc("add1")
+  %d1 = q.dequantize(%a1) : tensor<1x4x5x5xf32> loc("dq1")
+  %c2 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("shared")
+  %s2 = q.activation(%c2) {activation = "sigmoid"} : tensor<1x4x5x5x!s> loc("sig2")
+  %a2 = q.add(%s2, %s2) : tensor<1x4x5x5x!y> loc("add2")
+  %d2 = q.dequantize(%a2) : tensor<1x4x5x5xf32> loc("dq2")
+  %e2 = q.dequantize(%c2) : tensor<1x4x5x5xf32> loc("dq2b")
+  %c3 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("returned")
+  %s3 = q.activation(%c3) {activation = "sigmoid"} : tensor<1x4x5x5x!s> loc("sig3")
+  %a3 = q.add(%s3, %s3) : tensor<1x4x5x5x!y> loc("add3")
+  %d3 = q.dequantize(%a3) : tensor<1x4x5x5xf32> loc("dq3")
+  %f4 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5xf32> loc("float")
+  return %d1, %d2, %d3, %c3, %f4, %e2
+}
+)";
+
+TEST(PlanBuilder, TablesReadingAConvAloneBecomeItsOutputTable) {
+  // sig1 reads conv 'alone' alone: fused. Conv 'shared' feeds a dequantize
+  // too, and conv 'returned' is a graph output: their sigmoids stay table
+  // steps. A float conv has no stored bytes to look up.
+  auto b = build(kConvTables);
+  std::vector<std::string> steps;
+  for (const auto &step : b->plan->steps)
+    if (step->getKind() == PlanStep::Kind::Conv ||
+        step->getKind() == PlanStep::Kind::Table)
+      steps.push_back(step->getName().str());
+  EXPECT_EQ(steps,
+            (std::vector<std::string>{"alone+sig1", "add1", "dq1", "shared",
+                                      "sig2", "add2", "dq2", "dq2b", "returned",
+                                      "sig3", "add3", "dq3", "float"}));
+  // The fused path gives the unfused paths' bytes, at 1 and 2 threads.
+  auto inputs = makeRandomInputs(b->model->getGraph(), 3);
+  ASSERT_TRUE(bool(inputs));
+  for (unsigned threads : {1u, 2u}) {
+    auto got = b->plan->run(*inputs, PlanRunOptions{threads});
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    EXPECT_TRUE((*got)[0].identicalTo((*got)[1])) << threads << " threads";
+    EXPECT_TRUE((*got)[0].identicalTo((*got)[2])) << threads << " threads";
+  }
+}
+
 } // namespace
 
 namespace {

@@ -256,6 +256,38 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
             std::string::npos)
       << e;
 
+  // A gemm step with an output table (no table of stored bytes fits the
+  // kernel's u8 before an s8 result is flipped).
+  e = damaged([&](Plan &p) {
+    for (auto &step : p.steps)
+      if (auto *gemm = llvm::dyn_cast<GemmStep>(step.get())) {
+        Int8Epilogue epilogue = gemm->getConv().getEpilogue();
+        epilogue.outputTable.assign(256, 7);
+        std::vector<int8_t> weights = gemm->getConv().getWeights();
+        auto changed = std::make_unique<GemmStep>(
+            gemm->getName().str(),
+            Int8Conv(Isa::Scalar, gemm->getConv().getShape(), weights.data(),
+                     std::move(epilogue)));
+        changed->inputs = step->inputs;
+        changed->outputs = step->outputs;
+        changed->op = step->op;
+        step = std::move(changed);
+        return;
+      }
+  });
+  EXPECT_NE(e.find("a gemm step has no output table"), std::string::npos) << e;
+
+  // A constant in NHWC layout (steps read constants without a flip).
+  e = damaged([&](Plan &p) {
+    for (PlanTensor &t : p.tensors)
+      if (t.constant && t.shape.size() == 4) {
+        t.layout = PlanLayout::Nhwc;
+        return;
+      }
+    ADD_FAILURE() << "no 4-D constant";
+  });
+  EXPECT_NE(e.find("a constant is in ONNX layout"), std::string::npos) << e;
+
   // A table over more elements than its operand has.
   e = damaged([&](Plan &p) {
     PlanStep &table = firstStep(p, PlanStep::Kind::Table);

@@ -459,3 +459,34 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
     }
   }
 }
+
+TEST(Int8Conv, WeightZeroPointTermsAtTheDepthLimitStayInS32) {
+  // 16384 taps at the ends of every range: sum (x - zx) * (w - zw) reaches
+  // -255 * 255 * 16384 through s32 intermediates (UBSan watches them).
+  Int8ConvShape s = shapeOf(1, 1, 1, 16384, 1, 1, 1, 0, 1, 1);
+  struct Extreme {
+    uint8_t x;
+    int8_t w;
+    int32_t zx, zw;
+    float want;
+  };
+  const Extreme extremes[] = {
+      {255, -128, 0, 127, -255.0f * 255.0f * 16384.0f},
+      {0, -128, 255, -128, 0.0f},
+      {0, 127, 255, -128, -255.0f * 255.0f * 16384.0f},
+  };
+  for (const Extreme &c : extremes) {
+    std::vector<uint8_t> x(16384, c.x);
+    std::vector<int8_t> w(16384, c.w);
+    Int8Epilogue e;
+    e.scale = {1.0f};
+    e.inputZero = c.zx;
+    e.weightZero = {c.zw};
+    for (Isa isa : getSupportedIsas()) {
+      Int8Conv conv(isa, s, w.data(), e);
+      float y = 0;
+      runInTwoCalls(conv, x.data(), &y);
+      EXPECT_EQ(y, c.want) << getIsaName(isa).str();
+    }
+  }
+}

@@ -19,13 +19,17 @@
 //   result; an int8 result may go through a 256-entry table last (a
 //   requantize or activation table step fused into the conv).
 //
-// Padding reads the input's zero point (real 0), so the zero point term is
-// the same for every output pixel and comes from the packed weights' channel
-// sums. The arithmetic after `acc` follows the reference interpreter's fused
-// units step for step (float32 values, activations computed in double,
-// except sigmoid and SiLU: one float sequence, lib/Runtime/Int8/
-// SigmoidFloat.h, within 4 float ulp), so results match it within one step
-// of the output grid.
+// Padding reads the input's zero point (real 0), so the input zero point's
+// term zx * wsum[c] is the same for every output pixel and comes from the
+// packed weights' channel sums; the weight zero point's term differs per
+// pixel.
+//
+// An int8 gemm step (Plan.h) runs a 1x1 conv over M x 1 pixels: its x, y
+// and residual are then M rows of K or N, NHWC's layout for [1, M, 1, K]. The
+// arithmetic after `acc` follows the reference interpreter's fused units step
+// for step (float32 values, activations computed in double, except sigmoid and
+// SiLU: one float sequence, lib/Runtime/Int8/ SigmoidFloat.h, within 4 float
+// ulp), so results match it within one step of the output grid.
 //
 // The epilogue runs 8 channels at a time where the machine has AVX2 and the
 // activation is none, relu, leaky relu, clip, sigmoid or SiLU, giving the
@@ -113,9 +117,9 @@ struct Int8Epilogue {
   /// Output grid (u8); a float result when outputScale is 0.
   float outputScale = 0;
   int32_t outputZero = 0;
-  /// 256 bytes the stored output byte is looked up in before it is
-  /// written (a table step that read the conv's result alone, fused into
-  /// it), or empty.
+  /// 256 entries each stored output byte is looked up in, in place after
+  /// the epilogue wrote a batch of rows (a table step that read the conv's
+  /// result alone, fused into it), or empty.
   std::vector<uint8_t> outputTable;
 };
 

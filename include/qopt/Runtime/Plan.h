@@ -7,22 +7,23 @@
 //            offset in one 64-byte-aligned arena (assigned by liveness, so
 //            tensors that are never alive together share bytes) or a
 //            constant held by the plan
-//   steps    int8 conv units (Int8Conv: packed weights, the unit's epilogue),
-//            elementwise int8 ops as lookup tables over the stored bytes
-//            (built at plan time by running the reference kernel on every
-//            operand value), max pooling and channel concat/split on NHWC
-//            tensors, layout changes between ONNX's NCHW and the kernels'
-//            NHWC, and float steps that run the reference interpreter's
-//            kernel of an op the plan has no kernel of its own for (in
-//            NHWC too, for elementwise ops whose operands are NHWC)
+//   steps    int8 conv units (Int8Conv: packed weights, the unit's epilogue,
+//            a table step it feeds alone), int8 Gemm/MatMul units (the same
+//            kernel over rows in ONNX layout), elementwise int8 ops as lookup
+//            tables over the stored bytes (built at plan time by running the
+//            reference kernel on every operand value), max pooling and channel
+//            concat/split on NHWC tensors, layout changes between ONNX's NCHW
+//            and the kernels' NHWC, and float steps that run the reference
+//            interpreter's kernel of an op the plan has no kernel of its own
+//            for (in NHWC too, for elementwise ops whose operands are NHWC)
 //
 // An int8 tensor in NHWC layout is stored as u8: s8 values + 128 (the
 // kernels' one input kind); in ONNX layout it keeps its storage kind, as the
 // interpreter's kernels expect.
 //
-// Steps run in order. A step splits its work into tiles (a conv's output
-// rows), which TBB runs in parallel; tiles write disjoint bytes, so the
-// result does not depend on the thread count.
+// Steps run in order. A step splits its work into tiles (a conv's row
+// groups and channel blocks, a gemm's rows), which TBB runs in parallel; tiles
+// write disjoint bytes, so the result does not depend on the thread count.
 //
 //===----------------------------------------------------------------------===//
 

@@ -120,6 +120,9 @@ private:
       if (t.constant->kind() != t.kind || t.constant->shape() != t.shape ||
           t.constant->byteSize() != t.byteSize())
         return fail("the constant's value is not of the tensor's type");
+      // Steps read constants as they are (no stored flip).
+      if (t.layout != PlanLayout::Onnx)
+        return fail("a constant is in ONNX layout");
       return llvm::Error::success();
     }
     // A tensor nothing reads or writes (a step fused away) has no place.
@@ -327,6 +330,10 @@ private:
       return err;
     if (!GemmStep::isGemmShape(c))
       return makeError("its kernel is not a 1x1 conv over rows");
+    // The kernel's output bytes are u8 before an s8 result is flipped: no
+    // table of stored bytes applies to them.
+    if (!e.outputTable.empty())
+      return makeError("a gemm step has no output table");
     if (auto err = checkOperands(step, e.hasResidual ? 2 : 1, 1))
       return err;
     if (auto err = expectRows(step.inputs[0], c.inH, c.inC, true, "its input"))
