@@ -68,7 +68,7 @@ const TableStep *producingTable(const Plan &plan, int id) {
 void codegen::fuseTableChains(Plan &plan) {
   for (size_t i = 0; i < plan.steps.size();) {
     const auto *outer = llvm::dyn_cast<TableStep>(plan.steps[i].get());
-    if (!outer) {
+    if (!outer || outer->getBroadcast().operand >= 0) {
       ++i;
       continue;
     }

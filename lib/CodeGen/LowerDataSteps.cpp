@@ -13,7 +13,10 @@
 //
 // Any op the op table marks Elementwise qualifies (q.add, q.mul,
 // q.activation, q.requantize, q.dequantize to f32, Relu on int8, ...) when
-// its one or two operands are int8 of the result's shape. MaxPool on an
+// its one or two operands are int8 of the result's shape, or of two, one
+// varies along one axis of the result at most (an SE block's per-channel
+// scale, a mask along the width): the step reads that one in ONNX layout,
+// element (i / inner) % count for the result's stored element i. MaxPool on an
 // NHWC int8 or f32 tensor is a max pool step (max commutes with the +128
 // of the stored bytes); Concat and Split along the channels of NHWC
 // tensors are channel copies, and q.concat a channel copy through one
@@ -39,6 +42,42 @@ bool isByteInteger(ElementKind kind) {
 bool isPerAxis(const Value *v) {
   const QuantType *q = v->getType()->getQuantType();
   return q && q->isPerAxis();
+}
+
+/// The one axis of `full` along which `shape` (broadcast to it, aligned
+/// right) has more than one element; -1 when it has one element; none when
+/// it varies along several axes or does not broadcast.
+std::optional<int64_t> broadcastAxis(const Shape &shape, const Shape &full) {
+  if (shape.size() > full.size())
+    return std::nullopt;
+  int64_t axis = -1;
+  size_t offset = full.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1)
+      continue;
+    if (shape[i] != full[offset + i] || axis >= 0)
+      return std::nullopt;
+    axis = int64_t(offset + i);
+  }
+  return axis;
+}
+
+/// Elements of `shape` stored in `layout` between steps along `axis`.
+int64_t storedStride(const Shape &shape, int64_t axis, PlanLayout layout) {
+  if (layout == PlanLayout::Nhwc) {
+    // N, H, W, C in memory: C is innermost, then W, H, N.
+    const int64_t order[4] = {0, 3, 1, 2}; // position of N, C, H, W
+    int64_t stride = 1;
+    for (int64_t d : {1, 3, 2, 0}) {
+      if (order[d] == order[axis])
+        return stride;
+      stride *= shape[d];
+    }
+  }
+  int64_t stride = 1;
+  for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
+    stride *= shape[d];
+  return stride;
 }
 
 } // namespace
@@ -75,24 +114,41 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
   auto yShape = staticShape(y);
   if (!yShape)
     return yShape.takeError();
-  for (const Value *v : n.getOperands()) {
-    if (!v || isConstant(v) || isPerAxis(v) ||
-        !isByteInteger(v->getType()->getStorageKind()))
+  // Operands of the result's shape, or (of two) one that varies along one
+  // axis of it at most: read along that axis as stored (ONNX layout).
+  TableStep::Broadcast broadcast;
+  int64_t axis = -1;
+  for (size_t j = 0; j < arity; ++j) {
+    const Value *v = n.getOperand(j);
+    if (!v || isPerAxis(v) || !isByteInteger(v->getType()->getStorageKind()))
       return false;
     auto shape = staticShape(v);
     if (!shape)
       return shape.takeError();
-    if (*shape != *yShape)
+    if (*shape == *yShape && !isConstant(v))
+      continue;
+    std::optional<int64_t> along = broadcastAxis(*shape, *yShape);
+    if (arity != 2 || broadcast.operand >= 0 || !along)
       return false;
+    broadcast.operand = int(j);
+    axis = *along;
   }
+  // NHWC when an operand of every element lives there.
   PlanLayout layout = PlanLayout::Onnx;
-  if (yShape->size() == 4)
-    for (const Value *v : n.getOperands())
-      if (homeLayout(v) == PlanLayout::Nhwc)
-        layout = PlanLayout::Nhwc;
-  // What each byte is XORed with when stored in `layout`.
-  auto flipOf = [&](ElementKind kind) -> uint8_t {
-    return layout == PlanLayout::Nhwc && kind == ElementKind::I8 ? 0x80 : 0;
+  for (size_t j = 0; j < arity; ++j)
+    if (yShape->size() == 4 && int(j) != broadcast.operand &&
+        homeLayout(n.getOperand(j)) == PlanLayout::Nhwc)
+      layout = PlanLayout::Nhwc;
+  if (broadcast.operand >= 0 && axis >= 0) {
+    broadcast.inner = storedStride(*yShape, axis, layout);
+    broadcast.count = (*yShape)[axis];
+  }
+  // What a byte is XORed with as stored in `layout` (the broadcast
+  // operand stays in ONNX layout, as it is).
+  auto flipOf = [&](ElementKind kind, bool inLayout = true) -> uint8_t {
+    return inLayout && layout == PlanLayout::Nhwc && kind == ElementKind::I8
+               ? 0x80
+               : 0;
   };
 
   // Every combination of stored operand bytes, through the reference
@@ -105,8 +161,8 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
     Tensor values(kind, {entries});
     int shift = 8 * int(arity - 1 - j);
     for (int64_t i = 0; i < entries; ++i)
-      values.bytes()[i] =
-          static_cast<char>(((i >> shift) & 0xff) ^ flipOf(kind));
+      values.bytes()[i] = static_cast<char>(
+          ((i >> shift) & 0xff) ^ flipOf(kind, int(j) != broadcast.operand));
     operands.push_back(std::move(values));
   }
   std::optional<Tensor> result = runReferenceKernel(n, std::move(operands));
@@ -115,8 +171,10 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
   const Tensor &values = *result;
 
   std::vector<int> inputs;
-  for (const Value *v : n.getOperands()) {
-    auto id = tensorFor(v, layout);
+  for (size_t j = 0; j < arity; ++j) {
+    auto id =
+        tensorFor(n.getOperand(j),
+                  int(j) == broadcast.operand ? PlanLayout::Onnx : layout);
     if (!id)
       return id.takeError();
     inputs.push_back(*id);
@@ -130,9 +188,9 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
   if (uint8_t flip = flipOf(yKind))
     for (uint8_t &b : table)
       b ^= flip;
-  addStep(std::make_unique<TableStep>(n.getName().str(), int(arity),
-                                      resultBytes, std::move(table),
-                                      plan.tensors[*yId].numElements()),
+  addStep(std::make_unique<TableStep>(
+              n.getName().str(), int(arity), resultBytes, std::move(table),
+              plan.tensors[*yId].numElements(), broadcast),
           n, std::move(inputs), {*yId});
   return true;
 }

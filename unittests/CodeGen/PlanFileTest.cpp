@@ -22,7 +22,8 @@ namespace {
 
 // Every kind of step: quantize (NCHW into NHWC), a 3x3 conv with bias, a
 // residual and SiLU, a strided 1x1 conv (u8 weights with zero points), a
-// conv with a sigmoid table fused as its output table, max pool, a q.add table,
+// conv with a sigmoid table fused as its output table, a q.mul by a
+// per-channel operand (a broadcast table), max pool, a q.add table,
 // channel Concat/Split, a requantizing q.concat of 3-D tensors (rows in ONNX
 // layout), a q.matmul (u8 weights, an int8 gemm step), a nearest Resize,
 // dequantize tables, reformats, and float steps with
@@ -35,7 +36,7 @@ const char *kEveryStep = R"(
 !b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
 !wu = !quant.uniform<u8:f32:0, {0.015625:120,0.03125:131,0.0078125:128,0.015625:255}>
 !wm = !quant.uniform<u8:f32, 0.03:100>
-graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>, tensor<1x24x4xf32>, tensor<1x4x6x6xf32>) {
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>, tensor<1x24x4xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
   %wu = onnx.Constant() {value = dense<[0, 255, 120, 7, 131, 9, 200, 64, 128, 1, 250, 3, 255, 254, 0, 17]>} : tensor<4x4x1x1x!wu>
@@ -68,11 +69,14 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %s5 = q.activation(%c5) {activation = "sigmoid"} : tensor<1x4x6x6x!u>
   %a5 = q.add(%s5, %s5) : tensor<1x4x6x6x!y>
   %d5 = q.dequantize(%a5) : tensor<1x4x6x6xf32>
+  %qk = q.quantize(%k) : tensor<1x4x1x1x!u>
+  %bm = q.mul(%r, %qk) : tensor<1x4x6x6x!y>
+  %dbm = q.dequantize(%bm) : tensor<1x4x6x6xf32>
   %mm = q.matmul(%q3, %wm) {activation = "relu"} : tensor<1x24x4x!y>
   %dmm = q.dequantize(%mm) : tensor<1x24x4xf32>
   %up = onnx.Resize(%a, _, %two) {mode = "nearest"} : tensor<1x4x6x6x!y>
   %dup = q.dequantize(%up) : tensor<1x4x6x6xf32>
-  return %da, %cat, %sm, %s, %drc, %dup, %dmm, %d5
+  return %da, %cat, %sm, %s, %drc, %dup, %dmm, %d5, %dbm
 }
 )";
 
@@ -134,6 +138,11 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
     const auto *conv = llvm::dyn_cast<ConvStep>(s.get());
     return conv && conv->getConv().getEpilogue().outputTable.size() == 256;
   })) << "no conv with an output table";
+  EXPECT_TRUE(llvm::any_of(b->plan->steps, [](const auto &s) {
+    const auto *table = llvm::dyn_cast<TableStep>(s.get());
+    return table && table->getBroadcast().operand == 1 &&
+           table->getBroadcast().inner == 1 && table->getBroadcast().count == 4;
+  })) << "no table reading an operand along the channels";
 
   std::string file = serialized(*b->plan);
   ASSERT_TRUE(isPlanFile(file));
@@ -287,6 +296,26 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
     ADD_FAILURE() << "no 4-D constant";
   });
   EXPECT_NE(e.find("a constant is in ONNX layout"), std::string::npos) << e;
+
+  // A broadcast table reading more of its operand than it has.
+  e = damaged([&](Plan &p) {
+    for (auto &step : p.steps)
+      if (auto *table = llvm::dyn_cast<TableStep>(step.get()))
+        if (table->getBroadcast().operand >= 0) {
+          TableStep::Broadcast broadcast = table->getBroadcast();
+          ++broadcast.count;
+          auto changed = std::make_unique<TableStep>(
+              table->getName().str(), table->getArity(),
+              table->getResultBytes(), table->getTable().vec(),
+              table->getNumElements(), broadcast);
+          changed->inputs = step->inputs;
+          changed->outputs = step->outputs;
+          changed->op = step->op;
+          step = std::move(changed);
+          return;
+        }
+  });
+  EXPECT_NE(e.find("is not 5 bytes"), std::string::npos) << e;
 
   // A table over more elements than its operand has.
   e = damaged([&](Plan &p) {

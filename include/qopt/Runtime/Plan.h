@@ -212,15 +212,28 @@ private:
 ///   y[i] = table[a[i]]  or  table[a[i] * 256 + b[i]]
 /// indexed by the bytes as stored (so the table absorbs the NHWC +128) and
 /// holding the result as stored (1 byte, or 4 for a float result).
+/// One operand of a two-operand table read along one axis of the result as
+/// it is stored: element i of the result reads element (i / inner) % count
+/// of it (a per-channel scale of an NHWC tensor: inner 1, count C).
+struct TableBroadcast {
+  int operand = -1; ///< 0 or 1; -1: both operands have every element
+  int64_t inner = 1, count = 1;
+};
+
 class TableStep : public PlanStep {
 public:
+  using Broadcast = TableBroadcast;
   TableStep(std::string name, int arity, int resultBytes,
-            std::vector<uint8_t> table, int64_t elements)
+            std::vector<uint8_t> table, int64_t elements,
+            Broadcast broadcast = Broadcast())
       : PlanStep(Kind::Table, std::move(name)), arity(arity),
-        resultBytes(resultBytes), table(std::move(table)), elements(elements) {
+        resultBytes(resultBytes), table(std::move(table)), elements(elements),
+        broadcast(broadcast) {
     assert((arity == 1 || (arity == 2 && resultBytes == 1)) &&
            this->table.size() == (size_t(1) << (8 * arity)) * resultBytes &&
            "a table of 256^arity results");
+    assert((broadcast.operand < 0 || arity == 2) &&
+           "a broadcast operand of a two-operand table");
   }
   int64_t getNumTiles() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
@@ -229,12 +242,14 @@ public:
   int getResultBytes() const { return resultBytes; }
   llvm::ArrayRef<uint8_t> getTable() const { return table; }
   int64_t getNumElements() const { return elements; }
+  const Broadcast &getBroadcast() const { return broadcast; }
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Table; }
 
 private:
   int arity, resultBytes;
   std::vector<uint8_t> table;
   int64_t elements;
+  Broadcast broadcast;
 };
 
 /// MaxPool over an NHWC tensor (u8 as stored, or f32); the window skips

@@ -49,10 +49,30 @@ llvm::Error TableStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   } else if (arity == 1) {
     for (int64_t i = begin; i < end; ++i)
       std::memcpy(y + i * resultBytes, &table[a[i] * resultBytes], resultBytes);
-  } else {
+  } else if (broadcast.operand < 0) {
     const uint8_t *b = reinterpret_cast<const uint8_t *>(run.read(inputs[1]));
     for (int64_t i = begin; i < end; ++i)
       y[i] = static_cast<char>(table[a[i] << 8 | b[i]]);
+  } else {
+    // One operand has every element; the other's element moves every
+    // `inner` elements and wraps after `count`.
+    const uint8_t *full = reinterpret_cast<const uint8_t *>(
+        run.read(inputs[1 - broadcast.operand]));
+    const uint8_t *along =
+        reinterpret_cast<const uint8_t *>(run.read(inputs[broadcast.operand]));
+    int fullShift = broadcast.operand == 1 ? 8 : 0;
+    int alongShift = 8 - fullShift;
+    int64_t j = (begin / broadcast.inner) % broadcast.count;
+    int64_t k = begin % broadcast.inner;
+    for (int64_t i = begin; i < end; ++i) {
+      y[i] = static_cast<char>(
+          table[full[i] << fullShift | along[j] << alongShift]);
+      if (++k == broadcast.inner) {
+        k = 0;
+        if (++j == broadcast.count)
+          j = 0;
+      }
+    }
   }
   return llvm::Error::success();
 }

@@ -412,6 +412,12 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
     uint8_t arity = u8("table arity"), resultBytes = u8("table result size");
     int64_t elements = i64("table elements");
     llvm::StringRef table = blob("table");
+    TableStep::Broadcast broadcast;
+    if (version >= 3) {
+      broadcast.operand = i32("table broadcast operand");
+      broadcast.inner = i64("table broadcast inner");
+      broadcast.count = i64("table broadcast count");
+    }
     if (failed)
       return nullptr;
     if (!(arity == 1 || (arity == 2 && resultBytes == 1)) ||
@@ -420,9 +426,15 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
       fail("table '" + name + "' is not 256^arity results of 1 or 4 bytes");
       return nullptr;
     }
+    if (broadcast.operand < -1 || broadcast.operand > 1 ||
+        (broadcast.operand >= 0 && arity != 2)) {
+      fail("table '" + name + "' broadcasts an operand it does not have");
+      return nullptr;
+    }
     s = std::make_unique<TableStep>(
         name, arity, resultBytes,
-        std::vector<uint8_t>(table.bytes_begin(), table.bytes_end()), elements);
+        std::vector<uint8_t>(table.bytes_begin(), table.bytes_end()), elements,
+        broadcast);
     break;
   }
   case PlanStep::Kind::Pool: {

@@ -221,6 +221,10 @@ llvm::Error PlanFileWriter::step(const PlanStep &s) {
     u8(t->getResultBytes());
     i64(t->getNumElements());
     blob(t->getTable().data(), t->getTable().size());
+    const TableStep::Broadcast &b = t->getBroadcast();
+    i32(b.operand);
+    i64(b.inner);
+    i64(b.count);
   } else if (const auto *p = llvm::dyn_cast<PoolStep>(&s)) {
     const PoolStep::Window &w = p->getWindow();
     for (int64_t v : {w.batch, w.channels, w.inH, w.inW, w.outH, w.outW,

@@ -365,12 +365,19 @@ private:
   llvm::Error verifyTable(const TableStep &step) const {
     if (auto err = checkOperands(step, step.getArity(), 1))
       return err;
-    for (int id : step.inputs) {
-      const PlanTensor &t = plan.tensors[id];
-      if (getElementByteSize(t.kind) != 1 ||
-          t.numElements() != step.getNumElements())
+    const TableStep::Broadcast &b = step.getBroadcast();
+    if (b.operand >= 0 &&
+        (b.operand >= step.getArity() || b.inner < 1 || b.count < 1 ||
+         b.inner > kMaxGeometry || b.count > kMaxGeometry))
+      return makeError("broadcasts operand " + llvm::Twine(b.operand) +
+                       " every " + llvm::Twine(b.inner) + " elements over " +
+                       llvm::Twine(b.count));
+    for (int k = 0; k < step.getArity(); ++k) {
+      const PlanTensor &t = plan.tensors[step.inputs[k]];
+      int64_t wanted = k == b.operand ? b.count : step.getNumElements();
+      if (getElementByteSize(t.kind) != 1 || t.numElements() != wanted)
         return makeError("operand '" + t.name + "' is not " +
-                         llvm::Twine(step.getNumElements()) + " bytes");
+                         llvm::Twine(wanted) + " bytes");
     }
     const PlanTensor &y = plan.tensors[step.outputs[0]];
     if (y.numElements() != step.getNumElements() ||
