@@ -139,6 +139,8 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
     if (yShape->size() == 4 && int(j) != broadcast.operand &&
         homeLayout(n.getOperand(j)) == PlanLayout::Nhwc)
       layout = PlanLayout::Nhwc;
+  if (broadcast.operand >= 0 && shapeNumElements(*yShape).value_or(0) == 0)
+    return false; // nothing to read along
   if (broadcast.operand >= 0 && axis >= 0) {
     broadcast.inner = storedStride(*yShape, axis, layout);
     broadcast.count = (*yShape)[axis];

@@ -295,7 +295,7 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
       }
     ADD_FAILURE() << "no 4-D constant";
   });
-  EXPECT_NE(e.find("a constant is in ONNX layout"), std::string::npos) << e;
+  EXPECT_NE(e.find("a constant not in ONNX layout"), std::string::npos) << e;
 
   // A broadcast table reading more of its operand than it has.
   e = damaged([&](Plan &p) {

@@ -411,9 +411,10 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
   std::mt19937 rng(17);
   std::uniform_int_distribution<int> byte(0, 255);
   const Int8ConvShape shapes[] = {
-      shapeOf(1, 7, 7, 64, 256, 3, 1, 1, 1, 1), // 1 row group, 4 blocks
-      shapeOf(1, 5, 5, 32, 200, 1, 1, 0, 1, 1), // 13 panels: 5, 5 and 3
-      shapeOf(2, 4, 3, 8, 130, 3, 2, 1, 1, 1),  // batch 2, a partial panel
+      shapeOf(1, 7, 7, 64, 256, 3, 1, 1, 1, 1),  // 1 row group, 4 blocks
+      shapeOf(1, 5, 5, 32, 200, 1, 1, 0, 1, 1),  // 13 panels: 5, 5 and 3
+      shapeOf(2, 4, 3, 8, 130, 3, 2, 1, 1, 1),   // batch 2, a partial panel
+      shapeOf(1, 14, 14, 16, 32, 3, 1, 1, 1, 1), // row groups of 3 and 4
   };
   std::vector<uint8_t> table(256);
   for (uint8_t &v : table)
@@ -440,9 +441,9 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
     e.outputTable = table;
     for (Isa isa : getSupportedIsas()) {
       Int8Conv conv(isa, s, operands.second.data(), e);
-      // Each shape is one GEMM's rows: more tiles are channel blocks.
-      EXPECT_GT(conv.getNumTiles(), 1)
-          << "no channel blocks for " << s.outC << " channels";
+      // Channel blocks (the first three: one row group each), row groups
+      // (the last) or both.
+      EXPECT_GT(conv.getNumTiles(), 1) << s.outC << " channels";
       std::vector<char> scratch(conv.getScratchBytes() + 64);
       void *aligned = reinterpret_cast<void *>(
           (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
@@ -456,6 +457,15 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
                     aligned);
       EXPECT_EQ(alone, whole) << getIsaName(isa).str() << " " << s.outC;
       EXPECT_EQ(together, whole) << getIsaName(isa).str() << " " << s.outC;
+      // Two calls split at every tile, as TBB may split the range (also
+      // inside a row group's blocks).
+      for (int64_t t = 1; t < conv.getNumTiles(); ++t) {
+        std::vector<uint8_t> split(outElements);
+        conv.runTiles(x, residual.data(), split.data(), 0, t, aligned);
+        conv.runTiles(x, residual.data(), split.data(), t, conv.getNumTiles(),
+                      aligned);
+        EXPECT_EQ(split, whole) << getIsaName(isa).str() << " split at " << t;
+      }
     }
   }
 }

@@ -10,26 +10,28 @@
 //   acc[p][c]  = sum over taps and input channels of x_u8 * w    (exact s32)
 //   real[p][c] = scale[c] * (acc[p][c] - zx * wsum[c]
 //                            - zw[c] * (xsum[p] - K * zx)) + bias[c]  (float)
-//
-// where xsum[p] is the sum of the K input bytes pixel p's taps read (its
-// im2col row). The zw term is exact in s32 and costs K adds per pixel, so
-// symmetric weights skip it.
 //   then, in the unit's order: + residual (dequantized), activation, and
 //   y = saturate(nearbyint(real / sy) + zy), or real itself for a float
 //   result; an int8 result may go through a 256-entry table last (a
 //   requantize or activation table step fused into the conv).
+//
+// where xsum[p] is the sum of the K input bytes pixel p's taps read (its
+// im2col row). The zw term is exact in s32 and costs K adds per pixel, so
+// symmetric weights skip it.
 //
 // Padding reads the input's zero point (real 0), so the input zero point's
 // term zx * wsum[c] is the same for every output pixel and comes from the
 // packed weights' channel sums; the weight zero point's term differs per
 // pixel.
 //
+// The arithmetic after `acc` follows the reference interpreter's fused
+// units step for step (float32 values, activations computed in double,
+// except sigmoid and SiLU: one float sequence, lib/Runtime/Int8/
+// SigmoidFloat.h, within 4 float ulp), so results match it within one step
+// of the output grid.
+//
 // An int8 gemm step (Plan.h) runs a 1x1 conv over M x 1 pixels: its x, y
-// and residual are then M rows of K or N, NHWC's layout for [1, M, 1, K]. The
-// arithmetic after `acc` follows the reference interpreter's fused units step
-// for step (float32 values, activations computed in double, except sigmoid and
-// SiLU: one float sequence, lib/Runtime/Int8/ SigmoidFloat.h, within 4 float
-// ulp), so results match it within one step of the output grid.
+// and residual are then M rows of K or N, NHWC's layout for [1, M, 1, K].
 //
 // The epilogue runs 8 channels at a time where the machine has AVX2 and the
 // activation is none, relu, leaky relu, clip, sigmoid or SiLU, giving the
@@ -40,9 +42,10 @@
 // the input as it lies; any other reads its input through an im2col buffer
 // (K = kh * kw * cin bytes per output pixel). Narrow output rows are taken
 // several at a time, so each GEMM has about kPixelsPerCall rows. The tiles
-// threads share are such row groups, and in layers of fewer than 4 row
-// groups also blocks of the output channels (at least 64 each): there the
-// weights outweigh the activations, and each thread reads its share.
+// threads share are such row groups (of sizes that differ by one at most),
+// and in ungrouped layers of fewer than 4 row groups also blocks of the
+// output channels (64 or more each, but the last): there the weights
+// outweigh the activations, and each thread reads its share.
 //
 // An input dilation d reads the input as if d - 1 pixels of its zero point
 // lay between its pixels: a ConvTranspose with stride d is such a
@@ -151,7 +154,7 @@ public:
   /// last stages) are split along their channels too, so that each thread
   /// reads only its share of the weights.
   int64_t getNumTiles() const { return rowGroups * channelBlocks; }
-  /// Scratch bytes one caller of run() needs.
+  /// Scratch bytes one caller of run() or runTiles() needs.
   size_t getScratchBytes() const;
 
   /// Computes output rows [rowBegin, rowEnd). `output` is u8 NHWC, or float

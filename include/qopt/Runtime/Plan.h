@@ -208,10 +208,6 @@ private:
   enum class Arithmetic { None, Add, Sub, Mul, Div } arithmetic;
 };
 
-/// An elementwise op on one or two int8 operands of one shape, as a table:
-///   y[i] = table[a[i]]  or  table[a[i] * 256 + b[i]]
-/// indexed by the bytes as stored (so the table absorbs the NHWC +128) and
-/// holding the result as stored (1 byte, or 4 for a float result).
 /// One operand of a two-operand table read along one axis of the result as
 /// it is stored: element i of the result reads element (i / inner) % count
 /// of it (a per-channel scale of an NHWC tensor: inner 1, count C).
@@ -220,6 +216,12 @@ struct TableBroadcast {
   int64_t inner = 1, count = 1;
 };
 
+/// An elementwise op on one or two int8 operands as a table:
+///   y[i] = table[a[i]]  or  table[a[i] * 256 + b[i]]
+/// indexed by the bytes as stored (so the table absorbs the NHWC +128) and
+/// holding the result as stored (1 byte, or 4 for a float result). The
+/// operands have the result's elements, or one of two is read along one
+/// axis (Broadcast), in ONNX layout as it is.
 class TableStep : public PlanStep {
 public:
   using Broadcast = TableBroadcast;

@@ -33,7 +33,8 @@ namespace rt {
 constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// The format this build writes; it reads every version from
 /// kOldestPlanFileVersion on (2 added the conv steps' input dilation, 3
-/// their weight zero points and output tables, and the int8 gemm steps).
+/// their weight zero points and output tables, the int8 gemm steps and the
+/// tables' broadcast operands).
 constexpr uint32_t kPlanFileVersion = 3;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 

@@ -139,8 +139,9 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
               weights[((g * groupOutC + o) * groupInC + ci) * taps + t];
     packed.emplace_back(isa, reordered.data(), groupOutC, depth, depth);
   }
-  // Few row groups (a network's last stages): tiles of at least 64
-  // channels too, up to 4 tiles a layer, so that threads split the weights.
+  // Few row groups (a network's last stages, one group of channels): tiles
+  // of blocks of the output channels too (64 or more each, but the last),
+  // up to 4 tiles a layer, so that threads split the weights.
   int64_t numPanels = packed[0].getNumPanels();
   rowGroups = (getNumRows() + getRowsPerCall() - 1) / getRowsPerCall();
   panelsPerBlock = numPanels;
@@ -452,15 +453,18 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
 void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
                         void *output, int64_t tileBegin, int64_t tileEnd,
                         void *scratch) const {
-  int64_t rowsPerCall = getRowsPerCall(), numRows = getNumRows();
-  // Consecutive tiles of one row group share its im2col rows.
+  int64_t numRows = getNumRows();
+  // Row groups of sizes that differ by one at most (14 rows in 4 groups:
+  // 3, 4, 3, 4), so that threads get equal shares; none is over
+  // getRowsPerCall() rows. Consecutive tiles of one row group share its
+  // im2col rows.
   for (int64_t tile = tileBegin; tile < tileEnd;) {
     int64_t group = tile / channelBlocks;
     int64_t blockEnd =
         std::min(channelBlocks, tile % channelBlocks + (tileEnd - tile));
-    int64_t row = group * rowsPerCall;
-    runRows(input, residual, output, row, std::min(numRows, row + rowsPerCall),
-            tile % channelBlocks, blockEnd, scratch);
+    runRows(input, residual, output, group * numRows / rowGroups,
+            (group + 1) * numRows / rowGroups, tile % channelBlocks, blockEnd,
+            scratch);
     tile += blockEnd - tile % channelBlocks;
   }
 }

@@ -53,7 +53,7 @@ llvm::Error TableStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     const uint8_t *b = reinterpret_cast<const uint8_t *>(run.read(inputs[1]));
     for (int64_t i = begin; i < end; ++i)
       y[i] = static_cast<char>(table[a[i] << 8 | b[i]]);
-  } else {
+  } else if (begin < end) {
     // One operand has every element; the other's element moves every
     // `inner` elements and wraps after `count`.
     const uint8_t *full = reinterpret_cast<const uint8_t *>(

@@ -122,7 +122,7 @@ private:
         return fail("the constant's value is not of the tensor's type");
       // Steps read constants as they are (no stored flip).
       if (t.layout != PlanLayout::Onnx)
-        return fail("a constant is in ONNX layout");
+        return fail("a constant not in ONNX layout");
       return llvm::Error::success();
     }
     // A tensor nothing reads or writes (a step fused away) has no place.
