@@ -131,7 +131,7 @@ void codegen::fuseTablesIntoConvs(Plan &plan) {
       continue;
     int id = table->inputs[0];
     int at = producer[id];
-    const auto *conv =
+    auto *conv =
         at < 0 ? nullptr : llvm::dyn_cast<ConvStep>(plan.steps[at].get());
     if (!conv || !readers.onlyReader(id, 1) ||
         conv->getConv().getEpilogue().outputScale == 0)
@@ -142,8 +142,7 @@ void codegen::fuseTablesIntoConvs(Plan &plan) {
         getElementByteSize(to.kind) != 1 ||
         table->getNumElements() != from.numElements())
       continue;
-    auto *convStep = llvm::cast<ConvStep>(plan.steps[at].get());
-    Int8Conv withTable = convStep->takeConv();
+    Int8Conv withTable = conv->takeConv();
     withTable.composeOutputTable(table->getTable());
     auto merged = std::make_unique<ConvStep>(
         (conv->getName() + "+" + table->getName()).str(), std::move(withTable));

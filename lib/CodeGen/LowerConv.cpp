@@ -243,6 +243,29 @@ std::optional<WeightedUnit> codegen::getWeightedUnit(const Node &n,
   return u;
 }
 
+std::optional<std::vector<float>>
+codegen::getColumnBias(const Value *addend, int64_t columns, double beta) {
+  const DenseElements *data = getConstantData(addend);
+  const QuantType *q = addend->getType()->getQuantType();
+  if (!data || (!q && data->getKind() != ElementKind::F32))
+    return std::nullopt;
+  llvm::ArrayRef<int64_t> dims = data->getDims();
+  int64_t count = data->getNumElements();
+  bool alongLastAxis =
+      count == columns && (dims.empty() || dims.back() == columns) &&
+      llvm::all_of(dims.drop_back(), [](int64_t d) { return d == 1; });
+  if (count != 1 && !alongLastAxis)
+    return std::nullopt;
+  std::vector<float> bias;
+  for (int64_t c = 0; c < columns; ++c) {
+    int64_t i = count == 1 ? 0 : c;
+    double value = q ? quant::dequantizeValue(data->getAsInt(i), q, i)
+                     : data->getAsDouble(i);
+    bias.push_back(float(beta * value));
+  }
+  return bias;
+}
+
 llvm::Expected<bool>
 PlanBuilder::addWeightedStep(const Node &n, const WeightedUnit &u,
                              PlanLayout layout,
@@ -328,14 +351,14 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
       e.weightZero.push_back(u->weightZeros[wc]);
   }
   if (const Value *b = u->bias) {
+    // One per output channel (ONNX's B is 1-D).
     const DenseElements *bData = getConstantData(b);
-    const QuantType *bq = b->getType()->getQuantType();
-    if (!bData || bData->getNumElements() != s.outC ||
-        (!bq && bData->getKind() != ElementKind::F32))
+    auto bias = bData && bData->getNumElements() == s.outC
+                    ? getColumnBias(b, s.outC, 1.0)
+                    : std::nullopt;
+    if (!bias)
       return none;
-    for (int64_t c = 0; c < s.outC; ++c)
-      e.bias.push_back(bq ? quant::dequantizeValue(bData->getAsInt(c), bq, c)
-                          : static_cast<float>(bData->getAsDouble(c)));
+    e.bias = std::move(*bias);
   }
   if (auto err = Int8Conv::checkParams(s, e)) {
     llvm::consumeError(std::move(err)); // e.g. zero points over a deep kernel

@@ -30,35 +30,6 @@ using namespace qopt;
 using namespace qopt::codegen;
 using namespace qopt::rt;
 
-namespace {
-
-/// The per-column bias: `addend` (beta * DQ of it) when it holds one value
-/// or one per column laid along the last axis, or none.
-std::optional<std::vector<float>> columnBias(const Value *addend,
-                                             int64_t columns, double beta) {
-  const DenseElements *data = getConstantData(addend);
-  const QuantType *q = addend->getType()->getQuantType();
-  if (!data || (!q && data->getKind() != ElementKind::F32))
-    return std::nullopt;
-  llvm::ArrayRef<int64_t> dims = data->getDims();
-  int64_t count = data->getNumElements();
-  bool alongLastAxis =
-      count == columns && (dims.empty() || dims.back() == columns) &&
-      llvm::all_of(dims.drop_back(), [](int64_t d) { return d == 1; });
-  if (count != 1 && !alongLastAxis)
-    return std::nullopt;
-  std::vector<float> bias;
-  for (int64_t c = 0; c < columns; ++c) {
-    int64_t i = count == 1 ? 0 : c;
-    double value = q ? quant::dequantizeValue(data->getAsInt(i), q, i)
-                     : data->getAsDouble(i);
-    bias.push_back(float(beta * value));
-  }
-  return bias;
-}
-
-} // namespace
-
 llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
   constexpr bool none = false;
   bool gemm = n.isa("q.gemm");
@@ -99,7 +70,7 @@ llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
       e.weightZero.push_back(u->weightZeros[c]);
   }
   if (u->bias) {
-    auto bias = columnBias(u->bias, columns, beta);
+    auto bias = getColumnBias(u->bias, columns, beta);
     if (!bias)
       return none;
     e.bias = std::move(*bias);

@@ -58,6 +58,12 @@ struct WeightedUnit {
 std::optional<WeightedUnit> getWeightedUnit(const Node &n, int64_t weightRank,
                                             int64_t channelAxis);
 
+/// The bias of a weighted unit per output column: `addend` (a constant,
+/// quantized or f32) times `beta` when it holds one value or one per column
+/// laid along its last axis, or none.
+std::optional<std::vector<float>> getColumnBias(const Value *addend,
+                                                int64_t columns, double beta);
+
 class PlanBuilder {
 public:
   PlanBuilder(const Model &model, const PlanBuildOptions &options,

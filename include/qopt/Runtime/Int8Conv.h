@@ -194,7 +194,6 @@ private:
   /// 7-pixel row (ResNet's last stage) is not a tile of 6 and one of 1.
   static constexpr int64_t kPixelsPerCall = 48;
 
-  Isa isa;
   Int8ConvShape shape;
   Int8Epilogue epilogue;
   int64_t groupInC, groupOutC, depth;    ///< per group

@@ -125,7 +125,7 @@ uint8_t quantizeU8(float x, float scale, int32_t zero) {
 
 Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
                    Int8Epilogue epilogue)
-    : isa(isa), shape(shape), epilogue(std::move(epilogue)),
+    : shape(shape), epilogue(std::move(epilogue)),
       groupInC(shape.inC / shape.groups), groupOutC(shape.outC / shape.groups),
       depth(shape.kernelH * shape.kernelW * groupInC) {
   // OIHW -> per group, [channel][ky][kx][ci]: the order im2col writes.
@@ -522,6 +522,7 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
     // while they are in cache (or over each pixel's block of them).
     uint8_t *bytes = static_cast<uint8_t *>(output) + row * outW * shape.outC;
     const uint8_t *table = epilogue.outputTable.data();
+    Isa isa = packed[0].getIsa();
     if (blockBegin == 0 && blockEnd == channelBlocks) {
       lookupBytes(isa, table, bytes, pixels * shape.outC, bytes);
       continue;
