@@ -85,10 +85,9 @@ llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
     total += ms;
   }
   double peak = rt::measurePeakGmacs(plan.isa) * threads;
-  rt::Isa loopIsa = rt::getGemmInstructionIsa(plan.isa);
   if (peak > 0)
     os << "peak: " << llvm::format("%.1f", peak / threads)
-       << " GMAC/s per core (" << rt::getIsaName(loopIsa)
+       << " GMAC/s per core (" << rt::getIsaName(plan.isa)
        << " register-only loop); % peak is of " << threads
        << (threads == 1 ? " core" : " cores") << "\n";
   os << "step  kind          op                         ms   share   "

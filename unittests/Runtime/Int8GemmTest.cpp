@@ -2,9 +2,17 @@
 
 #include "qopt/Runtime/Int8Gemm.h"
 
+#ifdef QOPT_HAVE_EMULATED_KERNELS
+// The families built over portable intrinsics, as gemm::emulated::*.
+#define QOPT_EMULATED_INTRINSICS
+#include "Emulated/EmulatedAmx.h"
+#include "GemmKernels.h"
+#endif
+
 #include "gtest/gtest.h"
 
 #include <cstdlib>
+#include <functional>
 #include <random>
 
 using namespace qopt;
@@ -42,7 +50,19 @@ struct GemmScratch {
   std::vector<char> bytes;
 };
 
-void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
+/// C = A * B^T by some family's kernel, for B packed for that family.
+using GemmKernel = std::function<void(const uint8_t *a, int64_t lda, int64_t m,
+                                      const PackedInt8Weights &b, int32_t *c,
+                                      int64_t ldc, void *scratch)>;
+
+void runDispatched(const uint8_t *a, int64_t lda, int64_t m,
+                   const PackedInt8Weights &b, int32_t *c, int64_t ldc,
+                   void *scratch) {
+  gemmU8S8(a, lda, m, b, c, ldc, scratch);
+}
+
+void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed,
+                 const GemmKernel &kernel = runDispatched) {
   std::mt19937 rng(seed);
   int64_t lda = s.k + padA, ldb = s.k + 3, ldc = s.n + padC;
   std::vector<uint8_t> a(s.m * lda);
@@ -52,7 +72,7 @@ void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
   const int32_t kUntouched = 0x5a5a5a5a;
   std::vector<int32_t> c(s.m * ldc, kUntouched);
   GemmScratch scratch(packed, s.m);
-  gemmU8S8(a.data(), lda, s.m, packed, c.data(), ldc, scratch.get());
+  kernel(a.data(), lda, s.m, packed, c.data(), ldc, scratch.get());
   for (int64_t n = 0; n < s.n; ++n) {
     int32_t sum = 0;
     for (int64_t k = 0; k < s.k; ++k)
@@ -74,24 +94,78 @@ void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed) {
   }
 }
 
-// Row counts around each family's register tile (8 and 6 rows, and the
-// avx2 family's split of 7 or 8 last rows into two tiles), channel
-// counts that end a panel of 16 or the avx2 family's half panel of 8
-// anywhere, k around the groups of 4 and the avx2 widening's 16 bytes.
+// Row counts around each family's register tile (8 and 6 rows, the avx2
+// family's split of 7 or 8 last rows into two tiles, amx's blocks of 16 and
+// 32), channel counts that end a panel of 16, the avx2 family's half panel
+// of 8 or amx's pair of panels anywhere, k around the groups of 4, the avx2
+// widening's 16 bytes and amx's chunks of 64.
+const Shape kShapes[] = {
+    {1, 1, 1},     {1, 16, 4},    {2, 5, 3},     {3, 17, 5},    {7, 48, 64},
+    {8, 49, 67},   {9, 64, 300},  {17, 33, 9},   {24, 96, 128}, {5, 3, 1000},
+    {16, 100, 37}, {4, 13, 8},    {11, 30, 21},  {6, 75, 12},   {13, 9, 2},
+    {12, 8, 33},   {18, 24, 17},  {19, 7, 64},   {14, 16, 20},  {49, 24, 36},
+    {50, 8, 8},    {32, 32, 64},  {33, 31, 65},  {31, 47, 127}, {64, 80, 192},
+    {15, 20, 63},  {48, 16, 129}, {65, 33, 576}, {40, 64, 700}};
+
 TEST(Int8Gemm, EveryFamilyThisMachineRunsMatchesThePlainLoop) {
-  const Shape shapes[] = {
-      {1, 1, 1},     {1, 16, 4},   {2, 5, 3},    {3, 17, 5},    {7, 48, 64},
-      {8, 49, 67},   {9, 64, 300}, {17, 33, 9},  {24, 96, 128}, {5, 3, 1000},
-      {16, 100, 37}, {4, 13, 8},   {11, 30, 21}, {6, 75, 12},   {13, 9, 2},
-      {12, 8, 33},   {18, 24, 17}, {19, 7, 64},  {14, 16, 20},  {49, 24, 36},
-      {50, 8, 8}};
   unsigned seed = 1;
   for (Isa isa : getSupportedIsas())
-    for (const Shape &s : shapes) {
+    for (const Shape &s : kShapes) {
       checkFamily(isa, s, 0, 0, seed++);
       checkFamily(isa, s, 5, 3, seed++); // rows further apart than k / n
     }
 }
+
+#ifdef QOPT_HAVE_EMULATED_KERNELS
+/// Runs family `kernel` as gemmU8S8 would, over all of b's panels.
+template <typename Kernel> GemmKernel emulatedFamily(Kernel kernel) {
+  return [kernel](const uint8_t *a, int64_t lda, int64_t m,
+                  const PackedInt8Weights &b, int32_t *c, int64_t ldc,
+                  void *scratch) {
+    gemm::Panels panels{b.getPanel(0),      int64_t(b.getPanelBytes()),
+                        b.getNumPanels(),   b.getNumGroups(),
+                        b.getNumChannels(), b.getDepth()};
+    kernel(a, lda, m, panels, c, ldc, scratch);
+  };
+}
+
+// The vector and tile families over portable intrinsics: their arithmetic,
+// edges and memory accesses (under ASan in CI) on any machine. The
+// emulated AMX aborts wherever the hardware would fault.
+TEST(Int8Gemm, EmulatedFamiliesMatchThePlainLoop) {
+  struct Family {
+    Isa isa;
+    GemmKernel kernel;
+  };
+  const Family families[] = {
+      {Isa::AvxVnni, emulatedFamily([](const uint8_t *a, int64_t lda, int64_t m,
+                                       const gemm::Panels &b, int32_t *c,
+                                       int64_t ldc, void *) {
+         gemm::emulated::avxVnni(a, lda, m, b, c, ldc);
+       })},
+      {Isa::Avx512Vnni, emulatedFamily([](const uint8_t *a, int64_t lda,
+                                          int64_t m, const gemm::Panels &b,
+                                          int32_t *c, int64_t ldc, void *) {
+         gemm::emulated::avx512Vnni(a, lda, m, b, c, ldc);
+       })},
+      {Isa::Amx, emulatedFamily(gemm::emulated::amx)}};
+  unsigned seed = 1000;
+  for (const Family &f : families)
+    for (const Shape &s : kShapes) {
+      checkFamily(f.isa, s, 0, 0, seed++, f.kernel);
+      checkFamily(f.isa, s, 5, 3, seed++, f.kernel);
+    }
+}
+
+TEST(Int8Gemm, EmulatedAmxFaultsWhereTheHardwareWould) {
+  EXPECT_DEATH(_tile_zero(0), "before LDTILECFG");
+  alignas(64) uint8_t config[64] = {};
+  config[0] = 1;
+  config[16] = 64; // tile 0: 64 bytes a row
+  config[48] = 17; // and 17 rows
+  EXPECT_DEATH(_tile_loadconfig(config), "more than 16 rows");
+}
+#endif
 
 TEST(Int8Gemm, ExtremesAccumulateWithoutSaturating) {
   // 255 * -128 over k = 4096: -133,693,440, far past any 16-bit sum.

@@ -17,7 +17,9 @@
 //     4 bytes (64 bytes): what one vpdpbusd reads, and one row of an AMX B
 //     tile;
 //   avx2: the same order with each byte widened to 16 bits (vpmaddwd reads
-//     pairs of 16-bit values, whose products cannot saturate).
+//     pairs of 16-bit values, whose products cannot saturate);
+//   amx: each panel padded with zero groups to a multiple of 16 groups (64
+//     values of k), so that every 16 groups are one whole B tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,7 +71,8 @@ private:
 };
 
 /// Scratch bytes gemmU8S8 needs for m rows of A against `b` (the avx2
-/// family widens A to 16 bits first; the others need none).
+/// family widens A to 16 bits first, the amx family copies a last block of
+/// fewer than 32 rows; the others need none).
 size_t getGemmScratchBytes(const PackedInt8Weights &b, int64_t m);
 
 /// C = A * B^T for rows [0, m) of A, by the family `b` was packed for; with

@@ -15,14 +15,10 @@
 namespace qopt {
 namespace rt {
 
-/// The family whose instructions `isa`'s GEMM runs: itself, except AMX,
-/// whose plans run the AVX512-VNNI kernel until the tile kernel lands.
-Isa getGemmInstructionIsa(Isa isa);
-
 /// One core's int8 GMAC/s with the instructions of `isa`'s GEMM (vpmaddwd
-/// for avx2, vpdpbusd for the VNNI families), the best of a few timed
-/// rounds of about 10 ms each; 0 for scalar (no such loop) or a family this
-/// machine does not run.
+/// for avx2, vpdpbusd for the VNNI families, tdpbusd for amx), the best of a
+/// few timed rounds of about 10 ms each; 0 for scalar (no such loop) or a
+/// family this machine does not run.
 double measurePeakGmacs(Isa isa);
 
 } // namespace rt

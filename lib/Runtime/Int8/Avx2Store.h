@@ -8,8 +8,8 @@
 #ifndef QOPT_LIB_RUNTIME_INT8_AVX2STORE_H
 #define QOPT_LIB_RUNTIME_INT8_AVX2STORE_H
 
+#include "Intrinsics.h"
 #include <cstdint>
-#include <immintrin.h>
 
 /// Stores the first `count` lanes of v (all 8 if count >= 8, none if <= 0).
 static inline __attribute__((always_inline)) void

@@ -11,7 +11,7 @@
 
 #include "GemmKernels.h"
 
-#include <immintrin.h>
+#include "Intrinsics.h"
 
 using namespace qopt::rt;
 using namespace qopt::rt::gemm;

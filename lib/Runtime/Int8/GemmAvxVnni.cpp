@@ -12,7 +12,7 @@
 #include "Avx2Store.h"
 #include "GemmKernels.h"
 
-#include <immintrin.h>
+#include "Intrinsics.h"
 
 using namespace qopt::rt;
 using namespace qopt::rt::gemm;

@@ -72,6 +72,12 @@ static inline void eachPanelTile(const uint8_t *a, int64_t lda, int64_t m,
   }
 }
 
+// The unit tests' emulated build of the families (Intrinsics.h) defines
+// them under gemm::emulated, next to the real ones.
+#ifdef QOPT_EMULATED_INTRINSICS
+inline namespace emulated {
+#endif
+
 void scalar(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
             int32_t *c, int64_t ldc);
 /// A is widened to 16 bits into `scratch` first (m * avx2WidenedStride
@@ -86,6 +92,22 @@ void avxVnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
              int32_t *c, int64_t ldc);
 void avx512Vnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
                 int32_t *c, int64_t ldc);
+/// Blocks of fewer than 32 rows are copied into `scratch` first
+/// (amxScratchBytes, 64-byte aligned), zero-padded to whole 64-byte chunks
+/// of k (GemmAmx.cpp). b's panels hold whole chunks of 16 k groups.
+void amx(const uint8_t *a, int64_t lda, int64_t m, const Panels &b, int32_t *c,
+         int64_t ldc, void *scratch);
+
+#ifdef QOPT_EMULATED_INTRINSICS
+} // namespace emulated
+#endif
+
+/// k rounded up to the amx family's chunks of 64 (one A tile row).
+static inline int64_t amxPaddedDepth(int64_t k) { return (k + 63) / 64 * 64; }
+/// The amx family's scratch: one block of 32 rows of A, padded.
+static inline int64_t amxScratchBytes(int64_t k) {
+  return 32 * amxPaddedDepth(k);
+}
 
 } // namespace gemm
 } // namespace rt

@@ -30,7 +30,11 @@ PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
       groups((k + kGroupDepth - 1) / kGroupDepth), panelBytes(0),
       storage(nullptr, std::free), sums(n, 0) {
   size_t elementBytes = isa == Isa::Avx2 ? 2 : 1;
-  panelBytes = size_t(groups) * kPanelChannels * kGroupDepth * elementBytes;
+  // The amx family reads a panel 16 groups (one B tile) at a time.
+  int64_t storedGroups =
+      isa == Isa::Amx ? gemm::amxPaddedDepth(k) / kGroupDepth : groups;
+  panelBytes =
+      size_t(storedGroups) * kPanelChannels * kGroupDepth * elementBytes;
   storage.reset(allocateAligned(panelBytes * panels));
   std::memset(storage.get(), 0, panelBytes * panels);
   for (int64_t p = 0; p < panels; ++p) {
@@ -71,10 +75,15 @@ const void *PackedInt8Weights::getPanel(int64_t p) const {
 }
 
 size_t rt::getGemmScratchBytes(const PackedInt8Weights &b, int64_t m) {
-  if (b.getIsa() != Isa::Avx2)
+  switch (b.getIsa()) {
+  case Isa::Avx2:
+    return size_t(m * gemm::avx2WidenedStride(b.getNumGroups())) *
+           sizeof(int16_t);
+  case Isa::Amx:
+    return size_t(gemm::amxScratchBytes(b.getDepth()));
+  default:
     return 0;
-  return size_t(m * gemm::avx2WidenedStride(b.getNumGroups())) *
-         sizeof(int16_t);
+  }
 }
 
 void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
@@ -101,8 +110,6 @@ void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
   case Isa::Avx512Vnni:
     return gemm::avx512Vnni(a, lda, m, panels, c, ldc);
   case Isa::Amx:
-    // The tile kernel is not written yet; AMX machines have AVX512-VNNI, and
-    // both read this layout.
-    return gemm::avx512Vnni(a, lda, m, panels, c, ldc);
+    return gemm::amx(a, lda, m, panels, c, ldc, scratch);
   }
 }

@@ -9,12 +9,7 @@
 using namespace qopt;
 using namespace qopt::rt;
 
-Isa rt::getGemmInstructionIsa(Isa isa) {
-  return isa == Isa::Amx ? Isa::Avx512Vnni : isa;
-}
-
 double rt::measurePeakGmacs(Isa isa) {
-  isa = getGemmInstructionIsa(isa);
   int64_t (*loop)(int64_t, int32_t *) = nullptr;
   switch (isa) {
   case Isa::Avx2:
@@ -26,8 +21,10 @@ double rt::measurePeakGmacs(Isa isa) {
   case Isa::Avx512Vnni:
     loop = peak::peakAvx512Vnni;
     break;
-  case Isa::Scalar:
   case Isa::Amx:
+    loop = peak::peakAmx;
+    break;
+  case Isa::Scalar:
     return 0;
   }
   if (!getHostCpuFeatures().supports(isa))

@@ -21,6 +21,7 @@ namespace peak {
 int64_t peakAvx2(int64_t iterations, int32_t *sink);
 int64_t peakAvxVnni(int64_t iterations, int32_t *sink);
 int64_t peakAvx512Vnni(int64_t iterations, int32_t *sink);
+int64_t peakAmx(int64_t iterations, int32_t *sink);
 } // namespace peak
 } // namespace rt
 } // namespace qopt
