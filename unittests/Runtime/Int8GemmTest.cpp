@@ -39,10 +39,11 @@ void fill(std::mt19937 &rng, std::vector<uint8_t> &a, std::vector<int8_t> &b) {
   }
 }
 
-/// getGemmScratchBytes(b, m) bytes, 64-byte aligned, freed with the object.
+/// getGemmScratchBytes(b, m) bytes, 64-byte aligned, freed with the object;
+/// not zeroed (a plan's scratch holds what the last step left there).
 struct GemmScratch {
   GemmScratch(const PackedInt8Weights &b, int64_t m)
-      : bytes(getGemmScratchBytes(b, m) + 64) {}
+      : bytes(getGemmScratchBytes(b, m) + 64, char(0xa5)) {}
   void *get() {
     return reinterpret_cast<void *>(
         (reinterpret_cast<uintptr_t>(bytes.data()) + 63) & ~uintptr_t(63));

@@ -167,16 +167,30 @@ public:
   void runTiles(const uint8_t *input, const uint8_t *residual, void *output,
                 int64_t tileBegin, int64_t tileEnd, void *scratch) const;
 
+  /// Tile t covers row group t / getNumChannelBlocks() and channel block
+  /// t % getNumChannelBlocks().
+  int64_t getNumChannelBlocks() const { return channelBlocks; }
+  /// The output rows [first, second) of a row group: getRowsPerCall() at
+  /// most.
+  std::pair<int64_t, int64_t> getRowGroup(int64_t group) const {
+    return {group * getNumRows() / rowGroups,
+            (group + 1) * getNumRows() / rowGroups};
+  }
+  /// The output channels [first, second) of channel blocks
+  /// [blockBegin, blockEnd).
+  std::pair<int64_t, int64_t> getBlockChannels(int64_t blockBegin,
+                                               int64_t blockEnd) const;
+  /// Rows [rowBegin, rowEnd), channel blocks [blockBegin, blockEnd).
+  void runRows(const uint8_t *input, const uint8_t *residual, void *output,
+               int64_t rowBegin, int64_t rowEnd, int64_t blockBegin,
+               int64_t blockEnd, void *scratch) const;
+
 private:
   bool isPointwise() const;
   void fillRow(const uint8_t *input, int64_t group, int64_t n, int64_t oh,
                uint8_t *rows) const;
   /// Output rows run() gives one GEMM: enough for kPixelsPerCall pixels.
   int64_t getRowsPerCall() const;
-  /// Rows [rowBegin, rowEnd), channel blocks [blockBegin, blockEnd).
-  void runRows(const uint8_t *input, const uint8_t *residual, void *output,
-               int64_t rowBegin, int64_t rowEnd, int64_t blockBegin,
-               int64_t blockEnd, void *scratch) const;
   /// The channels a GEMM covers: `count` of `group` from its `first`; acc
   /// holds `count` values per pixel.
   struct Channels {

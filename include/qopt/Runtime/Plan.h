@@ -153,8 +153,9 @@ public:
   static bool isGemmShape(const Int8ConvShape &s);
   /// The shape of a product of M x K and K x N.
   static Int8ConvShape makeShape(int64_t m, int64_t k, int64_t n);
-  /// Rows of x (M).
-  int64_t getNumTiles() const override { return conv.getNumRows(); }
+  /// The conv's: groups of x's rows (M) times, when they are few (a batch
+  /// of one), blocks of output channels.
+  int64_t getNumTiles() const override { return conv.getNumTiles(); }
   size_t getScratchBytes() const override;
   int64_t getMacs() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,

@@ -15,9 +15,9 @@
 // 16 x 16 x 64 products into its C tile).
 //
 // A is read in place, rows lda apart, except where a tile would read past
-// its rows: blocks of fewer than 32 rows are copied whole into the caller's
-// scratch (32 rows x k rounded up to 64, zero-padded), and in full blocks,
-// when k is not a multiple of 64, the last chunk's bytes are copied into a
+// its rows: the rows of a block of fewer than 32 are copied into the
+// caller's scratch (32 rows of k rounded up to 64), and in full blocks, when
+// k is not a multiple of 64, the last chunk's bytes are copied into a
 // zeroed 32 x 64 buffer. Each C tile with fewer than 16 rows or channels to
 // keep goes through a buffer and is copied out.
 //
@@ -120,8 +120,9 @@ void gemm::amx(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
     int64_t blockLda = lda, chunks = wholeChunks;
     const uint8_t *blockTail = nullptr;
     if (rows < kBlockRows) {
+      // Only the rows kept: the products of the others are not stored,
+      // and B is zero past k, so the bytes past each row count for nothing.
       uint8_t *copy = static_cast<uint8_t *>(scratch);
-      std::memset(copy, 0, size_t(kBlockRows * paddedK));
       for (int r = 0; r < rows; ++r)
         std::memcpy(copy + r * paddedK, blockA + r * lda, size_t(b.k));
       blockA = copy;

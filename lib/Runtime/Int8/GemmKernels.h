@@ -92,9 +92,9 @@ void avxVnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
              int32_t *c, int64_t ldc);
 void avx512Vnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
                 int32_t *c, int64_t ldc);
-/// Blocks of fewer than 32 rows are copied into `scratch` first
-/// (amxScratchBytes, 64-byte aligned), zero-padded to whole 64-byte chunks
-/// of k (GemmAmx.cpp). b's panels hold whole chunks of 16 k groups.
+/// The rows of a block of fewer than 32 are copied into `scratch` first
+/// (amxScratchBytes, 64-byte aligned), rows a whole number of 64-byte chunks
+/// of k apart (GemmAmx.cpp). b's panels hold whole chunks of 16 k groups.
 void amx(const uint8_t *a, int64_t lda, int64_t m, const Panels &b, int32_t *c,
          int64_t ldc, void *scratch);
 

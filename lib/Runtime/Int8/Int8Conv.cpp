@@ -453,20 +453,24 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
 void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
                         void *output, int64_t tileBegin, int64_t tileEnd,
                         void *scratch) const {
-  int64_t numRows = getNumRows();
   // Row groups of sizes that differ by one at most (14 rows in 4 groups:
   // 3, 4, 3, 4), so that threads get equal shares; none is over
   // getRowsPerCall() rows. Consecutive tiles of one row group share its
   // im2col rows.
   for (int64_t tile = tileBegin; tile < tileEnd;) {
-    int64_t group = tile / channelBlocks;
     int64_t blockEnd =
         std::min(channelBlocks, tile % channelBlocks + (tileEnd - tile));
-    runRows(input, residual, output, group * numRows / rowGroups,
-            (group + 1) * numRows / rowGroups, tile % channelBlocks, blockEnd,
-            scratch);
+    auto [rowBegin, rowEnd] = getRowGroup(tile / channelBlocks);
+    runRows(input, residual, output, rowBegin, rowEnd, tile % channelBlocks,
+            blockEnd, scratch);
     tile += blockEnd - tile % channelBlocks;
   }
+}
+
+std::pair<int64_t, int64_t> Int8Conv::getBlockChannels(int64_t blockBegin,
+                                                       int64_t blockEnd) const {
+  return {std::min(shape.outC, blockBegin * panelsPerBlock * kPanelChannels),
+          std::min(shape.outC, blockEnd * panelsPerBlock * kPanelChannels)};
 }
 
 void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
@@ -527,9 +531,7 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
       lookupBytes(isa, table, bytes, pixels * shape.outC, bytes);
       continue;
     }
-    int64_t first = blockBegin * panelsPerBlock * kPanelChannels;
-    int64_t last =
-        std::min(shape.outC, blockEnd * panelsPerBlock * kPanelChannels);
+    auto [first, last] = getBlockChannels(blockBegin, blockEnd);
     for (int64_t px = 0; px < pixels; ++px)
       lookupBytes(isa, table, bytes + px * shape.outC + first, last - first,
                   bytes + px * shape.outC + first);

@@ -157,7 +157,8 @@ void Plan::print(llvm::raw_ostream &os) const {
     }
     os << ")";
     if (s.getMacs())
-      os << " " << s.getMacs() << " MACs";
+      os << " " << s.getMacs() << " MACs, " << s.getNumTiles()
+         << (s.getNumTiles() == 1 ? " tile" : " tiles");
     os << "\n";
   }
 }

@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cassert>
 #include <cstring>
 #include <functional>
 
@@ -131,8 +132,15 @@ llvm::Error GemmStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   uint8_t *xRows = reinterpret_cast<uint8_t *>(convScratch +
                                                alignUp(conv.getScratchBytes()));
   uint8_t *residualRows = xRows + alignUp(size_t(kRowsPerChunk * k));
-  for (int64_t row = tileBegin; row < tileEnd; row += kRowsPerChunk) {
-    int64_t rows = std::min(kRowsPerChunk, tileEnd - row);
+  // A run of tiles at a time: one row group (kRowsPerChunk rows at most)
+  // and adjacent channel blocks of it.
+  int64_t blocks = conv.getNumChannelBlocks();
+  for (int64_t tile = tileBegin; tile < tileEnd;) {
+    int64_t blockBegin = tile % blocks;
+    int64_t blockEnd = std::min(blocks, blockBegin + (tileEnd - tile));
+    auto [row, rowEnd] = conv.getRowGroup(tile / blocks);
+    int64_t rows = rowEnd - row;
+    assert(rows <= kRowsPerChunk && "a row group is one GEMM call");
     const uint8_t *in = x + row * k;
     if (flipX) {
       copyFlipped(xRows, in, size_t(rows * k));
@@ -144,11 +152,16 @@ llvm::Error GemmStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
       res = residualRows;
     }
     char *out = y + row * n * resultBytes;
-    conv.run(in, res, out, 0, rows, convScratch);
+    conv.runRows(in, res, out, 0, rows, blockBegin, blockEnd, convScratch);
     if (flipY) {
-      uint8_t *bytes = reinterpret_cast<uint8_t *>(out);
-      copyFlipped(bytes, bytes, size_t(rows * n));
+      // Only this run's channels: other tiles write the rest of the rows.
+      auto [first, last] = conv.getBlockChannels(blockBegin, blockEnd);
+      for (int64_t r = 0; r < rows; ++r) {
+        uint8_t *bytes = reinterpret_cast<uint8_t *>(out) + r * n + first;
+        copyFlipped(bytes, bytes, size_t(last - first));
+      }
     }
+    tile += blockEnd - blockBegin;
   }
   return llvm::Error::success();
 }
