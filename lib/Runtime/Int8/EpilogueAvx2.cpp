@@ -226,24 +226,17 @@ void qopt::rt::epilogue::avx2(const Params &p, const int32_t *acc,
   l.beta = _mm256_set1_ps(p.beta);
   l.zero = _mm256_setzero_ps();
   l.top = _mm256_set1_ps(255.0f);
-  switch (p.activation) {
-  case VectorActivation::None:
-    return finishRowsWith<VectorActivation::None>(p, l, acc, pixels, channels,
-                                                  residual, output, stride);
-  case VectorActivation::Relu:
-    return finishRowsWith<VectorActivation::Relu>(p, l, acc, pixels, channels,
-                                                  residual, output, stride);
-  case VectorActivation::LeakyRelu:
-    return finishRowsWith<VectorActivation::LeakyRelu>(
-        p, l, acc, pixels, channels, residual, output, stride);
-  case VectorActivation::Clip:
-    return finishRowsWith<VectorActivation::Clip>(p, l, acc, pixels, channels,
-                                                  residual, output, stride);
-  case VectorActivation::Sigmoid:
-    return finishRowsWith<VectorActivation::Sigmoid>(
-        p, l, acc, pixels, channels, residual, output, stride);
-  case VectorActivation::Silu:
-    return finishRowsWith<VectorActivation::Silu>(p, l, acc, pixels, channels,
-                                                  residual, output, stride);
-  }
+  using Rows = void (*)(const Params &, const Lanes &, const int32_t *, int64_t,
+                        int64_t, const uint8_t *, void *, int64_t);
+  // In VectorActivation's order.
+  static constexpr Rows kRowsByActivation[] = {
+      finishRowsWith<VectorActivation::None>,
+      finishRowsWith<VectorActivation::Relu>,
+      finishRowsWith<VectorActivation::LeakyRelu>,
+      finishRowsWith<VectorActivation::Clip>,
+      finishRowsWith<VectorActivation::Sigmoid>,
+      finishRowsWith<VectorActivation::Silu>};
+  static_assert(uint8_t(VectorActivation::Silu) == 5, "one entry each");
+  kRowsByActivation[uint8_t(p.activation)](p, l, acc, pixels, channels,
+                                           residual, output, stride);
 }
