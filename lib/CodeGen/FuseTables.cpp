@@ -21,6 +21,17 @@
 //   %c = int8 conv (%x)           =>   %y = int8 conv (%x), output table t
 //   %y = table t (%c)
 //
+// So does a two-operand one whose other operand is a tensor of the same
+// shape (a residual Add or Mul on int8 operands, each rounded to its own
+// grid first, as QAT exports write ResNet's blocks): the conv reads that
+// operand too, and runs where the table step was, once both are ready.
+//
+//   %c = int8 conv (%x)           =>   %y = int8 conv (%x, %s),
+//   %y = table t2 (%c, %s)                  pair table p[v * 256 + w] =
+//                                             t2[v * 256 + w]
+//
+//   %y = table t2 (%s, %c)        =>   ... p[v * 256 + w] = t2[w * 256 + v]
+//
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
@@ -116,6 +127,30 @@ void codegen::fuseTableChains(Plan &plan) {
   }
 }
 
+namespace {
+
+/// The conv step writing `id` when its int8 result could take a table of
+/// what `table` reads: `table` is its one reader, and the table's result
+/// has the conv result's layout, shape and byte size.
+ConvStep *convFeeding(const Plan &plan, const std::vector<int> &producer,
+                      const Readers &readers, const TableStep &table, int id) {
+  int at = producer[id];
+  auto *conv =
+      at < 0 ? nullptr : llvm::dyn_cast<ConvStep>(plan.steps[at].get());
+  if (!conv || !readers.onlyReader(id, 1) ||
+      conv->getConv().getEpilogue().outputScale == 0)
+    return nullptr;
+  const PlanTensor &from = plan.tensors[id];
+  const PlanTensor &to = plan.tensors[table.outputs[0]];
+  if (to.layout != from.layout || to.shape != from.shape ||
+      getElementByteSize(to.kind) != 1 ||
+      table.getNumElements() != from.numElements())
+    return nullptr;
+  return conv;
+}
+
+} // namespace
+
 void codegen::fuseTablesIntoConvs(Plan &plan) {
   Readers readers(plan);
   // The step writing each tensor.
@@ -125,33 +160,58 @@ void codegen::fuseTablesIntoConvs(Plan &plan) {
       if (id >= 0)
         producer[id] = int(i);
   bool fused = false;
-  for (auto &step : plan.steps) {
-    const auto *table = llvm::dyn_cast_or_null<TableStep>(step.get());
-    if (!table || table->getArity() != 1 || table->getResultBytes() != 1)
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const auto *table = llvm::dyn_cast_or_null<TableStep>(plan.steps[i].get());
+    if (!table || table->getResultBytes() != 1 ||
+        table->getBroadcast().operand >= 0)
       continue;
-    int id = table->inputs[0];
-    int at = producer[id];
-    auto *conv =
-        at < 0 ? nullptr : llvm::dyn_cast<ConvStep>(plan.steps[at].get());
-    if (!conv || !readers.onlyReader(id, 1) ||
-        conv->getConv().getEpilogue().outputScale == 0)
+    ConvStep *conv = nullptr;
+    int convAt = -1, other = -1;
+    bool convFirst = true;
+    if (table->getArity() == 1) {
+      conv = convFeeding(plan, producer, readers, *table, table->inputs[0]);
+      convAt = conv ? producer[table->inputs[0]] : -1;
+    } else {
+      for (int k = 0; k < 2 && !conv; ++k) {
+        int id = table->inputs[k], rest = table->inputs[1 - k];
+        ConvStep *c = convFeeding(plan, producer, readers, *table, id);
+        const PlanTensor &pair = plan.tensors[rest];
+        if (!c || rest == id || !c->getConv().getEpilogue().pairTable.empty() ||
+            pair.layout != plan.tensors[id].layout ||
+            pair.shape != plan.tensors[id].shape ||
+            getElementByteSize(pair.kind) != 1)
+          continue;
+        conv = c;
+        convAt = producer[id];
+        other = rest;
+        convFirst = k == 0;
+      }
+    }
+    if (!conv)
       continue;
-    const PlanTensor &from = plan.tensors[id];
-    const PlanTensor &to = plan.tensors[table->outputs[0]];
-    if (to.layout != from.layout || to.shape != from.shape ||
-        getElementByteSize(to.kind) != 1 ||
-        table->getNumElements() != from.numElements())
-      continue;
-    Int8Conv withTable = conv->takeConv();
-    withTable.composeOutputTable(table->getTable());
-    auto merged = std::make_unique<ConvStep>(
-        (conv->getName() + "+" + table->getName()).str(), std::move(withTable));
-    merged->op = conv->op + "+" + table->op;
-    merged->inputs = conv->inputs;
-    merged->outputs = table->outputs;
-    producer[table->outputs[0]] = at;
-    plan.steps[at] = std::move(merged);
-    step.reset();
+    Int8Conv merged = conv->takeConv();
+    std::vector<int> inputs = conv->inputs;
+    if (other < 0) {
+      merged.composeOutputTable(table->getTable());
+    } else {
+      llvm::ArrayRef<uint8_t> t = table->getTable();
+      std::vector<uint8_t> pairs(t.begin(), t.end());
+      if (!convFirst)
+        for (size_t v = 0; v < 256; ++v)
+          for (size_t w = 0; w < 256; ++w)
+            pairs[v << 8 | w] = t[w << 8 | v];
+      merged.setPairTable(std::move(pairs));
+      inputs.push_back(other);
+    }
+    auto step = std::make_unique<ConvStep>(
+        (conv->getName() + "+" + table->getName()).str(), std::move(merged));
+    step->op = conv->op + "+" + table->op;
+    step->inputs = std::move(inputs);
+    step->outputs = table->outputs;
+    // Where the table was: its other operand may be computed after the conv.
+    producer[table->outputs[0]] = int(i);
+    plan.steps[i] = std::move(step);
+    plan.steps[convAt].reset();
     fused = true;
   }
   if (fused)

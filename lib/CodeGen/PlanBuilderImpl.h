@@ -143,8 +143,9 @@ private:
 /// Table steps whose operand another table step writes for them alone,
 /// composed into one table (FuseTables.cpp); before arena placement.
 void fuseTableChains(rt::Plan &plan);
-/// One-operand table steps that read an int8 conv step's result alone, as
-/// the conv's output table (FuseTables.cpp); after fuseTableChains.
+/// Table steps that read an int8 conv step's result alone, as the conv's
+/// output table (one operand) or pair table (two, the other of the
+/// result's shape) (FuseTables.cpp); after fuseTableChains.
 void fuseTablesIntoConvs(rt::Plan &plan);
 
 } // namespace codegen

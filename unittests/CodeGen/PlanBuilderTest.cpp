@@ -145,9 +145,11 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
   std::map<std::string, int> kinds;
   for (const auto &step : plan.steps)
     ++kinds[(step->getKindName() + " " + step->op).str()];
-  EXPECT_EQ(kinds["int8 conv q.conv"], 3);
+  EXPECT_EQ(kinds["int8 conv q.conv"], 2);
+  // The add reads %c2 alone, as its second operand: its pair table.
+  EXPECT_EQ(kinds["int8 conv q.conv+q.add"], 1);
   EXPECT_EQ(kinds["max pool onnx.MaxPool"], 1);
-  EXPECT_EQ(kinds["table q.add"], 1);
+  EXPECT_EQ(kinds["table q.add"], 0);
   EXPECT_EQ(kinds["channel copy onnx.Concat"], 2);
   EXPECT_EQ(kinds["channel copy onnx.Split"], 1);
   // The graph input's (NCHW f32 into NHWC s8), and %qs (NHWC to NHWC).
@@ -385,6 +387,67 @@ TEST(PlanBuilder, TablesReadingAConvAloneBecomeItsOutputTable) {
     EXPECT_TRUE((*got)[0].identicalTo((*got)[1])) << threads << " threads";
     EXPECT_TRUE((*got)[0].identicalTo((*got)[2])) << threads << " threads";
   }
+}
+
+// Two-operand tables reading a conv's result alone: the add with the conv
+// first, with it second, and after a sigmoid the conv already took (the
+// two tables composed). Each has a twin whose conv result is also returned,
+// so its tables stay steps.
+const char *kConvPairTables = R"(
+!x = !quant.uniform<i8:f32, 0.05>
+!w = !quant.uniform<i8:f32, 0.02>
+!y = !quant.uniform<i8:f32, 0.1:3>
+!o = !quant.uniform<u8:f32, 0.03:120>
+!s = !quant.uniform<u8:f32, 0.004>
+graph @g(%x: tensor<1x4x5x5xf32>, %x2: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5x!y>, tensor<1x4x5x5x!y>, tensor<1x4x5x5x!y>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %qx = q.quantize(%x) : tensor<1x4x5x5x!x> loc("qx")
+  %o = q.quantize(%x2) : tensor<1x4x5x5x!o> loc("qo")
+  %c1 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("first")
+  %a1 = q.add(%c1, %o) {activation = "relu"} : tensor<1x4x5x5x!y> loc("add1")
+  %d1 = q.dequantize(%a1) : tensor<1x4x5x5xf32> loc("dq1")
+  %c2 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("second")
+  %a2 = q.mul(%o, %c2) : tensor<1x4x5x5x!y> loc("mul2")
+  %d2 = q.dequantize(%a2) : tensor<1x4x5x5xf32> loc("dq2")
+  %c3 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("sigmoid")
+  %s3 = q.activation(%c3) {activation = "sigmoid"} : tensor<1x4x5x5x!s> loc("sig3")
+  %a3 = q.add(%s3, %o) : tensor<1x4x5x5x!y> loc("add3")
+  %d3 = q.dequantize(%a3) : tensor<1x4x5x5xf32> loc("dq3")
+  %t1 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("twin1")
+  %b1 = q.add(%t1, %o) {activation = "relu"} : tensor<1x4x5x5x!y> loc("twin_add1")
+  %e1 = q.dequantize(%b1) : tensor<1x4x5x5xf32> loc("twin_dq1")
+  %t2 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("twin2")
+  %b2 = q.mul(%o, %t2) : tensor<1x4x5x5x!y> loc("twin_mul2")
+  %e2 = q.dequantize(%b2) : tensor<1x4x5x5xf32> loc("twin_dq2")
+  %t3 = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x5x5x!y> loc("twin3")
+  %u3 = q.activation(%t3) {activation = "sigmoid"} : tensor<1x4x5x5x!s> loc("twin_sig3")
+  %b3 = q.add(%u3, %o) : tensor<1x4x5x5x!y> loc("twin_add3")
+  %e3 = q.dequantize(%b3) : tensor<1x4x5x5xf32> loc("twin_dq3")
+  return %d1, %d2, %d3, %e1, %e2, %e3, %t1, %t2, %t3
+}
+)";
+
+TEST(PlanBuilder, PairTablesReadingAConvAloneJoinIt) {
+  auto b = build(kConvPairTables);
+  std::vector<std::string> convs;
+  for (const auto &step : b->plan->steps)
+    if (step->getKind() == PlanStep::Kind::Conv)
+      convs.push_back(step->op);
+  EXPECT_EQ(convs, (std::vector<std::string>{
+                       "q.conv+q.add", "q.conv+q.mul",
+                       "q.conv+q.activation+q.add", "q.conv", "q.conv",
+                       "q.conv"}));
+  // The fused convs give their twins' bytes, at 1 and 2 threads.
+  auto inputs = makeRandomInputs(b->model->getGraph(), 5);
+  ASSERT_TRUE(bool(inputs));
+  for (unsigned threads : {1u, 2u}) {
+    auto got = b->plan->run(*inputs, PlanRunOptions{threads});
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    for (int k = 0; k < 3; ++k)
+      EXPECT_TRUE((*got)[k].identicalTo((*got)[k + 3]))
+          << "output " << k << ", " << threads << " threads";
+  }
+  expectMatchesInterpreter(*b, *inputs);
 }
 
 } // namespace

@@ -216,14 +216,18 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   std::string file = serialized(*b->plan);
   ASSERT_FALSE(verifyPlan(*b->plan));
 
-  auto damaged = [&](auto change) {
+  // What the reader said of the last damaged plan as a file.
+  std::string fromFile;
+  auto damaged = [&](auto change, bool readerStopsEarlier = false) {
     auto plan = readPlan(file, Isa::Scalar);
     EXPECT_TRUE(bool(plan));
     change(**plan);
     std::string direct = llvm::toString(verifyPlan(**plan));
-    // The reader refuses the same plan from a file.
-    std::string fromFile = errorOf(serialized(**plan));
-    EXPECT_EQ(fromFile, "plan file: " + direct);
+    // The reader refuses the same plan from a file: with the verifier's
+    // words, or, for a conv's own parameters, as it reads them.
+    fromFile = errorOf(serialized(**plan));
+    if (!readerStopsEarlier)
+      EXPECT_EQ(fromFile, "plan file: " + direct);
     return direct;
   };
   auto firstStep = [](Plan &p, PlanStep::Kind kind) -> PlanStep & {
@@ -284,7 +288,55 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
         return;
       }
   });
-  EXPECT_NE(e.find("a gemm step has no output table"), std::string::npos) << e;
+  EXPECT_NE(e.find("a gemm step has no output or pair table"),
+            std::string::npos)
+      << e;
+
+  // The conv that took the add's table: without the add's other operand,
+  // with it of another shape, and with an output table next to its pair
+  // table (the builder composes the two into one).
+  auto pairedConv = [](Plan &p) -> PlanStep & {
+    for (auto &s : p.steps)
+      if (s->getKind() == PlanStep::Kind::Conv && s->op == "q.conv+q.add")
+        return *s;
+    ADD_FAILURE() << "no conv with a pair table";
+    return *p.steps.front();
+  };
+  e = damaged([&](Plan &p) { pairedConv(p).inputs.pop_back(); });
+  EXPECT_NE(e.find("int8 conv"), std::string::npos) << e;
+  EXPECT_NE(e.find("2 inputs"), std::string::npos) << e;
+  e = damaged([&](Plan &p) {
+    PlanStep &conv = pairedConv(p);
+    conv.inputs.back() = conv.inputs[0];
+  });
+  EXPECT_NE(e.find("its pair table's operand"), std::string::npos) << e;
+  EXPECT_NE(e.find("the step needs i8 or u8[1,4,3,3] nhwc"), std::string::npos)
+      << e;
+  e = damaged(
+      [&](Plan &p) {
+        for (auto &step : p.steps)
+          if (step.get() == &pairedConv(p)) {
+            auto *conv = llvm::cast<ConvStep>(step.get());
+            Int8Epilogue epilogue = conv->getConv().getEpilogue();
+            epilogue.outputTable.assign(256, 7);
+            std::vector<int8_t> weights = conv->getConv().getWeights();
+            auto changed = std::make_unique<ConvStep>(
+                conv->getName().str(),
+                Int8Conv(Isa::Scalar, conv->getConv().getShape(),
+                         weights.data(), std::move(epilogue)));
+            changed->inputs = step->inputs;
+            changed->outputs = step->outputs;
+            changed->op = step->op;
+            step = std::move(changed);
+            return;
+          }
+      },
+      /*readerStopsEarlier=*/true);
+  for (const std::string &error : {e, fromFile})
+    EXPECT_NE(error.find("a pair table of 65536 entries on an int8 result "
+                         "with an output table"),
+              std::string::npos)
+        << error;
 
   // A constant in NHWC layout (steps read constants without a flip).
   e = damaged([&](Plan &p) {

@@ -124,6 +124,13 @@ struct Int8Epilogue {
   /// the epilogue wrote a batch of rows (a table step that read the conv's
   /// result alone, fused into it), or empty.
   std::vector<uint8_t> outputTable;
+  /// 65,536 entries of a two-operand table step that read the conv's
+  /// result alone (a requantizing Add or Mul with another int8 tensor of
+  /// its shape), fused into it: each stored byte v becomes
+  /// pairTable[v * 256 + w], with w the byte at the same place of the
+  /// step's last input (NHWC, the result's shape); or empty. Never with an
+  /// outputTable (setPairTable composes the two).
+  std::vector<uint8_t> pairTable;
 };
 
 class Int8Conv {
@@ -132,8 +139,8 @@ public:
   /// channels the groups do not divide, an empty output, per-channel
   /// vectors of the wrong length, a weight zero point out of range or with
   /// a depth whose sums could overflow s32, an output table of other than
-  /// 256 entries or on a float result), or success; the constructor assumes
-  /// they can.
+  /// 256 entries or a pair table of other than 65,536, either on a float
+  /// result, or both), or success; the constructor assumes they can.
   static llvm::Error checkParams(const Int8ConvShape &shape,
                                  const Int8Epilogue &epilogue);
   /// weights: OIHW s8 (O = outC, I = inC / groups), as ONNX stores them.
@@ -143,8 +150,13 @@ public:
   const Int8ConvShape &getShape() const { return shape; }
   const Int8Epilogue &getEpilogue() const { return epilogue; }
   /// Looks every stored output byte up in `table` (256 entries) too, after
-  /// any table the epilogue has: outputTable[v] becomes table[old[v]].
+  /// any table the epilogue has: outputTable[v] becomes table[old[v]] (and
+  /// each pairTable entry e, table[e]).
   void composeOutputTable(llvm::ArrayRef<uint8_t> table);
+  /// Looks every stored output byte v up in `table` (65,536 entries) with
+  /// the pair operand's byte w, at v * 256 + w, after any output table,
+  /// which it absorbs. An int8 result with no pair table yet.
+  void setPairTable(std::vector<uint8_t> table);
   /// The weights as given (OIHW s8), unpacked from the kernel's layout.
   std::vector<int8_t> getWeights() const;
   /// Output rows (batch * outH).
@@ -159,13 +171,16 @@ public:
 
   /// Computes output rows [rowBegin, rowEnd). `output` is u8 NHWC, or float
   /// NHWC when the epilogue's outputScale is 0; `residual` (u8 NHWC) when
-  /// the epilogue has one. `scratch` holds getScratchBytes() bytes, 64-byte
-  /// aligned.
+  /// the epilogue has one, and `pairOperand` (u8 NHWC, the output's shape)
+  /// when it has a pair table. `scratch` holds getScratchBytes() bytes,
+  /// 64-byte aligned.
   void run(const uint8_t *input, const uint8_t *residual, void *output,
-           int64_t rowBegin, int64_t rowEnd, void *scratch) const;
+           int64_t rowBegin, int64_t rowEnd, void *scratch,
+           const uint8_t *pairOperand = nullptr) const;
   /// Computes tiles [tileBegin, tileEnd) (see getNumTiles), as run() does.
   void runTiles(const uint8_t *input, const uint8_t *residual, void *output,
-                int64_t tileBegin, int64_t tileEnd, void *scratch) const;
+                int64_t tileBegin, int64_t tileEnd, void *scratch,
+                const uint8_t *pairOperand = nullptr) const;
 
   /// Tile t covers row group t / getNumChannelBlocks() and channel block
   /// t % getNumChannelBlocks().
@@ -183,7 +198,8 @@ public:
   /// Rows [rowBegin, rowEnd), channel blocks [blockBegin, blockEnd).
   void runRows(const uint8_t *input, const uint8_t *residual, void *output,
                int64_t rowBegin, int64_t rowEnd, int64_t blockBegin,
-               int64_t blockEnd, void *scratch) const;
+               int64_t blockEnd, void *scratch,
+               const uint8_t *pairOperand = nullptr) const;
 
 private:
   bool isPointwise() const;
@@ -200,6 +216,12 @@ private:
   /// on the GEMM's `pixels` rows of A (`lda` apart).
   void subtractWeightZeroTerms(const uint8_t *a, int64_t lda, int64_t pixels,
                                Channels channels, int32_t *acc) const;
+  /// The output tables of the pixels [pixelBase, pixelBase + pixels), on
+  /// the channel blocks' bytes, in place.
+  void lookUpRows(void *output, int64_t pixelBase, int64_t pixels,
+                  int64_t blockBegin, int64_t blockEnd) const;
+  void lookUpPairs(void *output, const uint8_t *pairOperand, int64_t pixelBase,
+                   int64_t pixels, int64_t blockBegin, int64_t blockEnd) const;
   void finishPixels(const int32_t *acc, Channels channels,
                     const uint8_t *residual, void *output, int64_t pixelBase,
                     int64_t pixels) const;

@@ -232,6 +232,14 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
     return fail("an output table of " + llvm::Twine(e.outputTable.size()) +
                 " entries on " + (e.outputScale == 0 ? "a float" : "an int8") +
                 " result (256 on an int8 one)");
+  if (!e.pairTable.empty() && (e.pairTable.size() != 65536 ||
+                               e.outputScale == 0 || !e.outputTable.empty()))
+    return fail(
+        "a pair table of " + llvm::Twine(e.pairTable.size()) + " entries on " +
+        (e.outputScale == 0      ? "a float result"
+         : e.outputTable.empty() ? "an int8 result"
+                                 : "an int8 result with an output table") +
+        " (65536 on an int8 one without)");
   for (int32_t zero : {e.inputZero, e.residualZero, e.outputZero})
     if (zero < 0 || zero > 255)
       return fail("a zero point is not a stored u8 value");
@@ -259,6 +267,11 @@ std::vector<int8_t> Int8Conv::getWeights() const {
 void Int8Conv::composeOutputTable(llvm::ArrayRef<uint8_t> table) {
   assert(table.size() == 256 && epilogue.outputScale != 0 &&
          "a 256-entry table on an int8 result");
+  if (!epilogue.pairTable.empty()) {
+    for (uint8_t &v : epilogue.pairTable)
+      v = table[v];
+    return;
+  }
   std::vector<uint8_t> &mine = epilogue.outputTable;
   if (mine.empty()) {
     mine.assign(table.begin(), table.end());
@@ -266,6 +279,23 @@ void Int8Conv::composeOutputTable(llvm::ArrayRef<uint8_t> table) {
   }
   for (uint8_t &v : mine)
     v = table[v];
+}
+
+void Int8Conv::setPairTable(std::vector<uint8_t> table) {
+  assert(table.size() == 65536 && epilogue.outputScale != 0 &&
+         epilogue.pairTable.empty() &&
+         "a 65536-entry table on an int8 result without one");
+  if (!epilogue.outputTable.empty()) {
+    // v goes through the output table first: row v of the pair table is
+    // row outputTable[v] of `table`.
+    std::vector<uint8_t> composed(65536);
+    for (size_t v = 0; v < 256; ++v)
+      std::copy_n(&table[size_t(epilogue.outputTable[v]) << 8], 256,
+                  &composed[v << 8]);
+    table = std::move(composed);
+    epilogue.outputTable.clear();
+  }
+  epilogue.pairTable = std::move(table);
 }
 
 bool Int8Conv::isPointwise() const {
@@ -446,13 +476,15 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
 }
 
 void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
-                   int64_t rowBegin, int64_t rowEnd, void *scratch) const {
-  runRows(input, residual, output, rowBegin, rowEnd, 0, channelBlocks, scratch);
+                   int64_t rowBegin, int64_t rowEnd, void *scratch,
+                   const uint8_t *pairOperand) const {
+  runRows(input, residual, output, rowBegin, rowEnd, 0, channelBlocks, scratch,
+          pairOperand);
 }
 
 void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
                         void *output, int64_t tileBegin, int64_t tileEnd,
-                        void *scratch) const {
+                        void *scratch, const uint8_t *pairOperand) const {
   // Row groups of sizes that differ by one at most (14 rows in 4 groups:
   // 3, 4, 3, 4), so that threads get equal shares; none is over
   // getRowsPerCall() rows. Consecutive tiles of one row group share its
@@ -462,7 +494,7 @@ void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
         std::min(channelBlocks, tile % channelBlocks + (tileEnd - tile));
     auto [rowBegin, rowEnd] = getRowGroup(tile / channelBlocks);
     runRows(input, residual, output, rowBegin, rowEnd, tile % channelBlocks,
-            blockEnd, scratch);
+            blockEnd, scratch, pairOperand);
     tile += blockEnd - tile % channelBlocks;
   }
 }
@@ -475,8 +507,8 @@ std::pair<int64_t, int64_t> Int8Conv::getBlockChannels(int64_t blockBegin,
 
 void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
                        void *output, int64_t rowBegin, int64_t rowEnd,
-                       int64_t blockBegin, int64_t blockEnd,
-                       void *scratch) const {
+                       int64_t blockBegin, int64_t blockEnd, void *scratch,
+                       const uint8_t *pairOperand) const {
   int64_t outH = shape.outH(), outW = shape.outW();
   int64_t rowsPerCall = getRowsPerCall();
   bool pointwise = isPointwise();
@@ -520,20 +552,41 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
         subtractWeightZeroTerms(a, lda, pixels, channels, acc);
       finishPixels(acc, channels, residual, output, row * outW, pixels);
     }
-    if (epilogue.outputTable.empty())
-      continue;
-    // The rows' pixels are adjacent: one lookup over all their channels
-    // while they are in cache (or over each pixel's block of them).
-    uint8_t *bytes = static_cast<uint8_t *>(output) + row * outW * shape.outC;
-    const uint8_t *table = epilogue.outputTable.data();
-    Isa isa = packed[0].getIsa();
-    if (blockBegin == 0 && blockEnd == channelBlocks) {
-      lookupBytes(isa, table, bytes, pixels * shape.outC, bytes);
-      continue;
-    }
-    auto [first, last] = getBlockChannels(blockBegin, blockEnd);
-    for (int64_t px = 0; px < pixels; ++px)
-      lookupBytes(isa, table, bytes + px * shape.outC + first, last - first,
-                  bytes + px * shape.outC + first);
+    if (!epilogue.outputTable.empty())
+      lookUpRows(output, row * outW, pixels, blockBegin, blockEnd);
+    else if (!epilogue.pairTable.empty())
+      lookUpPairs(output, pairOperand, row * outW, pixels, blockBegin,
+                  blockEnd);
+  }
+}
+
+void Int8Conv::lookUpRows(void *output, int64_t pixelBase, int64_t pixels,
+                          int64_t blockBegin, int64_t blockEnd) const {
+  // The rows' pixels are adjacent: one lookup over all their channels
+  // while they are in cache (or over each pixel's block of them).
+  uint8_t *bytes = static_cast<uint8_t *>(output) + pixelBase * shape.outC;
+  const uint8_t *table = epilogue.outputTable.data();
+  Isa isa = packed[0].getIsa();
+  if (blockBegin == 0 && blockEnd == channelBlocks) {
+    lookupBytes(isa, table, bytes, pixels * shape.outC, bytes);
+    return;
+  }
+  auto [first, last] = getBlockChannels(blockBegin, blockEnd);
+  for (int64_t px = 0; px < pixels; ++px)
+    lookupBytes(isa, table, bytes + px * shape.outC + first, last - first,
+                bytes + px * shape.outC + first);
+}
+
+void Int8Conv::lookUpPairs(void *output, const uint8_t *pairOperand,
+                           int64_t pixelBase, int64_t pixels,
+                           int64_t blockBegin, int64_t blockEnd) const {
+  auto [first, last] = getBlockChannels(blockBegin, blockEnd);
+  const uint8_t *table = epilogue.pairTable.data();
+  for (int64_t px = 0; px < pixels; ++px) {
+    int64_t at = (pixelBase + px) * shape.outC;
+    uint8_t *bytes = static_cast<uint8_t *>(output) + at;
+    const uint8_t *other = pairOperand + at;
+    for (int64_t c = first; c < last; ++c)
+      bytes[c] = table[size_t(bytes[c]) << 8 | other[c]];
   }
 }

@@ -330,6 +330,10 @@ std::optional<Int8Conv> PlanFileReader::conv(const std::string &name) {
     llvm::StringRef table = blob("conv output table");
     e.outputTable.assign(table.bytes_begin(), table.bytes_end());
   }
+  if (version >= 4) {
+    llvm::StringRef pairs = blob("conv pair table");
+    e.pairTable.assign(pairs.bytes_begin(), pairs.bytes_end());
+  }
   if (failed)
     return std::nullopt;
   if (auto err = Int8Conv::checkParams(s, e)) {

@@ -178,6 +178,7 @@ void PlanFileWriter::conv(const Int8Conv &c) {
   i32(e.outputZero);
   i32s(e.weightZero);
   blob(e.outputTable.data(), e.outputTable.size());
+  blob(e.pairTable.data(), e.pairTable.size());
 }
 
 llvm::Error PlanFileWriter::step(const PlanStep &s) {

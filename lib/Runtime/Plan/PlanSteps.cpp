@@ -56,11 +56,16 @@ int64_t ConvStep::getMacs() const {
 
 llvm::Error ConvStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                           void *scratch) const {
-  const uint8_t *residual =
-      inputs.size() > 1 ? reinterpret_cast<const uint8_t *>(run.read(inputs[1]))
-                        : nullptr;
-  conv.runTiles(reinterpret_cast<const uint8_t *>(run.read(inputs[0])),
-                residual, run.write(outputs[0]), tileBegin, tileEnd, scratch);
+  // Inputs: x, then the residual and the pair table's operand if any.
+  const Int8Epilogue &e = conv.getEpilogue();
+  auto bytesOf = [&](int id) {
+    return reinterpret_cast<const uint8_t *>(run.read(id));
+  };
+  const uint8_t *residual = e.hasResidual ? bytesOf(inputs[1]) : nullptr;
+  const uint8_t *pairOperand =
+      e.pairTable.empty() ? nullptr : bytesOf(inputs.back());
+  conv.runTiles(bytesOf(inputs[0]), residual, run.write(outputs[0]), tileBegin,
+                tileEnd, scratch, pairOperand);
   return llvm::Error::success();
 }
 

@@ -293,7 +293,8 @@ private:
     const Int8Epilogue &e = conv.getEpilogue();
     if (auto err = Int8Conv::checkParams(c, e))
       return err;
-    if (auto err = checkOperands(step, e.hasResidual ? 2 : 1, 1))
+    bool paired = !e.pairTable.empty();
+    if (auto err = checkOperands(step, 1 + e.hasResidual + paired, 1))
       return err;
     Shape out{c.batch, c.outC, c.outH(), c.outW()};
     if (auto err = expectNhwc(step.inputs[0], {c.batch, c.inC, c.inH, c.inW},
@@ -301,6 +302,10 @@ private:
       return err;
     if (e.hasResidual)
       if (auto err = expectNhwc(step.inputs[1], out, true, "its residual"))
+        return err;
+    if (paired)
+      if (auto err = expectNhwc(step.inputs.back(), out, true,
+                                "its pair table's operand"))
         return err;
     return expectNhwc(step.outputs[0], out, e.outputScale != 0, "its result");
   }
@@ -332,8 +337,8 @@ private:
       return makeError("its kernel is not a 1x1 conv over rows");
     // The kernel's output bytes are u8 before an s8 result is flipped: no
     // table of stored bytes applies to them.
-    if (!e.outputTable.empty())
-      return makeError("a gemm step has no output table");
+    if (!e.outputTable.empty() || !e.pairTable.empty())
+      return makeError("a gemm step has no output or pair table");
     if (auto err = checkOperands(step, e.hasResidual ? 2 : 1, 1))
       return err;
     if (auto err = expectRows(step.inputs[0], c.inH, c.inC, true, "its input"))
