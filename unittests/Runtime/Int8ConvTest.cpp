@@ -1,6 +1,7 @@
 //===- Int8ConvTest.cpp - int8 conv against a direct loop, every family ---===//
 
 #include "qopt/Runtime/Int8Conv.h"
+#include "TestedIsas.h"
 
 #include "gtest/gtest.h"
 
@@ -131,7 +132,7 @@ void runInTwoCalls(const Int8Conv &conv, const uint8_t *x, void *y) {
 void expectEveryFamilyMatchesADirectLoop(bool weightZeros) {
   std::mt19937 rng(weightZeros ? 5 : 7);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (Isa isa : getSupportedIsas()) {
+  for (Isa isa : getTestedIsas()) {
     for (const Case &c : kCases) {
       const Int8ConvShape &s = c.shape;
       auto operands = randomOperands(s, rng);
@@ -203,7 +204,7 @@ TEST(Int8Conv, EpilogueQuantizesInTheUnitsOrder) {
   e.residualZero = 2;
   e.outputScale = 0.25f;
   e.outputZero = 10;
-  for (Isa isa : getSupportedIsas()) {
+  for (Isa isa : getTestedIsas()) {
     Int8Conv conv(isa, s, w.data(), e);
     std::vector<uint8_t> y(2);
     std::vector<char> scratch(conv.getScratchBytes() + 64);
@@ -288,7 +289,7 @@ TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
         return y;
       };
       std::vector<char> want = run(Isa::Scalar);
-      for (Isa isa : getSupportedIsas())
+      for (Isa isa : getTestedIsas())
         ASSERT_EQ(run(isa), want)
             << getIsaName(isa).str() << " case " << (&c - kCases) << " variant "
             << (&v - variants);
@@ -310,7 +311,7 @@ TEST(Int8Conv, SigmoidAndSiluWithinFloatUlpsOfDouble) {
     x[i] = uint8_t(i);
   std::vector<int8_t> w(12, 1);
   for (Activation a : {Activation::Sigmoid, Activation::Silu})
-    for (Isa isa : getSupportedIsas()) {
+    for (Isa isa : getTestedIsas()) {
       Int8Epilogue e;
       for (int c = 0; c < 12; ++c)
         e.scale.push_back(0.0625f * float(c + 1));
@@ -382,7 +383,7 @@ TEST(Int8Conv, OutputTablesLookUpTheStoredBytes) {
       return y;
     };
     std::vector<uint8_t> plain = run(Isa::Scalar, false);
-    for (Isa isa : getSupportedIsas()) {
+    for (Isa isa : getTestedIsas()) {
       std::vector<uint8_t> looked = run(isa, true);
       for (size_t i = 0; i < plain.size(); ++i)
         ASSERT_EQ(looked[i], t2[t1[plain[i]]])
@@ -439,7 +440,7 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
     e.outputScale = 0.5f;
     e.outputZero = 20;
     e.outputTable = table;
-    for (Isa isa : getSupportedIsas()) {
+    for (Isa isa : getTestedIsas()) {
       Int8Conv conv(isa, s, operands.second.data(), e);
       // Channel blocks (the first three: one row group each), row groups
       // (the last) or both.
@@ -492,7 +493,7 @@ TEST(Int8Conv, WeightZeroPointTermsAtTheDepthLimitStayInS32) {
     e.scale = {1.0f};
     e.inputZero = c.zx;
     e.weightZero = {c.zw};
-    for (Isa isa : getSupportedIsas()) {
+    for (Isa isa : getTestedIsas()) {
       Int8Conv conv(isa, s, w.data(), e);
       float y = 0;
       runInTwoCalls(conv, x.data(), &y);

@@ -138,7 +138,7 @@ bool CpuFeatures::supports(Isa isa) const {
   case Isa::Avx512Vnni:
     return avx512Vnni;
   case Isa::Amx:
-    // The AMX kernels handle edges and requantize with AVX-512.
+    // Gemms too small for tiles run the avx512vnni kernel (Int8Gemm.cpp).
     return amxGranted && avx512Vnni;
   }
   return false;

@@ -39,21 +39,42 @@ using amx::kTileRows;
 constexpr int kBlockRows = 2 * kTileRows;
 constexpr int64_t kChunkBytes = kTileRows * kTileBytes; // one B tile
 
-/// Stores C tile `Tile` (rows x channels of it kept) at c.
-template <int Tile>
-__attribute__((always_inline)) inline void storeTile(int32_t *c, int64_t ldc,
-                                                     int rows, int channels) {
-  if (rows <= 0 || channels <= 0)
-    return;
-  if (rows >= kTileRows && channels >= 16) {
-    _tile_stored(Tile, c, ldc * int64_t(sizeof(int32_t)));
-    return;
+/// Stores the block's C tiles: each straight into C when all its 16 rows
+/// and 16 channels are kept, else into a buffer, copied out once every tile
+/// is stored (no tile holds data across a call). The tile numbers are
+/// immediates: each store is written out.
+template <int RowTiles, int PanelTiles>
+__attribute__((always_inline)) inline void storeBlock(int32_t *c, int64_t ldc,
+                                                      int rows, int channels) {
+  alignas(64) int32_t buffers[4][kTileRows][16];
+  int32_t *to[4];
+  int64_t stride[4];
+  for (int t = 0; t < 4; ++t) {
+    int r = t / 2, p = t % 2;
+    bool whole = rows - r * kTileRows >= kTileRows && channels - p * 16 >= 16;
+    to[t] = whole ? c + r * kTileRows * ldc + p * 16 : &buffers[t][0][0];
+    stride[t] = (whole ? ldc : 16) * int64_t(sizeof(int32_t));
   }
-  alignas(64) int32_t buffer[kTileRows][16];
-  _tile_stored(Tile, buffer, 16 * sizeof(int32_t));
-  int keep = channels < 16 ? channels : 16;
-  for (int r = 0; r < rows && r < kTileRows; ++r)
-    std::memcpy(c + r * ldc, buffer[r], keep * sizeof(int32_t));
+  _tile_stored(0, to[0], stride[0]);
+  if constexpr (PanelTiles > 1)
+    _tile_stored(1, to[1], stride[1]);
+  if constexpr (RowTiles > 1) {
+    _tile_stored(2, to[2], stride[2]);
+    if constexpr (PanelTiles > 1)
+      _tile_stored(3, to[3], stride[3]);
+  }
+  for (int t = 0; t < 4; ++t) {
+    int r = t / 2, p = t % 2;
+    int keepRows = rows - r * kTileRows, keep = channels - p * 16;
+    if (r >= RowTiles || p >= PanelTiles || to[t] != &buffers[t][0][0] ||
+        keepRows <= 0 || keep <= 0)
+      continue;
+    keepRows = keepRows < kTileRows ? keepRows : kTileRows;
+    keep = keep < 16 ? keep : 16;
+    int32_t *dst = c + r * kTileRows * ldc + p * 16;
+    for (int row = 0; row < keepRows; ++row)
+      std::memcpy(dst + row * ldc, buffers[t][row], keep * sizeof(int32_t));
+  }
 }
 
 /// One block of RowTiles x PanelTiles C tiles over all of k: `chunks`
@@ -91,15 +112,7 @@ void block(const uint8_t *a, int64_t lda, int64_t chunks, const uint8_t *tail,
     chunk(a + i * kTileBytes, lda, i);
   if (tail)
     chunk(tail, kTileBytes, chunks);
-  storeTile<0>(c, ldc, rows, channels);
-  if constexpr (PanelTiles > 1)
-    storeTile<1>(c + 16, ldc, rows, channels - 16);
-  if constexpr (RowTiles > 1) {
-    storeTile<2>(c + kTileRows * ldc, ldc, rows - kTileRows, channels);
-    if constexpr (PanelTiles > 1)
-      storeTile<3>(c + kTileRows * ldc + 16, ldc, rows - kTileRows,
-                   channels - 16);
-  }
+  storeBlock<RowTiles, PanelTiles>(c, ldc, rows, channels);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 
 namespace qopt {
 namespace rt {
+enum class Isa; // CpuFeatures.h, which these files do not include
 namespace gemm {
 
 /// A packed B, as plain data (see Int8Gemm.h for the layout).
@@ -101,6 +102,17 @@ void amx(const uint8_t *a, int64_t lda, int64_t m, const Panels &b, int32_t *c,
 #ifdef QOPT_EMULATED_INTRINSICS
 } // namespace emulated
 #endif
+
+/// Any family's entry point (scratch ignored by the families that take
+/// none).
+using Kernel = void (*)(const uint8_t *a, int64_t lda, int64_t m,
+                        const Panels &b, int32_t *c, int64_t ldc,
+                        void *scratch);
+/// Tests only: gemmU8S8 runs `kernel` for the weights packed for family
+/// `isa` (an Isa), or the family's own again for null. The unit tests put
+/// the emulated builds of the families this machine lacks there, so that
+/// Int8Conv runs them as it would run the real ones.
+void replaceFamilyForTesting(Isa isa, Kernel kernel);
 
 /// k rounded up to the amx family's chunks of 64 (one A tile row).
 static inline int64_t amxPaddedDepth(int64_t k) { return (k + 63) / 64 * 64; }

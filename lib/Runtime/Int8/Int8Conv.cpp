@@ -193,8 +193,8 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
     return fail("the window is larger than the padded input");
   // One output pixel's taps, one output row's im2col buffer, the weights,
   // their packed panels (each group's channels padded to a panel and its
-  // depth to a k group, 2 bytes a weight for AVX2) and the MACs, checked
-  // for overflow and bounded.
+  // depth to a k group, 2 bytes a weight for AVX2, or to 64 for AMX) and
+  // the MACs, checked for overflow and bounded.
   int64_t groupOutC = s.outC / s.groups;
   int64_t taps, depth, rowBytes, weights, panelBytes, packedBytes, rows, pixels,
       macs;
@@ -202,8 +202,9 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
       llvm::MulOverflow(taps, s.inC / s.groups, depth) ||
       llvm::MulOverflow(depth, s.outW(), rowBytes) ||
       llvm::MulOverflow(depth, s.outC, weights) ||
-      llvm::MulOverflow((depth + 3) / 4 * 4 * 2, (groupOutC + 15) / 16 * 16,
-                        panelBytes) ||
+      llvm::MulOverflow(
+          std::max((depth + 3) / 4 * 4 * 2, (depth + 63) / 64 * 64),
+          (groupOutC + 15) / 16 * 16, panelBytes) ||
       llvm::MulOverflow(panelBytes, s.groups, packedBytes) ||
       llvm::MulOverflow(s.batch, s.outH(), rows) ||
       llvm::MulOverflow(rows, s.outW(), pixels) ||

@@ -51,6 +51,8 @@ inline TileState &configuredState(int tile) {
 
 /// LDTILECFG: 64 bytes: palette, start_row, 14 reserved bytes, 16 uint16
 /// bytes-per-row, 16 uint8 rows (the last 8 of each reserved in palette 1).
+/// start_row (where an interrupted tile load resumes) is not modelled: the
+/// kernels write 0 there.
 inline void loadConfig(const void *config) {
   const uint8_t *bytes = static_cast<const uint8_t *>(config);
   TileState &s = state();
@@ -88,7 +90,10 @@ inline void loadConfig(const void *config) {
 inline void release() { state() = TileState(); }
 
 inline void zero(int tile) {
-  std::memset(configuredState(tile).data[tile], 0, sizeof(TileState::data[0]));
+  TileState &s = configuredState(tile);
+  if (!s.rows[tile])
+    fault("TILEZERO: tile not configured (#UD)");
+  std::memset(s.data[tile], 0, sizeof(s.data[tile]));
 }
 
 /// TILELOADD: rows of the tile's bytes, `stride` apart; the rest is zeroed.

@@ -1,0 +1,56 @@
+//===- TestedIsas.h - The kernel families the unit tests run ----*- C++ -*-===//
+//
+// This machine's families, then those it lacks that have an emulated build
+// (unittests/Runtime/Emulated, with SIMDe): gemmU8S8 runs those in place of
+// the real ones (gemm::replaceFamilyForTesting), so Int8Conv's tiles,
+// channel blocks, scratch and the amx family's fallback to avx512vnni for
+// small gemms are exercised on every machine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_UNITTESTS_RUNTIME_TESTEDISAS_H
+#define QOPT_UNITTESTS_RUNTIME_TESTEDISAS_H
+
+#include "qopt/Runtime/CpuFeatures.h"
+
+#ifdef QOPT_HAVE_EMULATED_KERNELS
+#define QOPT_EMULATED_INTRINSICS
+#include "GemmKernels.h"
+#endif
+
+#include <vector>
+
+namespace qopt {
+namespace rt {
+
+inline std::vector<Isa> getTestedIsas() {
+  std::vector<Isa> isas = getSupportedIsas();
+#ifdef QOPT_HAVE_EMULATED_KERNELS
+  struct Emulated {
+    Isa isa;
+    gemm::Kernel kernel;
+  };
+  static const Emulated kEmulated[] = {
+      {Isa::AvxVnni,
+       [](const uint8_t *a, int64_t lda, int64_t m, const gemm::Panels &b,
+          int32_t *c, int64_t ldc,
+          void *) { gemm::emulated::avxVnni(a, lda, m, b, c, ldc); }},
+      {Isa::Avx512Vnni,
+       [](const uint8_t *a, int64_t lda, int64_t m, const gemm::Panels &b,
+          int32_t *c, int64_t ldc,
+          void *) { gemm::emulated::avx512Vnni(a, lda, m, b, c, ldc); }},
+      {Isa::Amx, gemm::emulated::amx}};
+  for (const Emulated &e : kEmulated) {
+    if (getHostCpuFeatures().supports(e.isa))
+      continue;
+    gemm::replaceFamilyForTesting(e.isa, e.kernel);
+    isas.push_back(e.isa);
+  }
+#endif
+  return isas;
+}
+
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_UNITTESTS_RUNTIME_TESTEDISAS_H
