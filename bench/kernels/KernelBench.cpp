@@ -5,11 +5,13 @@
 // First measures each family's peak with a register-only loop (KernelPeak.h)
 // on this machine, then times the int8 conv step on each of ResNet-18's
 // convolution shapes (224x224 input, batch 1) for every family the machine
-// runs, reporting GMAC/s and the share of that family's peak. One thread: the
-// figures are per core.
+// runs, reporting GMAC/s and the share of that family's peak; and the conv
+// epilogue (s32 sums to stored bytes, AVX2, shared by every vector family)
+// in ns per output element. One thread: the figures are per core.
 //
 //===----------------------------------------------------------------------===//
 
+#include "EpilogueKernels.h" // lib/Runtime/Int8
 #include "qopt/Runtime/Int8Conv.h"
 #include "qopt/Runtime/KernelPeak.h"
 
@@ -87,14 +89,51 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
                            benchmark::Counter::kIsRate);
 }
 
+/// One GEMM call's worth of the epilogue (48 pixels x 64 channels, as in
+/// ResNet-18's first stage): relu, relu with a residual, SiLU, and a float
+/// result.
+void benchEpilogue(benchmark::State &state,
+                   epilogue::VectorActivation activation, bool residual,
+                   bool quantized) {
+  const int64_t pixels = 48, channels = 64;
+  std::mt19937 rng(1);
+  std::vector<int32_t> acc(pixels * channels), zeroTerms(channels);
+  std::vector<float> scales(channels), biases(channels), out(pixels * channels);
+  std::vector<uint8_t> residuals(pixels * channels);
+  for (auto &v : acc)
+    v = int32_t(rng() % 20000) - 10000;
+  for (auto &v : scales)
+    v = 0.0001f * float(1 + rng() % 10);
+  for (auto &v : biases)
+    v = 0.01f * float(int(rng() % 100) - 50);
+  for (auto &v : residuals)
+    v = uint8_t(rng());
+  epilogue::Params p{};
+  p.zeroTerm = zeroTerms.data();
+  p.scale = scales.data();
+  p.bias = biases.data();
+  p.activation = activation;
+  p.hasResidual = residual;
+  p.residualScale = 0.02f;
+  p.residualZero = 3;
+  p.outputScale = quantized ? 0.05f : 0;
+  p.outputZero = 2;
+  for (auto _ : state) {
+    epilogue::avx2(p, acc.data(), pixels, channels,
+                   residual ? residuals.data() : nullptr, out.data(), channels);
+    benchmark::ClobberMemory();
+  }
+  state.counters["per_element"] = benchmark::Counter(
+      double(pixels * channels) * state.iterations(),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);
   std::printf("CPU: %s\n", getHostCpuFeatures().model.c_str());
   for (Isa isa : getSupportedIsas()) {
-    if (isa == Isa::Amx)
-      continue; // runs the avx512vnni kernel until the tile kernel lands
     peakGmacs[isa] = measurePeakGmacs(isa);
     if (peakGmacs[isa] > 0)
       std::printf("peak %-10s %7.1f GMAC/s per core (register-only loop)\n",
@@ -103,6 +142,23 @@ int main(int argc, char **argv) {
       benchmark::RegisterBenchmark(
           ("conv/" + getIsaName(isa).str() + "/" + c.name).c_str(), benchConv,
           isa, c)
+          ->Unit(benchmark::kMicrosecond);
+  }
+  if (getHostCpuFeatures().supports(Isa::Avx2)) {
+    using epilogue::VectorActivation;
+    struct EpilogueCase {
+      const char *name;
+      VectorActivation activation;
+      bool residual, quantized;
+    };
+    for (const EpilogueCase &c :
+         {EpilogueCase{"relu", VectorActivation::Relu, false, true},
+          EpilogueCase{"relu_residual", VectorActivation::Relu, true, true},
+          EpilogueCase{"silu", VectorActivation::Silu, false, true},
+          EpilogueCase{"none_float", VectorActivation::None, false, false}})
+      benchmark::RegisterBenchmark(
+          (std::string("epilogue/avx2/") + c.name).c_str(), benchEpilogue,
+          c.activation, c.residual, c.quantized)
           ->Unit(benchmark::kMicrosecond);
   }
   benchmark::RunSpecifiedBenchmarks();
