@@ -208,10 +208,13 @@ void codegen::fuseTablesIntoConvs(Plan &plan) {
     step->op = conv->op + "+" + table->op;
     step->inputs = std::move(inputs);
     step->outputs = table->outputs;
-    // Where the table was: its other operand may be computed after the conv.
-    producer[table->outputs[0]] = int(i);
-    plan.steps[i] = std::move(step);
-    plan.steps[convAt].reset();
+    // A pair table's conv runs where the table was: its other operand may
+    // be computed after the conv. An output table's stays where it was, so
+    // that its input is not kept longer.
+    int at = other < 0 ? convAt : int(i);
+    producer[table->outputs[0]] = at;
+    plan.steps[at] = std::move(step);
+    plan.steps[at == convAt ? i : convAt].reset();
     fused = true;
   }
   if (fused)

@@ -192,7 +192,7 @@ public:
             (group + 1) * getNumRows() / rowGroups};
   }
   /// The output channels [first, second) of channel blocks
-  /// [blockBegin, blockEnd).
+  /// [blockBegin, blockEnd): all of them, across groups, for all blocks.
   std::pair<int64_t, int64_t> getBlockChannels(int64_t blockBegin,
                                                int64_t blockEnd) const;
   /// Rows [rowBegin, rowEnd), channel blocks [blockBegin, blockEnd).

@@ -502,6 +502,10 @@ void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
 
 std::pair<int64_t, int64_t> Int8Conv::getBlockChannels(int64_t blockBegin,
                                                        int64_t blockEnd) const {
+  // All the blocks: every group's channels (a grouped conv's one block
+  // counts one group's panels).
+  if (blockBegin == 0 && blockEnd == channelBlocks)
+    return {0, shape.outC};
   return {std::min(shape.outC, blockBegin * panelsPerBlock * kPanelChannels),
           std::min(shape.outC, blockEnd * panelsPerBlock * kPanelChannels)};
 }
@@ -581,6 +585,7 @@ void Int8Conv::lookUpRows(void *output, int64_t pixelBase, int64_t pixels,
 void Int8Conv::lookUpPairs(void *output, const uint8_t *pairOperand,
                            int64_t pixelBase, int64_t pixels,
                            int64_t blockBegin, int64_t blockEnd) const {
+  assert(pairOperand && "a pair table needs its operand");
   auto [first, last] = getBlockChannels(blockBegin, blockEnd);
   const uint8_t *table = epilogue.pairTable.data();
   for (int64_t px = 0; px < pixels; ++px) {
