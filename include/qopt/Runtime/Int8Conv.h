@@ -58,6 +58,7 @@
 
 #include "qopt/Runtime/Int8Gemm.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace qopt {
@@ -182,14 +183,22 @@ public:
                 int64_t tileBegin, int64_t tileEnd, void *scratch,
                 const uint8_t *pairOperand = nullptr) const;
 
-  /// Tile t covers row group t / getNumChannelBlocks() and channel block
-  /// t % getNumChannelBlocks().
-  int64_t getNumChannelBlocks() const { return channelBlocks; }
-  /// The output rows [first, second) of a row group: getRowsPerCall() at
-  /// most.
-  std::pair<int64_t, int64_t> getRowGroup(int64_t group) const {
-    return {group * getNumRows() / rowGroups,
-            (group + 1) * getNumRows() / rowGroups};
+  /// Tile t covers row group t / (channel blocks) and channel block
+  /// t % (channel blocks). Calls f(rowBegin, rowEnd, blockBegin, blockEnd)
+  /// for tiles [tileBegin, tileEnd), one row group's adjacent blocks at a
+  /// time; a row group is getRowsPerCall() rows at most.
+  template <typename F>
+  void forEachTileRun(int64_t tileBegin, int64_t tileEnd, F &&f) const {
+    // Row groups of sizes that differ by one at most (14 rows in 4 groups:
+    // 3, 4, 3, 4), so that threads get equal shares. Consecutive tiles of
+    // one row group share its im2col rows.
+    for (int64_t tile = tileBegin; tile < tileEnd;) {
+      int64_t group = tile / channelBlocks, blockBegin = tile % channelBlocks;
+      int64_t blockEnd = std::min(channelBlocks, blockBegin + tileEnd - tile);
+      f(group * getNumRows() / rowGroups,
+        (group + 1) * getNumRows() / rowGroups, blockBegin, blockEnd);
+      tile += blockEnd - blockBegin;
+    }
   }
   /// The output channels [first, second) of channel blocks
   /// [blockBegin, blockEnd): all of them, across groups, for all blocks.

@@ -106,10 +106,6 @@ __attribute__((always_inline)) inline __m128i quantize8(const Lanes &l,
   return _mm_packus_epi16(words, words);
 }
 
-} // namespace
-
-namespace {
-
 /// Loads the 8 lanes at `at`: all of them, or the first `count` with the
 /// rest zero.
 __attribute__((always_inline)) inline __m256i load8(const int32_t *at,

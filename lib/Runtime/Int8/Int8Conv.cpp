@@ -486,18 +486,12 @@ void Int8Conv::run(const uint8_t *input, const uint8_t *residual, void *output,
 void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
                         void *output, int64_t tileBegin, int64_t tileEnd,
                         void *scratch, const uint8_t *pairOperand) const {
-  // Row groups of sizes that differ by one at most (14 rows in 4 groups:
-  // 3, 4, 3, 4), so that threads get equal shares; none is over
-  // getRowsPerCall() rows. Consecutive tiles of one row group share its
-  // im2col rows.
-  for (int64_t tile = tileBegin; tile < tileEnd;) {
-    int64_t blockEnd =
-        std::min(channelBlocks, tile % channelBlocks + (tileEnd - tile));
-    auto [rowBegin, rowEnd] = getRowGroup(tile / channelBlocks);
-    runRows(input, residual, output, rowBegin, rowEnd, tile % channelBlocks,
-            blockEnd, scratch, pairOperand);
-    tile += blockEnd - tile % channelBlocks;
-  }
+  forEachTileRun(tileBegin, tileEnd,
+                 [&](int64_t rowBegin, int64_t rowEnd, int64_t blockBegin,
+                     int64_t blockEnd) {
+                   runRows(input, residual, output, rowBegin, rowEnd,
+                           blockBegin, blockEnd, scratch, pairOperand);
+                 });
 }
 
 std::pair<int64_t, int64_t> Int8Conv::getBlockChannels(int64_t blockBegin,
@@ -572,11 +566,11 @@ void Int8Conv::lookUpRows(void *output, int64_t pixelBase, int64_t pixels,
   uint8_t *bytes = static_cast<uint8_t *>(output) + pixelBase * shape.outC;
   const uint8_t *table = epilogue.outputTable.data();
   Isa isa = packed[0].getIsa();
-  if (blockBegin == 0 && blockEnd == channelBlocks) {
+  auto [first, last] = getBlockChannels(blockBegin, blockEnd);
+  if (first == 0 && last == shape.outC) {
     lookupBytes(isa, table, bytes, pixels * shape.outC, bytes);
     return;
   }
-  auto [first, last] = getBlockChannels(blockBegin, blockEnd);
   for (int64_t px = 0; px < pixels; ++px)
     lookupBytes(isa, table, bytes + px * shape.outC + first, last - first,
                 bytes + px * shape.outC + first);

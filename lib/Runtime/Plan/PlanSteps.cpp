@@ -139,35 +139,32 @@ llvm::Error GemmStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   uint8_t *residualRows = xRows + alignUp(size_t(kRowsPerChunk * k));
   // A run of tiles at a time: one row group (kRowsPerChunk rows at most)
   // and adjacent channel blocks of it.
-  int64_t blocks = conv.getNumChannelBlocks();
-  for (int64_t tile = tileBegin; tile < tileEnd;) {
-    int64_t blockBegin = tile % blocks;
-    int64_t blockEnd = std::min(blocks, blockBegin + (tileEnd - tile));
-    auto [row, rowEnd] = conv.getRowGroup(tile / blocks);
-    int64_t rows = rowEnd - row;
-    assert(rows <= kRowsPerChunk && "a row group is one GEMM call");
-    const uint8_t *in = x + row * k;
-    if (flipX) {
-      copyFlipped(xRows, in, size_t(rows * k));
-      in = xRows;
-    }
-    const uint8_t *res = residual ? residual + row * n : nullptr;
-    if (flipResidual) {
-      copyFlipped(residualRows, res, size_t(rows * n));
-      res = residualRows;
-    }
-    char *out = y + row * n * resultBytes;
-    conv.runRows(in, res, out, 0, rows, blockBegin, blockEnd, convScratch);
-    if (flipY) {
-      // Only this run's channels: other tiles write the rest of the rows.
-      auto [first, last] = conv.getBlockChannels(blockBegin, blockEnd);
-      for (int64_t r = 0; r < rows; ++r) {
-        uint8_t *bytes = reinterpret_cast<uint8_t *>(out) + r * n + first;
-        copyFlipped(bytes, bytes, size_t(last - first));
-      }
-    }
-    tile += blockEnd - blockBegin;
-  }
+  conv.forEachTileRun(
+      tileBegin, tileEnd,
+      [&](int64_t row, int64_t rowEnd, int64_t blockBegin, int64_t blockEnd) {
+        int64_t rows = rowEnd - row;
+        assert(rows <= kRowsPerChunk && "a row group is one GEMM call");
+        const uint8_t *in = x + row * k;
+        if (flipX) {
+          copyFlipped(xRows, in, size_t(rows * k));
+          in = xRows;
+        }
+        const uint8_t *res = residual ? residual + row * n : nullptr;
+        if (flipResidual) {
+          copyFlipped(residualRows, res, size_t(rows * n));
+          res = residualRows;
+        }
+        char *out = y + row * n * resultBytes;
+        conv.runRows(in, res, out, 0, rows, blockBegin, blockEnd, convScratch);
+        if (flipY) {
+          // Only this run's channels: other tiles write the rest of the rows.
+          auto [first, last] = conv.getBlockChannels(blockBegin, blockEnd);
+          for (int64_t r = 0; r < rows; ++r) {
+            uint8_t *bytes = reinterpret_cast<uint8_t *>(out) + r * n + first;
+            copyFlipped(bytes, bytes, size_t(last - first));
+          }
+        }
+      });
   return llvm::Error::success();
 }
 
