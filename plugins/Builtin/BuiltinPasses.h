@@ -104,6 +104,11 @@ struct FusePass : PassInfoMixin<FusePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+/// raise-qoperator (RaiseQOperator.cpp).
+struct RaiseQOperatorPass : PassInfoMixin<RaiseQOperatorPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 /// lower-qoperator (LowerQOperator.cpp).
 struct LowerQOperatorPass : PassInfoMixin<LowerQOperatorPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
