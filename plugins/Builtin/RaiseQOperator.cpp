@@ -15,6 +15,7 @@
 //   %y  = q.quantize(%yf)   : !quant.uniform<u8:f32, ys:yzp>
 //
 //   onnx.QLinearConv, QLinearMatMul        Conv, MatMul
+//   com.microsoft.QGemm                     Gemm (no Q without y_scale)
 //   com.microsoft.QLinearAdd, QLinearMul   Add, Mul
 //   com.microsoft.QLinear(Global)AveragePool (channels_last = 0)
 //   com.microsoft.QLinearSigmoid, QLinearLeakyRelu, QLinearConcat
@@ -53,19 +54,23 @@ struct Slot {
 };
 
 /// Which input may carry per-axis parameters, and along which axis.
-enum class PerAxisInput { None, ConvWeight, MatMulColumns };
+enum class PerAxisInput { None, ConvWeight, MatMulColumns, GemmColumns };
 
 /// One QOperator op and the float op of its fake-quant chain.
 struct QOperatorForm {
   llvm::StringRef op, floatOp;
   llvm::SmallVector<Slot, 2> inputs;
-  /// Output scale and zero point operands.
+  /// Output scale and zero point operands; without a scale operand (when
+  /// the op allows it: QGemm), a float result.
   Slot output;
-  /// An i32 bias on inputs[0].scale * inputs[1].scale, or -1.
+  /// An i32 bias on inputs[0].scale * inputs[1].scale (per output channel
+  /// along its last axis when the weight's are), or -1.
   int bias = -1;
   /// QLinearConcat: (value, scale, zero point) triples from here on.
   int firstVariadic = -1;
   PerAxisInput perAxis = PerAxisInput::None;
+  /// Whether the output's scale may be absent, the result then float.
+  bool resultMayBeFloat = false;
 };
 
 const QOperatorForm kForms[] = {
@@ -83,6 +88,14 @@ const QOperatorForm kForms[] = {
      -1,
      -1,
      PerAxisInput::MatMulColumns},
+    {"com.microsoft.QGemm",
+     "onnx.Gemm",
+     {{0, 1, 2}, {3, 4, 5}},
+     {-1, 7, 8},
+     6,
+     -1,
+     PerAxisInput::GemmColumns,
+     true},
     {"com.microsoft.QLinearAdd",
      "onnx.Add",
      {{0, 1, 2}, {3, 4, 5}},
@@ -131,7 +144,8 @@ struct Candidate {
   /// Inputs, output and bias (when present).
   std::vector<ValueGrid> grids() const {
     std::vector<ValueGrid> all = inputs;
-    all.push_back(output);
+    if (output.second)
+      all.push_back(output);
     if (bias.first)
       all.push_back(bias);
     return all;
@@ -256,10 +270,19 @@ void Raising::collect(Candidate &c) {
         axis = 0;
       else if (form.perAxis == PerAxisInput::MatMulColumns)
         axis = v->getType()->getRank() - 1;
+      else if (form.perAxis == PerAxisInput::GemmColumns)
+        axis = getIntAttrOr(n, "transB", 0) ? 0 : 1;
     }
     c.inputs.push_back(gridFor(v, slots[i], axis));
   }
-  c.output = gridFor(n.getResult(), form.output, std::nullopt);
+  if (form.resultMayBeFloat && !operand(form.output.scale)) {
+    if (c.refusal.empty() &&
+        n.getResult()->getType()->getStorageKind() != ElementKind::F32)
+      c.refusal = describeNode(n) + ": without an output scale the result "
+                                    "must be f32";
+    c.output = {n.getResult(), nullptr};
+  } else
+    c.output = gridFor(n.getResult(), form.output, std::nullopt);
   Value *bias = operand(form.bias);
   if (!c.refusal.empty() || !bias)
     return;
@@ -275,8 +298,16 @@ void Raising::collect(Candidate &c) {
   for (float ws : w->getScales())
     steps.push_back(x->getScale() * ws);
   std::optional<int64_t> axis;
-  if (w->isPerAxis())
-    axis = 0;
+  const TensorType *biasType = bias->getType();
+  if (w->isPerAxis()) {
+    if (!biasType->hasRank() || biasType->getRank() == 0 ||
+        biasType->getShape().back().size != int64_t(steps.size())) {
+      c.refusal = describeNode(n) + ": the bias has not one value per "
+                                    "output channel";
+      return;
+    }
+    axis = biasType->getRank() - 1;
+  }
   c.bias = {bias,
             ctx.getQuantType(ElementKind::I32, ElementKind::F32, axis, steps,
                              std::vector<int64_t>(steps.size(), 0))};
@@ -383,8 +414,9 @@ void Raising::raise(const Candidate &c) {
       withElement(n.getResult()->getType(), ElementKind::F32);
   Node *op = rewriter.create(c.form->floatOp, floats, {{floatType, ""}},
                              std::move(attrs), n.getName().str());
-  Value *y =
-      createQuantize(rewriter, op->getResult(), c.output.second)->getResult();
+  Value *y = op->getResult();
+  if (c.output.second)
+    y = createQuantize(rewriter, y, c.output.second)->getResult();
   rewriter.replaceNode(n, {y});
 }
 
