@@ -15,6 +15,7 @@
 
 #include <cstring>
 #include <immintrin.h>
+#include <type_traits>
 
 using namespace qopt::rt::epilogue;
 
@@ -132,60 +133,90 @@ __attribute__((always_inline)) inline __m128i loadBytes8(const uint8_t *at,
   return _mm_loadu_si128(reinterpret_cast<const __m128i *>(pad));
 }
 
-/// Eight channels (or the last `count` < 8 of a row) of one pixel, from
-/// the sums to the stored result.
-template <VectorActivation Act, bool Residual, bool Quantized>
-__attribute__((always_inline)) inline void
-finishChannels(const Params &p, const Lanes &l, const int32_t *acc,
-               const uint8_t *residual, void *output, int64_t c,
-               int64_t count) {
-  Params fixed = p;
-  fixed.activation = Act;
-  fixed.hasResidual = Residual;
-  __m256 y = finish8(
-      fixed, l, load8(acc + c, count), load8(p.zeroTerm + c, count),
-      load8(p.scale + c, count), p.bias ? load8(p.bias + c, count) : l.zero,
-      Residual ? loadBytes8(residual + c, count) : _mm_setzero_si128());
+/// Stores the result of 8 lanes (or the first `count`) at `out`.
+template <bool Quantized>
+__attribute__((always_inline)) inline void store8(const Lanes &l, __m256 y,
+                                                  void *out, int64_t count) {
   if constexpr (Quantized) {
-    uint8_t *out = static_cast<uint8_t *>(output) + c;
+    uint8_t *bytesOut = static_cast<uint8_t *>(out);
     __m128i bytes = quantize8(l, y);
     if (count == 8) {
-      _mm_storel_epi64(reinterpret_cast<__m128i *>(out), bytes);
+      _mm_storel_epi64(reinterpret_cast<__m128i *>(bytesOut), bytes);
     } else {
       uint8_t tmp[16];
       _mm_storeu_si128(reinterpret_cast<__m128i *>(tmp), bytes);
-      std::memcpy(out, tmp, size_t(count));
+      std::memcpy(bytesOut, tmp, size_t(count));
     }
   } else {
-    float *out = static_cast<float *>(output) + c;
+    float *floatsOut = static_cast<float *>(out);
     if (count == 8) {
-      _mm256_storeu_ps(out, y);
+      _mm256_storeu_ps(floatsOut, y);
     } else {
       alignas(32) float tmp[8];
       _mm256_store_ps(tmp, y);
-      std::memcpy(out, tmp, size_t(count) * 4);
+      std::memcpy(floatsOut, tmp, size_t(count) * 4);
     }
   }
 }
 
+/// Eight channels from c on (or the last `count` < 8 of a row) of
+/// `Pixels` adjacent pixels, from the sums to the stored results. The
+/// pixels' chains are independent: a long activation (SiLU: some 40
+/// dependent operations) runs several at once instead of one after the
+/// other, and the channels' constants are loaded once.
+template <VectorActivation Act, bool Residual, bool Quantized, int Pixels>
+__attribute__((always_inline)) inline void
+finishChannels(const Params &p, const Lanes &l, const int32_t *acc,
+               int64_t channels, const uint8_t *residual, void *output,
+               int64_t stride, int64_t c, int64_t count) {
+  Params fixed = p;
+  fixed.activation = Act;
+  fixed.hasResidual = Residual;
+  size_t elementBytes = Quantized ? 1 : sizeof(float);
+  __m256i zeroTerm = load8(p.zeroTerm + c, count);
+  __m256 scale = load8(p.scale + c, count);
+  __m256 bias = p.bias ? load8(p.bias + c, count) : l.zero;
+  __m256 y[Pixels];
+#pragma GCC unroll 8
+  for (int i = 0; i < Pixels; ++i)
+    y[i] = finish8(fixed, l, load8(acc + i * channels + c, count), zeroTerm,
+                   scale, bias,
+                   Residual ? loadBytes8(residual + i * stride + c, count)
+                            : _mm_setzero_si128());
+#pragma GCC unroll 8
+  for (int i = 0; i < Pixels; ++i)
+    store8<Quantized>(
+        l, y[i], static_cast<char *>(output) + (i * stride + c) * elementBytes,
+        count);
+}
+
 /// The rows, with the activation, the residual and the kind of result
-/// fixed: full vectors in a loop of their own, then the last channels.
+/// fixed: kPixelBatch pixels at a time, full vectors then the last
+/// channels; the pixels left one at a time.
 template <VectorActivation Act, bool Residual, bool Quantized>
 void finishRows(const Params &p, const Lanes &l, const int32_t *acc,
                 int64_t pixels, int64_t channels, const uint8_t *residual,
                 void *output, int64_t stride) {
+  constexpr int kPixelBatch = 4;
   size_t elementBytes = Quantized ? 1 : sizeof(float);
   int64_t full = channels / 8 * 8;
-  for (int64_t px = 0; px < pixels; ++px) {
+  auto pixelsFrom = [&](int64_t px, auto batch) {
+    constexpr int B = decltype(batch)::value;
     const int32_t *a = acc + px * channels;
     const uint8_t *res = Residual ? residual + px * stride : nullptr;
     void *out = static_cast<char *>(output) + px * stride * elementBytes;
     for (int64_t c = 0; c < full; c += 8)
-      finishChannels<Act, Residual, Quantized>(p, l, a, res, out, c, 8);
+      finishChannels<Act, Residual, Quantized, B>(p, l, a, channels, res, out,
+                                                  stride, c, 8);
     if (full < channels)
-      finishChannels<Act, Residual, Quantized>(p, l, a, res, out, full,
-                                               channels - full);
-  }
+      finishChannels<Act, Residual, Quantized, B>(
+          p, l, a, channels, res, out, stride, full, channels - full);
+  };
+  int64_t px = 0;
+  for (; px + kPixelBatch <= pixels; px += kPixelBatch)
+    pixelsFrom(px, std::integral_constant<int, kPixelBatch>());
+  for (; px < pixels; ++px)
+    pixelsFrom(px, std::integral_constant<int, 1>());
 }
 
 template <VectorActivation Act>

@@ -92,9 +92,17 @@ void widenRows(const uint8_t *a, int64_t lda, int64_t m, int64_t k,
         _mm_storeh_pd(reinterpret_cast<double *>(dst + (g + 3) * rows * 4),
                       _mm_castsi128_pd(hi));
       }
-      for (; g < groups; ++g)
-        for (int64_t i = 0; i < 4; ++i)
-          dst[g * rows * 4 + i] = g * 4 + i < k ? src[g * 4 + i] : 0;
+      // The rest one group (4 bytes) at a time; past k, zeros.
+      for (; g < groups; ++g) {
+        uint32_t four = 0;
+        if (g * 4 + 4 <= k)
+          __builtin_memcpy(&four, src + g * 4, sizeof(four));
+        else
+          for (int64_t i = 0; g * 4 + i < k; ++i)
+            four |= uint32_t(src[g * 4 + i]) << (8 * i);
+        _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + g * rows * 4),
+                         _mm_cvtepu8_epi16(_mm_cvtsi32_si128(int(four))));
+      }
     }
   });
 }
