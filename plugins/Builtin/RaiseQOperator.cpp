@@ -22,8 +22,10 @@
 //
 // A value's integers can carry one grid only: every QOperator node that
 // reads or writes it, every Q/DQ already on it, and the values that int8
-// data movement (Reshape, MaxPool, Concat, ...) makes of it must agree.
-// Where they do not, or a parameter is not a usable constant, the nodes
+// data movement (Reshape, MaxPool, Concat, Pad with its pad value, ...)
+// makes of it must agree. Where they do not, where another op computes on
+// the integers with its operands' types tied to each other (Clip, linear
+// Resize), or where a parameter is not a usable constant, the nodes
 // involved stay as they are, and the cost report says why.
 //
 // Within 1 LSB, reported: the QOperator kernels accumulate in integers and
@@ -165,6 +167,11 @@ private:
   CostReport &report;
   /// Values joined by int8 data movement hold one tensor's integers.
   llvm::EquivalenceClasses<Value *> regions;
+  /// Regions whose values an op other than data movement ties together
+  /// (by region leader when joined; see blockerOf).
+  llvm::DenseMap<Value *, Node *> tiedByComputation;
+  /// The node that ties `v`'s region by computation, or null.
+  Node *blockerOf(Value *v);
 
   /// The grid a (value, scale, zero point) slot of `n` gives its value, or
   /// the reason there is none.
@@ -201,6 +208,9 @@ llvm::Expected<const QuantType *> Raising::gridOf(const Node &n, Value *v,
       zeroPointOperand ? getConstantData(zeroPointOperand) : nullptr;
   if (zeroPointOperand && !zeroPoints)
     return fail("the zero point of '" + v->getName() + "' is not a constant");
+  if (!zeroPointOperand && v == n.getResult() && storage != ElementKind::U8)
+    return fail("without a zero point the result is u8, not '" + v->getName() +
+                "''s type");
   if (zeroPoints && zeroPoints->getKind() != storage)
     return fail("the zero point of '" + v->getName() +
                 "' is not of its element type");
@@ -268,7 +278,8 @@ void Raising::collect(Candidate &c) {
     if (i == 1 && v && v->getType()->hasRank()) {
       if (form.perAxis == PerAxisInput::ConvWeight)
         axis = 0;
-      else if (form.perAxis == PerAxisInput::MatMulColumns)
+      else if (form.perAxis == PerAxisInput::MatMulColumns &&
+               v->getType()->getRank() >= 2) // a 1-D b has no columns
         axis = v->getType()->getRank() - 1;
       else if (form.perAxis == PerAxisInput::GemmColumns)
         axis = getIntAttrOr(n, "transB", 0) ? 0 : 1;
@@ -325,23 +336,43 @@ void Raising::joinRegions() {
       insert(v);
     for (Value *r : n.getResults())
       insert(r);
-    if (!carriesIntegers(n) || n.isa("onnx.Pad"))
+    // The values a signature gives one type variable must keep one type:
+    // Pad's data, constant value and result; a Concat's inputs and result.
+    // A candidate's and a Q/DQ's types come from their grids instead.
+    const OpDef *def = n.getOpDef();
+    if (!def || formOf(n) || n.getDialect() == "q")
       continue;
-    Value *first = nullptr;
-    auto join = [&](Value *v) {
-      if (!v)
+    llvm::StringMap<Value *> firstOfVar;
+    auto join = [&](const SignatureSlot &slot, Value *v) {
+      if (!v || slot.typeVar.empty())
         return;
-      if (first)
-        regions.unionSets(first, v);
-      else
-        first = v;
+      auto [it, inserted] = firstOfVar.try_emplace(slot.typeVar, v);
+      if (inserted || regions.isEquivalent(it->second, v))
+        return;
+      regions.unionSets(it->second, v);
+      // Only int8 data movement carries a grid; any other op tying stored
+      // integers to each other (linear Resize, Clip, Add) reads them.
+      if (!carriesIntegers(n))
+        tiedByComputation[regions.getLeaderValue(v)] = &n;
     };
-    for (unsigned i : getDataOperands(n))
-      join(n.getOperand(i));
-    for (unsigned i = 0; i < n.getNumResults(); ++i)
-      if (isDataResult(n, i))
-        join(n.getResult(i));
+    auto slotOf = [](llvm::ArrayRef<SignatureSlot> slots, unsigned i) {
+      return &slots[std::min<size_t>(i, slots.size() - 1)];
+    };
+    for (unsigned i = 0; i < n.getNumOperands() && !def->operands.empty(); ++i)
+      join(*slotOf(def->operands, i), n.getOperand(i));
+    for (unsigned i = 0; i < n.getNumResults() && !def->results.empty(); ++i)
+      join(*slotOf(def->results, i), n.getResult(i));
   }
+}
+
+Node *Raising::blockerOf(Value *v) {
+  Value *leader = regions.getLeaderValue(v);
+  for (auto m = regions.findLeader(leader); m != regions.member_end(); ++m) {
+    auto it = tiedByComputation.find(*m);
+    if (it != tiedByComputation.end())
+      return it->second;
+  }
+  return nullptr;
 }
 
 void Raising::settleConflicts(std::vector<Candidate> &candidates) {
@@ -381,6 +412,10 @@ void Raising::settleConflicts(std::vector<Candidate> &candidates) {
         if (conflicting.count(leader))
           c.refusal = describeNode(*c.node) + ": '" + v->getName().str() +
                       "' is read or written on another grid too";
+        else if (Node *tie = blockerOf(v))
+          c.refusal = describeNode(*c.node) + ": '" + v->getName().str() +
+                      "' is tied to " + describeNode(*tie) +
+                      ", which computes on its integers";
         else if (q->isPerAxis() && members[leader] > 1)
           c.refusal = describeNode(*c.node) + ": '" + v->getName().str() +
                       "' has per-axis parameters and moves through data "
