@@ -31,11 +31,14 @@ __attribute__((always_inline)) inline __m256 sigmoid8(__m256 x) {
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_sub_ps(t, _mm256_mul_ps(n, _mm256_set1_ps(kLn2Hi)));
   r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(kLn2Lo)));
-  __m256 p = _mm256_set1_ps(kPoly[0]);
-#pragma GCC unroll 8
-  for (int i = 1; i < 6; ++i)
-    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kPoly[i]));
+  auto pair = [&](int i) { // kPoly[i] * r + kPoly[i + 1]
+    return _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(kPoly[i]), r),
+                         _mm256_set1_ps(kPoly[i + 1]));
+  };
   __m256 z = _mm256_mul_ps(r, r);
+  __m256 r4 = _mm256_mul_ps(z, z);
+  __m256 p = _mm256_add_ps(_mm256_mul_ps(pair(0), r4),
+                           _mm256_add_ps(_mm256_mul_ps(pair(2), z), pair(4)));
   __m256 e = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, z), r),
                            _mm256_set1_ps(1.0f));
   __m256i bits = _mm256_slli_epi32(

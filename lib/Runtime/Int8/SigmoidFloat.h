@@ -7,7 +7,7 @@
 //
 //   t = min(max(-x, -87), 88)          as maxps/minps: NaN -> -87
 //   n = nearbyint(t * log2(e)),  r = (t - n * ln2hi) - n * ln2lo
-//   e^t = 2^n * (1 + r + r^2 * P(r))   P: degree 5, Horner
+//   e^t = 2^n * (1 + r + r^2 * P(r))   P: degree 5, Estrin's scheme
 //   sigmoid = 1 / (1 + e^t),  NaN stays NaN
 //
 // e^t is within 2 ulp of the true value over the clamped range, so the
@@ -48,10 +48,14 @@ static inline float scalar(float x) {
   float n = __builtin_nearbyintf(t * kLog2E);
   float r = t - n * kLn2Hi;
   r = r - n * kLn2Lo;
-  float p = kPoly[0];
-  for (int i = 1; i < 6; ++i)
-    p = p * r + kPoly[i];
+  // P(r) by Estrin's scheme: three independent pairs, then r^2 and r^4,
+  // a third of Horner's chain of dependent operations.
   float z = r * r;
+  float r4 = z * z;
+  float hi = kPoly[0] * r + kPoly[1];
+  float mid = kPoly[2] * r + kPoly[3];
+  float lo = kPoly[4] * r + kPoly[5];
+  float p = hi * r4 + (mid * z + lo);
   float e = p * z + r + 1.0f;
   // 2^n: n lies in [-126, 127] after the clamp.
   int bits = (int(n) + 127) << 23;
