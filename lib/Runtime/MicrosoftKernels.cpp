@@ -62,12 +62,18 @@ llvm::Expected<Tensor> dequantizeWith(const KernelContext &ctx, const Tensor *x,
   return std::move(*y);
 }
 
-/// Output 0 = Q(y) with per-tensor scale and zero point (u8 without one).
+/// Output 0 = Q(y) with per-tensor scale and zero point. Without a zero
+/// point, of `like`'s type (the QLinear* ops give X, the zero points and Y
+/// one type variable), or u8 without `like`.
 llvm::Error quantizeInto(KernelContext &ctx, const Tensor &y,
-                         const Tensor *scale, const Tensor *zp) {
+                         const Tensor *scale, const Tensor *zp,
+                         const Tensor *like) {
   if (!scale || scale->numElements() != 1 || (zp && zp->numElements() != 1))
     return ctx.error("output scale and zero point must be scalars");
-  ElementKind storage = zp ? zp->kind() : ElementKind::U8;
+  ElementKind storage = zp ? zp->kind()
+                        : like && isQuantStorageKind(like->kind())
+                            ? like->kind()
+                            : ElementKind::U8;
   if (auto err = ctx.allocateOutput(0, storage, y.shape()))
     return err;
   float s = static_cast<float>(scale->getDouble(0));
@@ -97,7 +103,7 @@ llvm::Error unaryQLinear(KernelContext &ctx, llvm::StringRef op) {
   auto y = runFloat(ctx, op, {&*x});
   if (!y)
     return y.takeError();
-  return quantizeInto(ctx, *y, ctx.input(3), ctx.input(4));
+  return quantizeInto(ctx, *y, ctx.input(3), ctx.input(4), ctx.input(0));
 }
 
 /// A, A_s, A_zp, B, B_s, B_zp, C_s, C_zp around the float op `op`.
@@ -111,7 +117,7 @@ llvm::Error binaryQLinear(KernelContext &ctx, llvm::StringRef op) {
   auto y = runFloat(ctx, op, {&*a, &*b});
   if (!y)
     return y.takeError();
-  return quantizeInto(ctx, *y, ctx.input(6), ctx.input(7));
+  return quantizeInto(ctx, *y, ctx.input(6), ctx.input(7), ctx.input(0));
 }
 
 llvm::Error qlinearAddKernel(KernelContext &ctx) {
@@ -155,7 +161,7 @@ llvm::Error qlinearConcatKernel(KernelContext &ctx) {
   auto y = runFloat(ctx, "onnx.Concat", inputs);
   if (!y)
     return y.takeError();
-  return quantizeInto(ctx, *y, ctx.input(0), ctx.input(1));
+  return quantizeInto(ctx, *y, ctx.input(0), ctx.input(1), ctx.input(2));
 }
 
 llvm::Error qgemmKernel(KernelContext &ctx) {
@@ -196,7 +202,7 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
     ctx.outputs[0] = std::move(*y);
     return llvm::Error::success();
   }
-  return quantizeInto(ctx, *y, ctx.input(7), ctx.input(8));
+  return quantizeInto(ctx, *y, ctx.input(7), ctx.input(8), nullptr);
 }
 
 } // namespace

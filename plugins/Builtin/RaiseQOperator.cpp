@@ -73,57 +73,67 @@ struct QOperatorForm {
   PerAxisInput perAxis = PerAxisInput::None;
   /// Whether the output's scale may be absent, the result then float.
   bool resultMayBeFloat = false;
+  /// Without an output zero point, whether the result has the first
+  /// input's type (the com.microsoft ops: one type variable) or is u8.
+  bool resultTypeFollowsInput = false;
 };
 
-const QOperatorForm kForms[] = {
-    {"onnx.QLinearConv",
-     "onnx.Conv",
-     {{0, 1, 2}, {3, 4, 5}},
-     {-1, 6, 7},
-     8,
-     -1,
-     PerAxisInput::ConvWeight},
-    {"onnx.QLinearMatMul",
-     "onnx.MatMul",
-     {{0, 1, 2}, {3, 4, 5}},
-     {-1, 6, 7},
-     -1,
-     -1,
-     PerAxisInput::MatMulColumns},
-    {"com.microsoft.QGemm",
-     "onnx.Gemm",
-     {{0, 1, 2}, {3, 4, 5}},
-     {-1, 7, 8},
-     6,
-     -1,
-     PerAxisInput::GemmColumns,
-     true},
-    {"com.microsoft.QLinearAdd",
-     "onnx.Add",
-     {{0, 1, 2}, {3, 4, 5}},
-     {-1, 6, 7}},
-    {"com.microsoft.QLinearMul",
-     "onnx.Mul",
-     {{0, 1, 2}, {3, 4, 5}},
-     {-1, 6, 7}},
-    {"com.microsoft.QLinearAveragePool",
-     "onnx.AveragePool",
-     {{0, 1, 2}},
-     {-1, 3, 4}},
-    {"com.microsoft.QLinearGlobalAveragePool",
-     "onnx.GlobalAveragePool",
-     {{0, 1, 2}},
-     {-1, 3, 4}},
-    {"com.microsoft.QLinearSigmoid", "onnx.Sigmoid", {{0, 1, 2}}, {-1, 3, 4}},
-    {"com.microsoft.QLinearLeakyRelu",
-     "onnx.LeakyRelu",
-     {{0, 1, 2}},
-     {-1, 3, 4}},
-    {"com.microsoft.QLinearConcat", "onnx.Concat", {}, {-1, 0, 1}, -1, 2},
-};
+/// The ONNX form (without an output zero point, a u8 result) and the
+/// com.microsoft one (the result takes the first input's type).
+QOperatorForm onnxForm(llvm::StringRef op, llvm::StringRef floatOp,
+                       llvm::SmallVector<Slot, 2> inputs, Slot output) {
+  QOperatorForm f;
+  f.op = op;
+  f.floatOp = floatOp;
+  f.inputs = std::move(inputs);
+  f.output = output;
+  return f;
+}
+QOperatorForm microsoftForm(llvm::StringRef op, llvm::StringRef floatOp,
+                            llvm::SmallVector<Slot, 2> inputs, Slot output) {
+  QOperatorForm f = onnxForm(op, floatOp, std::move(inputs), output);
+  f.resultTypeFollowsInput = true;
+  return f;
+}
+
+llvm::ArrayRef<QOperatorForm> getForms() {
+  static const std::vector<QOperatorForm> forms = [] {
+    std::vector<QOperatorForm> f;
+    Slot x{0, 1, 2}, w{3, 4, 5};
+    f.push_back(onnxForm("onnx.QLinearConv", "onnx.Conv", {x, w}, {-1, 6, 7}));
+    f.back().bias = 8;
+    f.back().perAxis = PerAxisInput::ConvWeight;
+    f.push_back(
+        onnxForm("onnx.QLinearMatMul", "onnx.MatMul", {x, w}, {-1, 6, 7}));
+    f.back().perAxis = PerAxisInput::MatMulColumns;
+    // QGemm's Y is u8 without a zero point, as the interpreter writes it.
+    f.push_back(
+        onnxForm("com.microsoft.QGemm", "onnx.Gemm", {x, w}, {-1, 7, 8}));
+    f.back().bias = 6;
+    f.back().perAxis = PerAxisInput::GemmColumns;
+    f.back().resultMayBeFloat = true;
+    f.push_back(microsoftForm("com.microsoft.QLinearAdd", "onnx.Add", {x, w},
+                              {-1, 6, 7}));
+    f.push_back(microsoftForm("com.microsoft.QLinearMul", "onnx.Mul", {x, w},
+                              {-1, 6, 7}));
+    f.push_back(microsoftForm("com.microsoft.QLinearAveragePool",
+                              "onnx.AveragePool", {x}, {-1, 3, 4}));
+    f.push_back(microsoftForm("com.microsoft.QLinearGlobalAveragePool",
+                              "onnx.GlobalAveragePool", {x}, {-1, 3, 4}));
+    f.push_back(microsoftForm("com.microsoft.QLinearSigmoid", "onnx.Sigmoid",
+                              {x}, {-1, 3, 4}));
+    f.push_back(microsoftForm("com.microsoft.QLinearLeakyRelu",
+                              "onnx.LeakyRelu", {x}, {-1, 3, 4}));
+    f.push_back(microsoftForm("com.microsoft.QLinearConcat", "onnx.Concat", {},
+                              {-1, 0, 1}));
+    f.back().firstVariadic = 2;
+    return f;
+  }();
+  return forms;
+}
 
 const QOperatorForm *formOf(const Node &n) {
-  for (const QOperatorForm &f : kForms)
+  for (const QOperatorForm &f : getForms())
     if (n.isa(f.op))
       return &f;
   return nullptr;
@@ -167,8 +177,8 @@ private:
   CostReport &report;
   /// Values joined by int8 data movement hold one tensor's integers.
   llvm::EquivalenceClasses<Value *> regions;
-  /// Regions whose values an op other than data movement ties together
-  /// (by region leader when joined; see blockerOf).
+  /// Values that an op other than data movement ties to others of its
+  /// operands or results (any member marks its region; see blockerOf).
   llvm::DenseMap<Value *, Node *> tiedByComputation;
   /// The node that ties `v`'s region by computation, or null.
   Node *blockerOf(Value *v);
@@ -208,9 +218,6 @@ llvm::Expected<const QuantType *> Raising::gridOf(const Node &n, Value *v,
       zeroPointOperand ? getConstantData(zeroPointOperand) : nullptr;
   if (zeroPointOperand && !zeroPoints)
     return fail("the zero point of '" + v->getName() + "' is not a constant");
-  if (!zeroPointOperand && v == n.getResult() && storage != ElementKind::U8)
-    return fail("without a zero point the result is u8, not '" + v->getName() +
-                "''s type");
   if (zeroPoints && zeroPoints->getKind() != storage)
     return fail("the zero point of '" + v->getName() +
                 "' is not of its element type");
@@ -292,8 +299,19 @@ void Raising::collect(Candidate &c) {
       c.refusal = describeNode(n) + ": without an output scale the result "
                                     "must be f32";
     c.output = {n.getResult(), nullptr};
-  } else
+  } else {
     c.output = gridFor(n.getResult(), form.output, std::nullopt);
+  }
+  if (c.refusal.empty() && c.output.second && !operand(form.output.zeroPoint)) {
+    // Without an output zero point the kernel picks the result's type.
+    ElementKind written = form.resultTypeFollowsInput && !c.inputs.empty()
+                              ? c.inputs[0].first->getType()->getStorageKind()
+                              : ElementKind::U8;
+    if (c.output.second->getStorageKind() != written)
+      c.refusal = describeNode(n) + ": without a zero point the result is " +
+                  getElementKindName(written).str() + ", not '" +
+                  n.getResult()->getName().str() + "''s type";
+  }
   Value *bias = operand(form.bias);
   if (!c.refusal.empty() || !bias)
     return;
@@ -343,31 +361,28 @@ void Raising::joinRegions() {
     if (!def || formOf(n) || n.getDialect() == "q")
       continue;
     llvm::StringMap<Value *> firstOfVar;
-    auto join = [&](const SignatureSlot &slot, Value *v) {
-      if (!v || slot.typeVar.empty())
+    auto join = [&](const SignatureSlot *slot, Value *v) {
+      if (!v || !slot || slot->typeVar.empty())
         return;
-      auto [it, inserted] = firstOfVar.try_emplace(slot.typeVar, v);
-      if (inserted || regions.isEquivalent(it->second, v))
+      auto [it, inserted] = firstOfVar.try_emplace(slot->typeVar, v);
+      if (inserted)
         return;
-      regions.unionSets(it->second, v);
       // Only int8 data movement carries a grid; any other op tying stored
-      // integers to each other (linear Resize, Clip, Add) reads them.
+      // integers to each other (linear Resize, Clip, Add) reads them, even
+      // values of one region already (Less(%s, Reshape(%s))).
       if (!carriesIntegers(n))
-        tiedByComputation[regions.getLeaderValue(v)] = &n;
+        tiedByComputation[v] = &n;
+      regions.unionSets(it->second, v);
     };
-    auto slotOf = [](llvm::ArrayRef<SignatureSlot> slots, unsigned i) {
-      return &slots[std::min<size_t>(i, slots.size() - 1)];
-    };
-    for (unsigned i = 0; i < n.getNumOperands() && !def->operands.empty(); ++i)
-      join(*slotOf(def->operands, i), n.getOperand(i));
-    for (unsigned i = 0; i < n.getNumResults() && !def->results.empty(); ++i)
-      join(*slotOf(def->results, i), n.getResult(i));
+    for (unsigned i = 0; i < n.getNumOperands(); ++i)
+      join(def->operandSlot(i), n.getOperand(i));
+    for (unsigned i = 0; i < n.getNumResults(); ++i)
+      join(def->resultSlot(i), n.getResult(i));
   }
 }
 
 Node *Raising::blockerOf(Value *v) {
-  Value *leader = regions.getLeaderValue(v);
-  for (auto m = regions.findLeader(leader); m != regions.member_end(); ++m) {
+  for (auto m = regions.findLeader(v); m != regions.member_end(); ++m) {
     auto it = tiedByComputation.find(*m);
     if (it != tiedByComputation.end())
       return it->second;
