@@ -7,7 +7,7 @@
 //
 //   t = min(max(-x, -87), 88)          as maxps/minps: NaN -> -87
 //   n = nearbyint(t * log2(e)),  r = (t - n * ln2hi) - n * ln2lo
-//   e^t = 2^n * (1 + r + r^2 * P(r))   P: degree 5, Estrin's scheme
+//   e^t = 2^n * ((r^2 * P(r) + r) + 1)   P: degree 5, Estrin's scheme
 //   sigmoid = 1 / (1 + e^t),  NaN stays NaN
 //
 // e^t is within 2 ulp of the true value over the clamped range, so the
@@ -49,7 +49,7 @@ static inline float scalar(float x) {
   float r = t - n * kLn2Hi;
   r = r - n * kLn2Lo;
   // P(r) by Estrin's scheme: three independent pairs, then r^2 and r^4,
-  // a third of Horner's chain of dependent operations.
+  // half of Horner's chain of dependent operations.
   float z = r * r;
   float r4 = z * z;
   float hi = kPoly[0] * r + kPoly[1];
