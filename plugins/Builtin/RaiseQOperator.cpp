@@ -143,8 +143,8 @@ using ValueGrid = std::pair<Value *, const QuantType *>;
 
 /// A node to raise: the grid each of its quantized values must carry.
 struct Candidate {
-  Node *node;
-  const QOperatorForm *form;
+  Node *node = nullptr;
+  const QOperatorForm *form = nullptr;
   /// The quantized inputs' operands, and their grids.
   std::vector<Slot> slots;
   std::vector<ValueGrid> inputs;
@@ -177,11 +177,19 @@ private:
   CostReport &report;
   /// Values joined by int8 data movement hold one tensor's integers.
   llvm::EquivalenceClasses<Value *> regions;
-  /// Values that an op other than data movement ties to others of its
-  /// operands or results (any member marks its region; see blockerOf).
-  llvm::DenseMap<Value *, Node *> tiedByComputation;
-  /// The node that ties `v`'s region by computation, or null.
-  Node *blockerOf(Value *v);
+  /// What a region holds before any candidate is raised, by its leader.
+  struct RegionFacts {
+    size_t size = 0;
+    /// The grid of its Q/DQ-typed values, and whether they disagree.
+    const QuantType *stored = nullptr;
+    bool storedDisagree = false;
+    /// An op other than data movement tying its values together, or null.
+    Node *tie = nullptr;
+  };
+  llvm::DenseMap<Value *, RegionFacts> facts;
+  const RegionFacts &factsOf(Value *v) {
+    return facts[regions.getLeaderValue(v)];
+  }
 
   /// The grid a (value, scale, zero point) slot of `n` gives its value, or
   /// the reason there is none.
@@ -190,6 +198,7 @@ private:
                                            Value *zeroPointOperand,
                                            std::optional<int64_t> axis);
   void collect(Candidate &c);
+  /// Joins the regions and fills `facts`.
   void joinRegions();
   /// Refuses the candidates whose grids disagree with another grid of the
   /// same region; repeats until what is left agrees.
@@ -349,6 +358,7 @@ void Raising::joinRegions() {
   };
   for (Value *in : graph.getInputs())
     insert(in);
+  std::vector<std::pair<Value *, Node *>> ties;
   for (Node &n : graph.getNodes()) {
     for (Value *v : n.getOperands())
       insert(v);
@@ -371,7 +381,7 @@ void Raising::joinRegions() {
       // integers to each other (linear Resize, Clip, Add) reads them, even
       // values of one region already (Less(%s, Reshape(%s))).
       if (!carriesIntegers(n))
-        tiedByComputation[v] = &n;
+        ties.push_back({v, &n});
       regions.unionSets(it->second, v);
     };
     for (unsigned i = 0; i < n.getNumOperands(); ++i)
@@ -379,15 +389,24 @@ void Raising::joinRegions() {
     for (unsigned i = 0; i < n.getNumResults(); ++i)
       join(def->resultSlot(i), n.getResult(i));
   }
-}
-
-Node *Raising::blockerOf(Value *v) {
-  for (auto m = regions.findLeader(v); m != regions.member_end(); ++m) {
-    auto it = tiedByComputation.find(*m);
-    if (it != tiedByComputation.end())
-      return it->second;
+  for (auto it = regions.begin(); it != regions.end(); ++it) {
+    if (!it->isLeader())
+      continue;
+    RegionFacts &f = facts[it->getData()];
+    for (auto m = regions.member_begin(it); m != regions.member_end(); ++m) {
+      ++f.size;
+      const QuantType *q = getStoredQuantType(*m);
+      if (q && f.stored && q != f.stored)
+        f.storedDisagree = true;
+      if (q && !f.stored)
+        f.stored = q;
+    }
   }
-  return nullptr;
+  for (auto [v, n] : ties) {
+    RegionFacts &f = facts[regions.getLeaderValue(v)];
+    if (!f.tie)
+      f.tie = n;
+  }
 }
 
 void Raising::settleConflicts(std::vector<Candidate> &candidates) {
@@ -396,42 +415,32 @@ void Raising::settleConflicts(std::vector<Candidate> &candidates) {
     // The grid each region must carry: its Q/DQ types, then the grids of
     // the candidates not refused yet.
     llvm::DenseMap<Value *, const QuantType *> wanted;
-    llvm::DenseMap<Value *, size_t> members;
     llvm::SmallPtrSet<Value *, 8> conflicting;
-    auto want = [&](Value *v, const QuantType *q) {
-      Value *leader = regions.getLeaderValue(v);
-      auto [it, inserted] = wanted.try_emplace(leader, q);
-      if (!inserted && it->second != q)
-        conflicting.insert(leader);
-    };
-    for (auto it = regions.begin(); it != regions.end(); ++it) {
-      if (!it->isLeader())
-        continue;
-      size_t size = 0;
-      for (auto m = regions.member_begin(it); m != regions.member_end(); ++m) {
-        ++size;
-        if (const QuantType *q = getStoredQuantType(*m))
-          want(*m, q);
-      }
-      members[it->getData()] = size;
-    }
-    for (const Candidate &c : candidates)
-      if (c.refusal.empty())
-        for (auto [v, q] : c.grids())
-          want(v, q);
-    for (Candidate &c : candidates) {
+    for (const Candidate &c : candidates) {
       if (!c.refusal.empty())
         continue;
       for (auto [v, q] : c.grids()) {
         Value *leader = regions.getLeaderValue(v);
-        if (conflicting.count(leader))
+        const RegionFacts &f = facts[leader];
+        auto [it, inserted] = wanted.try_emplace(leader, q);
+        if (f.storedDisagree || (f.stored && f.stored != q) ||
+            (!inserted && it->second != q))
+          conflicting.insert(leader);
+      }
+    }
+    for (Candidate &c : candidates) {
+      if (!c.refusal.empty())
+        continue;
+      for (auto [v, q] : c.grids()) {
+        const RegionFacts &f = factsOf(v);
+        if (conflicting.count(regions.getLeaderValue(v)))
           c.refusal = describeNode(*c.node) + ": '" + v->getName().str() +
                       "' is read or written on another grid too";
-        else if (Node *tie = blockerOf(v))
+        else if (f.tie)
           c.refusal = describeNode(*c.node) + ": '" + v->getName().str() +
-                      "' is tied to " + describeNode(*tie) +
+                      "' is tied to " + describeNode(*f.tie) +
                       ", which computes on its integers";
-        else if (q->isPerAxis() && members[leader] > 1)
+        else if (q->isPerAxis() && f.size > 1)
           c.refusal = describeNode(*c.node) + ": '" + v->getName().str() +
                       "' has per-axis parameters and moves through data "
                       "movement";
@@ -474,9 +483,11 @@ bool Raising::run() {
   std::vector<Candidate> candidates;
   for (Node &n : graph.getNodes())
     if (const QOperatorForm *form = formOf(n)) {
-      candidates.push_back(
-          {&n, form, {}, {}, {nullptr, nullptr}, {nullptr, nullptr}, {}});
-      collect(candidates.back());
+      Candidate c;
+      c.node = &n;
+      c.form = form;
+      collect(c);
+      candidates.push_back(std::move(c));
     }
   if (candidates.empty())
     return false;
