@@ -491,9 +491,40 @@ llvm::Error opimpl::inferConv(InferenceContext &ctx) {
                         : llvm::Error::success();
 }
 
+/// A QOperator op's scale or zero point: one value, or (where `perAxis`
+/// gives the weight's channel count) one per channel; a scalar or 1-D.
+static llvm::Error checkQLinearParam(InferenceContext &ctx, unsigned i,
+                                     llvm::StringRef name,
+                                     std::optional<Dim> perAxis = {}) {
+  if (!ctx.getOperand(i) || !ctx.hasRank(i))
+    return llvm::Error::success();
+  llvm::ArrayRef<Dim> shape = ctx.getShape(i);
+  if (shape.size() > 1)
+    return ctx.error(name + " has rank " + llvm::Twine(shape.size()) +
+                     "; a scale or zero point is a scalar or 1-D");
+  if (shape.empty() || !shape[0].isStatic() || shape[0].size == 1)
+    return llvm::Error::success();
+  if (perAxis && (!perAxis->isStatic() || perAxis->size == shape[0].size))
+    return llvm::Error::success();
+  return ctx.error(name + " has " + llvm::Twine(shape[0].size) +
+                   " values; it must have one" +
+                   (perAxis ? " or one per output channel" : ""));
+}
+
 llvm::Error opimpl::inferQLinearConv(InferenceContext &ctx) {
   if (auto err = inferConvLike(ctx, 0, 3))
     return err;
+  Dim channels = ctx.hasRank(3) && ctx.getRank(3) > 0 ? ctx.getShape(3)[0]
+                                                      : Dim::dynamic();
+  const char *names[] = {"",        "x_scale",     "x_zero_point",
+                         "",        "w_scale",     "w_zero_point",
+                         "y_scale", "y_zero_point"};
+  for (unsigned i : {1, 2, 6, 7})
+    if (auto err = checkQLinearParam(ctx, i, names[i]))
+      return err;
+  for (unsigned i : {4, 5})
+    if (auto err = checkQLinearParam(ctx, i, names[i], channels))
+      return err;
   return ctx.hasRank(3) ? checkBias(ctx, 8, ctx.getShape(3)[0])
                         : llvm::Error::success();
 }
@@ -631,6 +662,12 @@ llvm::Error opimpl::inferMatMul(InferenceContext &ctx) {
   return inferMatMulLike(ctx, 0, 1);
 }
 llvm::Error opimpl::inferQLinearMatMul(InferenceContext &ctx) {
+  // a's parameters may be per row and b's per column (the kernels say
+  // which they support); the output's are one value each.
+  if (auto err = checkQLinearParam(ctx, 6, "y_scale"))
+    return err;
+  if (auto err = checkQLinearParam(ctx, 7, "y_zero_point"))
+    return err;
   return inferMatMulLike(ctx, 0, 3);
 }
 llvm::Error opimpl::inferMatMulInteger(InferenceContext &ctx) {

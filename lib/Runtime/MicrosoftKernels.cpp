@@ -179,14 +179,19 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
   std::optional<Tensor> cf;
   if (const Tensor *c = ctx.input(6)) {
     // int32 C on the grid a_scale * b_scale (per column for per-column B).
+    // dequantizeWith saw to a_scale's one value and b_scale's one per
+    // column of B (none where B has no columns).
     const Tensor *bs = ctx.input(4);
+    int64_t columns = bs->numElements();
+    if (columns != 1 && (c->rank() == 0 || c->dim(c->rank() - 1) != columns))
+      return ctx.error("C " + shapeToString(c->shape()) + " does not fit " +
+                       llvm::Twine(columns) + " per-column b_scale values");
     float as = static_cast<float>(ctx.input(1)->getDouble(0));
     auto t = Tensor::allocate(ElementKind::F32, c->shape());
     if (!t)
       return ctx.error(llvm::toString(t.takeError()));
-    int64_t n = c->numElements() ? c->dim(c->rank() - 1) : 1;
     for (int64_t i = 0; i < c->numElements(); ++i) {
-      int64_t col = bs->numElements() == 1 ? 0 : i % n;
+      int64_t col = columns == 1 ? 0 : i % columns;
       t->setDouble(i, double(c->getInt(i)) *
                           (as * static_cast<float>(bs->getDouble(col))));
     }

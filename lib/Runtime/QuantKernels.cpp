@@ -249,16 +249,24 @@ llvm::Error requantizeOutput(KernelContext &ctx, const std::vector<double> &acc,
   ElementKind kind = zy ? zy->kind() : ElementKind::U8;
   if (!isQuantStorageKind(kind))
     return ctx.error("output zero point must be 8 or 16 bit");
+  if (sa.numElements() != 1 || sy.numElements() != 1 ||
+      (zy && zy->numElements() != 1))
+    return ctx.error("the input's scale and the output's scale and zero "
+                     "point must have one value each");
+  int64_t channels = sb.numElements();
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (channels != 1 && (axis < 0 || axis >= rank || shape[axis] != channels))
+    return ctx.error("weight scale with " + llvm::Twine(channels) +
+                     " values does not fit the result " + shapeToString(shape));
   if (auto err = ctx.allocateOutput(0, kind, shape))
     return err;
   float a = static_cast<float>(sa.getDouble(0));
   float y = static_cast<float>(sy.getDouble(0));
   int64_t z = zy ? zy->getInt(0) : 0;
-  quant::ChannelIndexer ch(shape, sb.numElements() > 1 ? axis : -1);
+  quant::ChannelIndexer ch(shape, channels > 1 ? axis : -1);
   Tensor &out = ctx.outputs[0];
   for (size_t i = 0; i < acc.size(); ++i) {
-    float b =
-        static_cast<float>(sb.getDouble(sb.numElements() > 1 ? ch(i) : 0));
+    float b = static_cast<float>(sb.getDouble(channels > 1 ? ch(i) : 0));
     float multiplier = a * b / y;
     out.setInt(i, quant::quantizeWithMultiplier(static_cast<float>(acc[i]),
                                                 multiplier, z, kind));
