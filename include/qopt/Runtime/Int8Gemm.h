@@ -16,8 +16,12 @@
 //   scalar, avxvnni, avx512vnni, amx:  per panel, per k group, 16 channels x
 //     4 bytes (64 bytes): what one vpdpbusd reads, and one row of an AMX B
 //     tile;
-//   avx2: the same order with each byte widened to 16 bits (vpmaddwd reads
-//     pairs of 16-bit values, whose products cannot saturate);
+//   avx2: each byte widened to 16 bits (vpmaddwd reads pairs of 16-bit
+//     values, whose products cannot saturate), and each panel stored as two
+//     halves of 8 channels, one after the other: per k group, 8 channels x
+//     4 values (64 bytes). The kernel reads one half at a time, so it
+//     streams adjacent cache lines (about 10% faster on weights that come
+//     from memory: 1.09-1.12x on ResNet-18's last layers' GEMMs);
 //   amx: each panel padded with zero groups to a multiple of 16 groups (64
 //     values of k), so that every 16 groups are one whole B tile.
 //

@@ -11,14 +11,16 @@
 //   tile: a tile's rows of group g are 4 x 6 adjacent values), then per k
 //   group g:
 //     x    = broadcast of A16[row][4g .. 4g+3]         (one vpbroadcastq)
-//     acc += vpmaddwd(x, B[g][4 channels x 4 k])      (two products a lane)
+//     acc += vpmaddwd(x, B[half][g][4 channels x 4 k]) (two products a lane)
 //
 // vpmaddwd adds two products into each 32-bit lane (channel c, k 0-1 |
 // channel c, k 2-3); the pairs are added once per tile, at the end.
 //
 // Register tile: 6 rows x half a panel (8 channels: 2 ymm of B, held in
-// registers for the whole group) = 12 ymm accumulators. Per k group: 2 B
-// loads, 6 broadcast loads (48 adjacent bytes), 12 vpmaddwd and 12 vpaddd.
+// registers for the whole group; the halves are stored whole, so a tile
+// reads its 64 bytes a group from adjacent lines) = 12 ymm accumulators. Per k
+// group: 2 B loads, 6 broadcast loads (48 adjacent bytes), 12 vpmaddwd and 12
+// vpaddd.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,7 +110,7 @@ void widenRows(const uint8_t *a, int64_t lda, int64_t m, int64_t k,
 }
 
 /// Rows x 8 channels: `a` at the tile's interleaved rows, `half` at the
-/// first of the 2 ymm of B of group 0, groups 64 values apart.
+/// first of the 2 ymm of B of group 0, groups 32 values apart.
 template <int Rows>
 __attribute__((always_inline)) inline void
 tile(const int16_t *a, const int16_t *half, int64_t groups, int32_t *c,
@@ -124,7 +126,7 @@ tile(const int16_t *a, const int16_t *half, int64_t groups, int32_t *c,
 #pragma GCC unroll 32
     for (int q = 0; q < kQuads; ++q)
       w[q] = _mm256_load_si256(
-          reinterpret_cast<const __m256i *>(half + g * 64 + q * 16));
+          reinterpret_cast<const __m256i *>(half + g * 32 + q * 16));
 #pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
       int64_t four;
@@ -154,7 +156,7 @@ void gemm::avx2(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
       int64_t channels = b.n - p * 16 - h * 8;
       if (channels <= 0)
         break;
-      const int16_t *half = data + p * panelValues + h * kQuads * 16;
+      const int16_t *half = data + p * panelValues + h * b.numGroups * 32;
       int32_t *ch = c + p * 16 + h * 8;
       eachRowTile(m, [&](int64_t row, int64_t rows) {
         withRowCount<kRows>(rows, [&](auto count) {

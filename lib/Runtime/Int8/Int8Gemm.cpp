@@ -28,6 +28,20 @@ char *allocateAligned(size_t bytes) {
 }
 } // namespace
 
+/// Where B[c][i] of panel-local channel c goes in its panel, in elements:
+/// 16 channels x 4 values of k per group; for avx2, each half of the panel
+/// (8 channels x 4 values, 64 bytes a group) stored whole, one after the
+/// other, so that a kernel reading a half reads adjacent cache lines.
+static int64_t panelSlot(Isa isa, int64_t c, int64_t i, int64_t storedGroups) {
+  int64_t group = i / kGroupDepth, lane = i % kGroupDepth;
+  if (isa == Isa::Avx2) {
+    constexpr int64_t kHalf = kPanelChannels / 2;
+    return ((c / kHalf) * storedGroups + group) * kHalf * kGroupDepth +
+           (c % kHalf) * kGroupDepth + lane;
+  }
+  return group * kPanelChannels * kGroupDepth + c * kGroupDepth + lane;
+}
+
 PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
                                      int64_t k, int64_t ldb)
     : isa(isa), n(n), k(k), panels((n + kPanelChannels - 1) / kPanelChannels),
@@ -46,8 +60,7 @@ PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
     for (int64_t c = 0; c < kPanelChannels && p * kPanelChannels + c < n; ++c) {
       const int8_t *row = b + (p * kPanelChannels + c) * ldb;
       for (int64_t i = 0; i < k; ++i) {
-        int64_t slot = (i / kGroupDepth) * kPanelChannels * kGroupDepth +
-                       c * kGroupDepth + i % kGroupDepth;
+        int64_t slot = panelSlot(isa, c, i, storedGroups);
         if (elementBytes == 2)
           reinterpret_cast<int16_t *>(panel)[slot] = row[i];
         else
@@ -60,12 +73,13 @@ PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
 
 void PackedInt8Weights::unpack(int8_t *b, int64_t ldb) const {
   bool wide = isa == Isa::Avx2;
+  int64_t storedGroups =
+      isa == Isa::Amx ? gemm::amxPaddedDepth(k) / kGroupDepth : groups;
   for (int64_t channel = 0; channel < n; ++channel) {
     const char *panel = storage.get() + (channel / kPanelChannels) * panelBytes;
     int64_t c = channel % kPanelChannels;
     for (int64_t i = 0; i < k; ++i) {
-      int64_t slot = (i / kGroupDepth) * kPanelChannels * kGroupDepth +
-                     c * kGroupDepth + i % kGroupDepth;
+      int64_t slot = panelSlot(isa, c, i, storedGroups);
       b[channel * ldb + i] =
           wide ? static_cast<int8_t>(
                      reinterpret_cast<const int16_t *>(panel)[slot])
