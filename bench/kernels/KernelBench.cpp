@@ -6,8 +6,9 @@
 // on this machine, then times the int8 conv step on each of ResNet-18's
 // convolution shapes (224x224 input, batch 1) for every family the machine
 // runs, reporting GMAC/s and the share of that family's peak; and the conv
-// epilogue (s32 sums to stored bytes, AVX2, shared by every vector family)
-// in ns per output element. One thread: the figures are per core.
+// epilogue (s32 sums to stored bytes) at each width the machine runs, 8
+// lanes (avx2, avxvnni) and 16 (avx512vnni, amx), in ns per output
+// element. One thread: the figures are per core.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,7 +93,7 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
 /// One GEMM call's worth of the epilogue (48 pixels x 64 channels, as in
 /// ResNet-18's first stage): relu, relu with a residual, SiLU, and a float
 /// result.
-void benchEpilogue(benchmark::State &state,
+void benchEpilogue(benchmark::State &state, epilogue::Kernel kernel,
                    epilogue::VectorActivation activation, bool residual,
                    bool quantized) {
   const int64_t pixels = 48, channels = 64;
@@ -119,8 +120,8 @@ void benchEpilogue(benchmark::State &state,
   p.outputScale = quantized ? 0.05f : 0;
   p.outputZero = 2;
   for (auto _ : state) {
-    epilogue::avx2(p, acc.data(), pixels, channels,
-                   residual ? residuals.data() : nullptr, out.data(), channels);
+    kernel(p, acc.data(), pixels, channels,
+           residual ? residuals.data() : nullptr, out.data(), channels);
     benchmark::ClobberMemory();
   }
   state.counters["per_element"] = benchmark::Counter(
@@ -144,7 +145,18 @@ int main(int argc, char **argv) {
           isa, c)
           ->Unit(benchmark::kMicrosecond);
   }
-  if (getHostCpuFeatures().supports(Isa::Avx2)) {
+  // Each epilogue width the machine runs: 8 lanes (AVX2 and AVX-VNNI
+  // families), 16 lanes (the AVX-512 ones).
+  struct EpilogueWidth {
+    const char *name;
+    Isa needs;
+    epilogue::Kernel kernel;
+  };
+  for (const EpilogueWidth &width :
+       {EpilogueWidth{"avx2", Isa::Avx2, epilogue::avx2},
+        EpilogueWidth{"avx512", Isa::Avx512Vnni, epilogue::avx512}}) {
+    if (!getHostCpuFeatures().supports(width.needs))
+      continue;
     using epilogue::VectorActivation;
     struct EpilogueCase {
       const char *name;
@@ -157,8 +169,8 @@ int main(int argc, char **argv) {
           EpilogueCase{"silu", VectorActivation::Silu, false, true},
           EpilogueCase{"none_float", VectorActivation::None, false, false}})
       benchmark::RegisterBenchmark(
-          (std::string("epilogue/avx2/") + c.name).c_str(), benchEpilogue,
-          c.activation, c.residual, c.quantized)
+          (std::string("epilogue/") + width.name + "/" + c.name).c_str(),
+          benchEpilogue, width.kernel, c.activation, c.residual, c.quantized)
           ->Unit(benchmark::kMicrosecond);
   }
   benchmark::RunSpecifiedBenchmarks();

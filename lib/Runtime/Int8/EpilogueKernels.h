@@ -28,6 +28,7 @@
 
 namespace qopt {
 namespace rt {
+enum class Isa; // CpuFeatures.h, which the ISA files do not include
 namespace epilogue {
 
 /// The activations the vector epilogue runs.
@@ -56,8 +57,36 @@ struct Params {
 
 /// `pixels` pixels of `channels` sums each (acc rows `channels` apart);
 /// residual and output rows are `stride` elements apart.
+using Kernel = void (*)(const Params &p, const int32_t *acc, int64_t pixels,
+                        int64_t channels, const uint8_t *residual, void *output,
+                        int64_t stride);
+
+// The unit tests' emulated build of the 16-lane file (Intrinsics.h)
+// defines it under epilogue::emulated, next to the real one.
+#ifdef QOPT_EMULATED_INTRINSICS
+inline namespace emulated {
+#endif
+
+/// 8 lanes (EpilogueAvx2.cpp) and 16 lanes (EpilogueAvx512.cpp): the same
+/// bits.
 void avx2(const Params &p, const int32_t *acc, int64_t pixels, int64_t channels,
           const uint8_t *residual, void *output, int64_t stride);
+void avx512(const Params &p, const int32_t *acc, int64_t pixels,
+            int64_t channels, const uint8_t *residual, void *output,
+            int64_t stride);
+
+#ifdef QOPT_EMULATED_INTRINSICS
+} // namespace emulated
+#endif
+
+/// The epilogue for the GEMM family `isa` (an Isa): avx512 for the
+/// AVX-512 families (avx512vnni, amx), avx2 for the others; or what a test
+/// put in its place.
+Kernel forFamily(Isa isa);
+/// Tests only: forFamily(isa) returns `kernel` (null: its own again). The
+/// unit tests put the emulated 16-lane build there on machines without
+/// AVX-512.
+void replaceForTesting(Isa isa, Kernel kernel);
 
 } // namespace epilogue
 } // namespace rt

@@ -9,6 +9,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -121,7 +122,20 @@ uint8_t quantizeU8(float x, float scale, int32_t zero) {
   return q <= 0 ? 0 : q >= 255 ? 255 : uint8_t(q);
 }
 
+/// Epilogues tests put in place of a family's (replaceForTesting).
+std::atomic<rt::epilogue::Kernel> epiloguesForTesting[size_t(Isa::Amx) + 1];
+
 } // namespace
+
+rt::epilogue::Kernel rt::epilogue::forFamily(Isa isa) {
+  if (Kernel replaced = epiloguesForTesting[size_t(isa)])
+    return replaced;
+  return isa == Isa::Avx512Vnni || isa == Isa::Amx ? avx512 : avx2;
+}
+
+void rt::epilogue::replaceForTesting(Isa isa, Kernel kernel) {
+  epiloguesForTesting[size_t(isa)] = kernel;
+}
 
 Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
                    Int8Epilogue epilogue)
@@ -443,7 +457,7 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
     p.outputZero = float(e.outputZero);
     int64_t at = pixelBase * shape.outC + first;
     size_t elementBytes = e.outputScale == 0 ? sizeof(float) : 1;
-    rt::epilogue::avx2(
+    rt::epilogue::forFamily(packed[0].getIsa())(
         p, acc, pixels, count, e.hasResidual ? residual + at : nullptr,
         static_cast<char *>(output) + at * elementBytes, shape.outC);
     return;

@@ -20,6 +20,18 @@
 
 // What this SIMDe (0.7.4, Debian 12) leaves out.
 typedef simde__mmask16 __mmask16;
+#ifndef _MM_FROUND_TO_NEAREST_INT
+#define _MM_FROUND_TO_NEAREST_INT SIMDE_MM_FROUND_TO_NEAREST_INT
+#endif
+#ifndef _MM_FROUND_NO_EXC
+#define _MM_FROUND_NO_EXC SIMDE_MM_FROUND_NO_EXC
+#endif
+#ifndef _CMP_LT_OQ
+#define _CMP_LT_OQ SIMDE_CMP_LT_OQ
+#endif
+#ifndef _CMP_UNORD_Q
+#define _CMP_UNORD_Q SIMDE_CMP_UNORD_Q
+#endif
 
 /// vmovdqu32 with a mask: lane i is stored iff bit i of k is set.
 inline void _mm512_mask_storeu_epi32(void *dst, __mmask16 k, __m512i v) {
@@ -28,6 +40,42 @@ inline void _mm512_mask_storeu_epi32(void *dst, __mmask16 k, __m512i v) {
   for (int i = 0; i < 16; ++i)
     if ((k >> i) & 1)
       std::memcpy(static_cast<char *>(dst) + 4 * i, &lanes[i], 4);
+}
+
+// The conversions the 16-lane epilogue uses (EpilogueAvx512.cpp), lane by
+// lane as the instructions define them for the values it converts: int32
+// to float rounds to nearest even, float to int32 rounds to nearest even
+// (the default MXCSR mode; the epilogue's values are integral and in
+// range), bytes widen with zeros, int32 narrows to its low byte.
+template <typename Result, typename Out, typename In, typename Vector,
+          typename Convert>
+inline Result convert16Lanes(Vector v, Convert convert) {
+  In in[16];
+  Out out[16];
+  static_assert(sizeof(in) == sizeof(Vector) && sizeof(out) == sizeof(Result),
+                "16 lanes each");
+  std::memcpy(in, &v, sizeof(in));
+  for (int i = 0; i < 16; ++i)
+    out[i] = convert(in[i]);
+  Result result;
+  std::memcpy(&result, out, sizeof(result));
+  return result;
+}
+inline __m512 _mm512_cvtepi32_ps(__m512i v) {
+  return convert16Lanes<__m512, float, int32_t>(
+      v, [](int32_t x) { return float(x); });
+}
+inline __m512i _mm512_cvtps_epi32(__m512 v) {
+  return convert16Lanes<__m512i, int32_t, float>(
+      v, [](float x) { return int32_t(__builtin_nearbyintf(x)); });
+}
+inline __m512i _mm512_cvtepu8_epi32(__m128i v) {
+  return convert16Lanes<__m512i, int32_t, uint8_t>(
+      v, [](uint8_t x) { return int32_t(x); });
+}
+inline __m128i _mm512_cvtepi32_epi8(__m512i v) {
+  return convert16Lanes<__m128i, uint8_t, int32_t>(
+      v, [](int32_t x) { return uint8_t(x); });
 }
 
 #include "EmulatedAmx.h"

@@ -1,0 +1,114 @@
+//===- EpilogueAvx512.cpp - The conv epilogue, 16 channels at a time ------===//
+//
+// Built with -mavx512f -mavx512bw -mavx512vl -ffp-contract=off; used by the
+// avx512vnni and amx families, whose GEMMs leave the epilogue a larger share
+// of a conv than AVX2's do. EpilogueBody.h holds the loops; here are the
+// lane operations on zmm registers, with mask registers for the compares.
+// The same operations as the 8-lane file, so the same bits (and the scalar
+// epilogue's). The unit tests build this file a second time over SIMDe
+// (Intrinsics.h), so it is checked on machines without AVX-512 too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Intrinsics.h"
+
+#include <cstring>
+
+#include "EpilogueBody.h"
+
+namespace {
+
+/// EpilogueBody.h's lane operations on zmm registers.
+struct Avx512Lanes {
+  static constexpr int kLanes = 16;
+  using F = __m512;
+  using I = __m512i;
+  using M = __mmask16;
+
+  static QOPT_EPILOGUE_INLINE F set1(float v) { return _mm512_set1_ps(v); }
+  static QOPT_EPILOGUE_INLINE I set1i(int32_t v) {
+    return _mm512_set1_epi32(v);
+  }
+  static QOPT_EPILOGUE_INLINE F zero() { return _mm512_setzero_ps(); }
+  static QOPT_EPILOGUE_INLINE F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F div(F a, F b) { return _mm512_div_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F min(F a, F b) { return _mm512_min_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F round(F a) {
+    return _mm512_roundscale_ps(a,
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  static QOPT_EPILOGUE_INLINE I addi(I a, I b) {
+    return _mm512_add_epi32(a, b);
+  }
+  static QOPT_EPILOGUE_INLINE I subi(I a, I b) {
+    return _mm512_sub_epi32(a, b);
+  }
+  static QOPT_EPILOGUE_INLINE I shiftExponent(I a) {
+    return _mm512_slli_epi32(a, 23);
+  }
+  static QOPT_EPILOGUE_INLINE F toFloat(I a) { return _mm512_cvtepi32_ps(a); }
+  static QOPT_EPILOGUE_INLINE I toInt(F a) { return _mm512_cvtps_epi32(a); }
+  static QOPT_EPILOGUE_INLINE F asFloat(I a) { return _mm512_castsi512_ps(a); }
+  static QOPT_EPILOGUE_INLINE M less(F a, F b) {
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+  }
+  static QOPT_EPILOGUE_INLINE M unordered(F a) {
+    return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+  }
+  static QOPT_EPILOGUE_INLINE F select(M m, F a, F b) {
+    return _mm512_mask_blend_ps(m, a, b);
+  }
+
+  static QOPT_EPILOGUE_INLINE I loadI(const int32_t *at, int64_t count) {
+    if (count == kLanes)
+      return _mm512_loadu_si512(at);
+    alignas(64) int32_t pad[kLanes] = {};
+    std::memcpy(pad, at, size_t(count) * 4);
+    return _mm512_load_si512(pad);
+  }
+  static QOPT_EPILOGUE_INLINE F loadF(const float *at, int64_t count) {
+    return asFloat(loadI(reinterpret_cast<const int32_t *>(at), count));
+  }
+  static QOPT_EPILOGUE_INLINE I loadBytes(const uint8_t *at, int64_t count) {
+    if (count == kLanes)
+      return _mm512_cvtepu8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(at)));
+    uint8_t pad[kLanes] = {};
+    std::memcpy(pad, at, size_t(count));
+    return _mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(pad)));
+  }
+  static QOPT_EPILOGUE_INLINE void storeF(F y, float *out, int64_t count) {
+    if (count == kLanes) {
+      _mm512_storeu_ps(out, y);
+      return;
+    }
+    alignas(64) float tmp[kLanes];
+    _mm512_store_ps(tmp, y);
+    std::memcpy(out, tmp, size_t(count) * 4);
+  }
+  /// Lanes holding 0..255, narrowed to their low bytes.
+  static QOPT_EPILOGUE_INLINE void storeBytes(I v, uint8_t *out,
+                                              int64_t count) {
+    __m128i bytes = _mm512_cvtepi32_epi8(v);
+    if (count == kLanes) {
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(out), bytes);
+      return;
+    }
+    uint8_t tmp[kLanes];
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(tmp), bytes);
+    std::memcpy(out, tmp, size_t(count));
+  }
+};
+
+} // namespace
+
+void qopt::rt::epilogue::avx512(const Params &p, const int32_t *acc,
+                                int64_t pixels, int64_t channels,
+                                const uint8_t *residual, void *output,
+                                int64_t stride) {
+  runEpilogue<Avx512Lanes>(p, acc, pixels, channels, residual, output, stride);
+}

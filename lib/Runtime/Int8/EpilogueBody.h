@@ -1,0 +1,241 @@
+//===- EpilogueBody.h - The conv epilogue over any vector width -*- C++ -*-===//
+//
+// Private to lib/Runtime/Int8: included by EpilogueAvx2.cpp (8 lanes) and
+// EpilogueAvx512.cpp (16 lanes) only, each built for its instruction set,
+// after defining the lane operations `V`:
+//
+//   F, I                     float and int32 vectors of V::kLanes lanes
+//   M                        a lane mask (a compare's result)
+//   set1, set1i, zero        splats
+//   add sub mul div min max  IEEE operations, lane by lane (min and max
+//                            return the second operand where either is NaN)
+//   round                    to nearest, ties to even
+//   addi, subi, shiftExponent int32 lanes; shiftExponent is `<< 23`
+//   toFloat, toInt, asFloat  cvtdq2ps, cvtps2dq, a bit cast
+//   less(a, b), unordered(a) compares, ordered and quiet
+//   select(m, a, b)          b where m is set, a elsewhere
+//   loadI, loadF, loadBytes  `count` lanes (the rest zero); bytes widened
+//   storeF, storeBytes       the first `count` lanes (bytes: lanes 0..255)
+//
+// Everything else is here once, so the widths cannot drift apart: both give
+// the scalar epilogue's bits (EpilogueKernels.h). An anonymous namespace:
+// each file keeps its own copy, built for its own instructions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_RUNTIME_INT8_EPILOGUEBODY_H
+#define QOPT_LIB_RUNTIME_INT8_EPILOGUEBODY_H
+
+#include "EpilogueKernels.h"
+#include "SigmoidFloat.h"
+
+#include <cstddef>
+#include <type_traits>
+
+#define QOPT_EPILOGUE_INLINE __attribute__((always_inline)) inline
+
+namespace {
+
+using qopt::rt::epilogue::Params;
+using qopt::rt::epilogue::VectorActivation;
+
+/// sigmoid::scalar on every lane, operation for operation.
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
+  using namespace qopt::rt::sigmoid;
+  using F = typename V::F;
+  F t =
+      V::min(V::max(V::sub(V::zero(), x), V::set1(kLowest)), V::set1(kHighest));
+  F n = V::round(V::mul(t, V::set1(kLog2E)));
+  F r = V::sub(t, V::mul(n, V::set1(kLn2Hi)));
+  r = V::sub(r, V::mul(n, V::set1(kLn2Lo)));
+  auto pair = [&](int i) { // kPoly[i] * r + kPoly[i + 1]
+    return V::add(V::mul(V::set1(kPoly[i]), r), V::set1(kPoly[i + 1]));
+  };
+  F z = V::mul(r, r);
+  F r4 = V::mul(z, z);
+  F p = V::add(V::mul(pair(0), r4), V::add(V::mul(pair(2), z), pair(4)));
+  F e = V::add(V::add(V::mul(p, z), r), V::set1(1.0f));
+  typename V::I bits = V::shiftExponent(V::addi(V::toInt(n), V::set1i(127)));
+  e = V::mul(e, V::asFloat(bits));
+  F s = V::div(V::set1(1.0f), V::add(V::set1(1.0f), e));
+  return V::select(V::unordered(x), s, x);
+}
+
+/// The row's constants, splat once.
+template <typename V> struct Lanes {
+  typename V::F outputScale, outputZero, residualScale, alpha, beta, zero, top;
+  typename V::I residualZero;
+
+  explicit Lanes(const Params &p)
+      : outputScale(V::set1(p.outputScale)), outputZero(V::set1(p.outputZero)),
+        residualScale(V::set1(p.residualScale)), alpha(V::set1(p.alpha)),
+        beta(V::set1(p.beta)), zero(V::zero()), top(V::set1(255.0f)),
+        residualZero(V::set1i(p.residualZero)) {}
+};
+
+/// One vector of channels of one pixel: the sums, their per-channel
+/// constants, the residual (widened); returns y before the output grid.
+template <typename V, VectorActivation Act, bool Residual, bool ResidualLast>
+QOPT_EPILOGUE_INLINE typename V::F
+finishLanes(const Params &p, const Lanes<V> &l, typename V::I acc,
+            typename V::I zeroTerm, typename V::F scale, typename V::F bias,
+            typename V::I residual) {
+  using F = typename V::F;
+  F y = V::mul(V::toFloat(V::subi(acc, zeroTerm)), scale);
+  if (p.bias)
+    y = V::add(y, bias);
+  F r = l.zero;
+  if (Residual)
+    r = V::mul(V::toFloat(V::subi(residual, l.residualZero)), l.residualScale);
+  if (Residual && !ResidualLast)
+    y = V::add(y, r);
+  switch (Act) {
+  case VectorActivation::None:
+    break;
+  case VectorActivation::Relu: // v < 0 ? 0 : v
+    y = V::select(V::less(y, l.zero), y, l.zero);
+    break;
+  case VectorActivation::LeakyRelu: // v < 0 ? alpha * v : v
+    y = V::select(V::less(y, l.zero), y, V::mul(y, l.alpha));
+    break;
+  case VectorActivation::Clip: // min(max(v, lo), hi) as std:: does them
+    y = V::select(V::less(y, l.alpha), y, l.alpha);
+    y = V::select(V::less(l.beta, y), y, l.beta);
+    break;
+  case VectorActivation::Sigmoid:
+    y = sigmoidLanes<V>(y);
+    break;
+  case VectorActivation::Silu: // x * sigmoid(x), one rounding
+    y = V::mul(y, sigmoidLanes<V>(y));
+    break;
+  }
+  if (Residual && ResidualLast)
+    y = V::add(y, r);
+  return y;
+}
+
+/// Stores y (the first `count` lanes) at `out`: as u8 = clamp(nearbyint(y /
+/// scale) + zero, 0, 255) with NaN -> 0, or as floats.
+template <typename V, bool Quantized>
+QOPT_EPILOGUE_INLINE void storeLanes(const Lanes<V> &l, typename V::F y,
+                                     void *out, int64_t count) {
+  if constexpr (Quantized) {
+    typename V::F q = V::round(V::div(y, l.outputScale));
+    q = V::add(q, l.outputZero);
+    q = V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
+    V::storeBytes(V::toInt(q), static_cast<uint8_t *>(out), count);
+  } else {
+    V::storeF(y, static_cast<float *>(out), count);
+  }
+}
+
+/// What a row's loops fix at compile time.
+template <VectorActivation A, bool R, bool RL, bool Q> struct Variant {
+  static constexpr VectorActivation kActivation = A;
+  static constexpr bool kResidual = R, kResidualLast = RL, kQuantized = Q;
+};
+
+/// One vector of channels from c on (or the last `count` of a row) of
+/// `Pixels` adjacent pixels, from the sums to the stored results. The
+/// pixels' chains are independent: a long activation (SiLU: some 40
+/// dependent operations) runs several at once instead of one after the
+/// other, and the channels' constants are loaded once.
+template <typename V, typename Var, int Pixels>
+QOPT_EPILOGUE_INLINE void
+finishChannels(const Params &p, const Lanes<V> &l, const int32_t *acc,
+               int64_t channels, const uint8_t *residual, void *output,
+               int64_t stride, int64_t c, int64_t count) {
+  using F = typename V::F;
+  using I = typename V::I;
+  size_t elementBytes = Var::kQuantized ? 1 : sizeof(float);
+  I zeroTerm = V::loadI(p.zeroTerm + c, count);
+  F scale = V::loadF(p.scale + c, count);
+  F bias = p.bias ? V::loadF(p.bias + c, count) : l.zero;
+  F y[Pixels];
+#pragma GCC unroll 8
+  for (int i = 0; i < Pixels; ++i)
+    y[i] = finishLanes<V, Var::kActivation, Var::kResidual, Var::kResidualLast>(
+        p, l, V::loadI(acc + i * channels + c, count), zeroTerm, scale, bias,
+        Var::kResidual ? V::loadBytes(residual + i * stride + c, count)
+                       : V::set1i(0));
+#pragma GCC unroll 8
+  for (int i = 0; i < Pixels; ++i)
+    storeLanes<V, Var::kQuantized>(
+        l, y[i], static_cast<char *>(output) + (i * stride + c) * elementBytes,
+        count);
+}
+
+/// The rows, with everything but the sizes fixed: kPixelBatch pixels at a
+/// time, full vectors then the last channels; the pixels left one at a
+/// time.
+template <typename V, typename Var>
+void finishRows(const Params &p, const Lanes<V> &l, const int32_t *acc,
+                int64_t pixels, int64_t channels, const uint8_t *residual,
+                void *output, int64_t stride) {
+  constexpr int kPixelBatch = 4;
+  constexpr int64_t kLanes = V::kLanes;
+  size_t elementBytes = Var::kQuantized ? 1 : sizeof(float);
+  int64_t full = channels / kLanes * kLanes;
+  auto pixelsFrom = [&](int64_t px, auto batch) {
+    constexpr int B = decltype(batch)::value;
+    const int32_t *a = acc + px * channels;
+    const uint8_t *res = Var::kResidual ? residual + px * stride : nullptr;
+    void *out = static_cast<char *>(output) + px * stride * elementBytes;
+    for (int64_t c = 0; c < full; c += kLanes)
+      finishChannels<V, Var, B>(p, l, a, channels, res, out, stride, c, kLanes);
+    if (full < channels)
+      finishChannels<V, Var, B>(p, l, a, channels, res, out, stride, full,
+                                channels - full);
+  };
+  int64_t px = 0;
+  for (; px + kPixelBatch <= pixels; px += kPixelBatch)
+    pixelsFrom(px, std::integral_constant<int, kPixelBatch>());
+  for (; px < pixels; ++px)
+    pixelsFrom(px, std::integral_constant<int, 1>());
+}
+
+/// The row loop for p's residual, bias and kind of result, activation Act.
+template <typename V, VectorActivation Act>
+void finishRowsWith(const Params &p, const Lanes<V> &l, const int32_t *acc,
+                    int64_t pixels, int64_t channels, const uint8_t *residual,
+                    void *output, int64_t stride) {
+  auto run = [&](auto variant) {
+    finishRows<V, decltype(variant)>(p, l, acc, pixels, channels, residual,
+                                     output, stride);
+  };
+  bool quantized = p.outputScale != 0;
+  if (!p.hasResidual)
+    return quantized ? run(Variant<Act, false, false, true>())
+                     : run(Variant<Act, false, false, false>());
+  if (p.residualAfterActivation)
+    return quantized ? run(Variant<Act, true, true, true>())
+                     : run(Variant<Act, true, true, false>());
+  return quantized ? run(Variant<Act, true, false, true>())
+                   : run(Variant<Act, true, false, false>());
+}
+
+/// The whole epilogue: the activation's row loop.
+template <typename V>
+void runEpilogue(const Params &p, const int32_t *acc, int64_t pixels,
+                 int64_t channels, const uint8_t *residual, void *output,
+                 int64_t stride) {
+  Lanes<V> l(p);
+  using Rows = void (*)(const Params &, const Lanes<V> &, const int32_t *,
+                        int64_t, int64_t, const uint8_t *, void *, int64_t);
+  // In VectorActivation's order.
+  static constexpr Rows kRowsByActivation[] = {
+      finishRowsWith<V, VectorActivation::None>,
+      finishRowsWith<V, VectorActivation::Relu>,
+      finishRowsWith<V, VectorActivation::LeakyRelu>,
+      finishRowsWith<V, VectorActivation::Clip>,
+      finishRowsWith<V, VectorActivation::Sigmoid>,
+      finishRowsWith<V, VectorActivation::Silu>};
+  static_assert(uint8_t(VectorActivation::Silu) == 5, "one entry each");
+  kRowsByActivation[uint8_t(p.activation)](p, l, acc, pixels, channels,
+                                           residual, output, stride);
+}
+
+} // namespace
+
+#endif // QOPT_LIB_RUNTIME_INT8_EPILOGUEBODY_H
