@@ -45,17 +45,7 @@ tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
         acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], x, w[p]);
     }
   };
-  int64_t fullGroups = b.k / 4;
-  for (int64_t g = 0; g < fullGroups; ++g)
-    step(g, [](const uint8_t *row, int64_t group) {
-      int32_t bytes;
-      __builtin_memcpy(&bytes, row + group * 4, 4);
-      return bytes;
-    });
-  if (fullGroups < b.numGroups) // k not a multiple of 4: zero-padded
-    step(fullGroups, [&](const uint8_t *row, int64_t group) {
-      return int32_t(loadGroup(row, group, b.k));
-    });
+  forEachGroup(b, step);
 #pragma GCC unroll 32
   for (int p = 0; p < NumPanels; ++p) {
     int64_t left = channels - p * 16;

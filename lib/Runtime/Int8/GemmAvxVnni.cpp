@@ -29,16 +29,18 @@ tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
 #pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r)
     acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  for (int64_t g = 0; g < b.numGroups; ++g) {
+  // One k group: the panel's 64 bytes, and 4 bytes of each row.
+  auto step = [&](int64_t g, auto rowGroup) {
     const __m256i *w = reinterpret_cast<const __m256i *>(panel + g * 64);
     __m256i w0 = _mm256_load_si256(w), w1 = _mm256_load_si256(w + 1);
 #pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
-      __m256i x = _mm256_set1_epi32(int32_t(loadGroup(a + r * lda, g, b.k)));
+      __m256i x = _mm256_set1_epi32(rowGroup(a + r * lda, g));
       acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], x, w0);
       acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], x, w1);
     }
-  }
+  };
+  forEachGroup(b, step);
 #pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r) {
     store8(c + r * ldc, acc[r][0], channels);
