@@ -5,7 +5,9 @@
 //
 // Register tile: up to 8 rows of A x 3 panels (48 output channels), 24 zmm
 // accumulators. Per k group (4 values of k): 3 panel loads, one 4-byte
-// broadcast per row, 24 vpdpbusd (each 16 channels x 4 products).
+// broadcast per row, 24 vpdpbusd (each 16 channels x 4 products). Where
+// four panels are left, one tile of 6 rows x 4 panels (24 accumulators)
+// instead of a 3-panel and a 1-panel one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +20,13 @@ using namespace qopt::rt::gemm;
 
 namespace {
 
-constexpr int kRows = 8;
-constexpr int kPanels = 3;
+/// Rows of A per tile for a tile of 1-4 panels. Four panels (a 64-channel
+/// layer, which was a 3-panel tile and a 1-panel one) go as one tile of 6
+/// rows: 24 accumulators again. llvm-mca's icelake-server model
+/// (bench/mca_kernels.py) puts the 8 x 3 and 6 x 4 tiles at 99% of the
+/// vpdpbusd bound, 8 x 2 at 88%, 8 x 1 at 58% (a broadcast per
+/// vpdpbusd; taller one-panel tiles did no better there).
+constexpr int kRowsFor[] = {0, 8, 8, 8, 6};
 
 template <int Rows, int NumPanels>
 __attribute__((always_inline)) inline void
@@ -57,17 +64,20 @@ tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
   }
 }
 
-template <int Rows>
-void tileRows(int numPanels, const uint8_t *a, int64_t lda, const int8_t *panel,
-              const Panels &b, int32_t *c, int64_t ldc, int64_t channels) {
-  switch (numPanels) {
-  case 1:
-    return tile<Rows, 1>(a, lda, panel, b, c, ldc, channels);
-  case 2:
-    return tile<Rows, 2>(a, lda, panel, b, c, ldc, channels);
-  default:
-    return tile<Rows, 3>(a, lda, panel, b, c, ldc, channels);
-  }
+/// Rows x NumPanels tiles down rows [0, m) of A: the rows left at the
+/// bottom as one smaller tile.
+template <int NumPanels>
+void panelColumn(const uint8_t *a, int64_t lda, int64_t m, const int8_t *panel,
+                 const Panels &b, int32_t *c, int64_t ldc, int64_t channels) {
+  constexpr int kRows = kRowsFor[NumPanels];
+  int64_t row = 0;
+  for (; row + kRows <= m; row += kRows)
+    tile<kRows, NumPanels>(a + row * lda, lda, panel, b, c + row * ldc, ldc,
+                           channels);
+  withRowCount<kRows - 1>(m - row, [&](auto rows) {
+    tile<decltype(rows)::value, NumPanels>(a + row * lda, lda, panel, b,
+                                           c + row * ldc, ldc, channels);
+  });
 }
 
 } // namespace
@@ -75,19 +85,28 @@ void tileRows(int numPanels, const uint8_t *a, int64_t lda, const int8_t *panel,
 void gemm::avx512Vnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
                       int32_t *c, int64_t ldc) {
   const int8_t *data = static_cast<const int8_t *>(b.data);
-  for (int64_t p0 = 0; p0 < b.numPanels; p0 += kPanels) {
-    int numPanels =
-        int(b.numPanels - p0 < kPanels ? b.numPanels - p0 : kPanels);
+  for (int64_t p0 = 0; p0 < b.numPanels;) {
+    // Three panels at a time; four when four are left, so that no
+    // one-panel tile is left over unless there is only one.
+    int64_t left = b.numPanels - p0;
+    int numPanels = int(left == 4 ? 4 : left < 3 ? left : 3);
     int64_t channels = b.n - p0 * 16;
     const int8_t *panel = data + p0 * b.panelBytes;
     int32_t *cp = c + p0 * 16;
-    int64_t row = 0;
-    for (; row + kRows <= m; row += kRows)
-      tileRows<kRows>(numPanels, a + row * lda, lda, panel, b, cp + row * ldc,
-                      ldc, channels);
-    withRowCount<kRows - 1>(m - row, [&](auto rows) {
-      tileRows<decltype(rows)::value>(numPanels, a + row * lda, lda, panel, b,
-                                      cp + row * ldc, ldc, channels);
-    });
+    switch (numPanels) {
+    case 1:
+      panelColumn<1>(a, lda, m, panel, b, cp, ldc, channels);
+      break;
+    case 2:
+      panelColumn<2>(a, lda, m, panel, b, cp, ldc, channels);
+      break;
+    case 3:
+      panelColumn<3>(a, lda, m, panel, b, cp, ldc, channels);
+      break;
+    default:
+      panelColumn<4>(a, lda, m, panel, b, cp, ldc, channels);
+      break;
+    }
+    p0 += numPanels;
   }
 }
