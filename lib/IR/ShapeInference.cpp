@@ -495,7 +495,8 @@ llvm::Error opimpl::inferConv(InferenceContext &ctx) {
 /// gives the weight's channel count) one per channel; a scalar or 1-D.
 static llvm::Error checkQLinearParam(InferenceContext &ctx, unsigned i,
                                      llvm::StringRef name,
-                                     std::optional<Dim> perAxis = {}) {
+                                     std::optional<Dim> perAxis = {},
+                                     llvm::StringRef axisName = "") {
   if (!ctx.getOperand(i) || !ctx.hasRank(i))
     return llvm::Error::success();
   llvm::ArrayRef<Dim> shape = ctx.getShape(i);
@@ -508,7 +509,7 @@ static llvm::Error checkQLinearParam(InferenceContext &ctx, unsigned i,
     return llvm::Error::success();
   return ctx.error(name + " has " + llvm::Twine(shape[0].size) +
                    " values; it must have one" +
-                   (perAxis ? " or one per output channel" : ""));
+                   (perAxis ? " or one per " + axisName : llvm::Twine()));
 }
 
 llvm::Error opimpl::inferQLinearConv(InferenceContext &ctx) {
@@ -523,7 +524,8 @@ llvm::Error opimpl::inferQLinearConv(InferenceContext &ctx) {
     if (auto err = checkQLinearParam(ctx, i, names[i]))
       return err;
   for (unsigned i : {4, 5})
-    if (auto err = checkQLinearParam(ctx, i, names[i], channels))
+    if (auto err =
+            checkQLinearParam(ctx, i, names[i], channels, "output channel"))
       return err;
   return ctx.hasRank(3) ? checkBias(ctx, 8, ctx.getShape(3)[0])
                         : llvm::Error::success();
@@ -663,11 +665,28 @@ llvm::Error opimpl::inferMatMul(InferenceContext &ctx) {
 }
 llvm::Error opimpl::inferQLinearMatMul(InferenceContext &ctx) {
   // a's parameters may be per row and b's per column (the kernels say
-  // which they support); the output's are one value each.
-  if (auto err = checkQLinearParam(ctx, 6, "y_scale"))
-    return err;
-  if (auto err = checkQLinearParam(ctx, 7, "y_zero_point"))
-    return err;
+  // which they support; a 1-D a is one row, a 1-D b one column); the
+  // output's are one value each.
+  auto dimOr1 = [&](unsigned i, int64_t fromEnd) {
+    if (!ctx.hasRank(i))
+      return Dim::dynamic();
+    llvm::ArrayRef<Dim> shape = ctx.getShape(i);
+    return int64_t(shape.size()) >= 2 ? shape[shape.size() - fromEnd]
+                                      : Dim::fixed(1);
+  };
+  Dim rows = dimOr1(0, 2), columns = dimOr1(3, 1);
+  const char *names[] = {"",        "a_scale",     "a_zero_point",
+                         "",        "b_scale",     "b_zero_point",
+                         "y_scale", "y_zero_point"};
+  for (unsigned i : {1, 2})
+    if (auto err = checkQLinearParam(ctx, i, names[i], rows, "row of a"))
+      return err;
+  for (unsigned i : {4, 5})
+    if (auto err = checkQLinearParam(ctx, i, names[i], columns, "column of b"))
+      return err;
+  for (unsigned i : {6, 7})
+    if (auto err = checkQLinearParam(ctx, i, names[i]))
+      return err;
   return inferMatMulLike(ctx, 0, 3);
 }
 llvm::Error opimpl::inferMatMulInteger(InferenceContext &ctx) {

@@ -180,19 +180,30 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
   if (const Tensor *c = ctx.input(6)) {
     // int32 C on the grid a_scale * b_scale (per column for per-column B).
     // dequantizeWith saw to a_scale's one value and b_scale's one per
-    // column of B (none where B has no columns).
+    // column of B (none where B has no columns). With per-column scales,
+    // a C that broadcasts along the columns (a scalar, [1], [M, 1]) is
+    // spread to one value per column first: each column has its grid.
     const Tensor *bs = ctx.input(4);
     int64_t columns = bs->numElements();
-    if (columns != 1 && (c->rank() == 0 || c->dim(c->rank() - 1) != columns))
-      return ctx.error("C " + shapeToString(c->shape()) + " does not fit " +
-                       llvm::Twine(columns) + " per-column b_scale values");
+    Shape shape = c->shape();
+    int64_t last = shape.empty() ? 1 : shape.back();
+    if (columns != 1) {
+      if (last != columns && last != 1)
+        return ctx.error("C " + shapeToString(c->shape()) +
+                         " does not broadcast to " + llvm::Twine(columns) +
+                         " columns");
+      if (shape.empty())
+        shape.push_back(1);
+      shape.back() = columns;
+    }
     float as = static_cast<float>(ctx.input(1)->getDouble(0));
-    auto t = Tensor::allocate(ElementKind::F32, c->shape());
+    auto t = Tensor::allocate(ElementKind::F32, shape);
     if (!t)
       return ctx.error(llvm::toString(t.takeError()));
-    for (int64_t i = 0; i < c->numElements(); ++i) {
+    for (int64_t i = 0; i < t->numElements(); ++i) {
       int64_t col = columns == 1 ? 0 : i % columns;
-      t->setDouble(i, double(c->getInt(i)) *
+      int64_t from = columns != 1 && last == 1 ? i / columns : i;
+      t->setDouble(i, double(c->getInt(from)) *
                           (as * static_cast<float>(bs->getDouble(col))));
     }
     cf = std::move(*t);

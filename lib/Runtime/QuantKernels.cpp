@@ -320,12 +320,16 @@ integerMatmul(KernelContext &ctx, const Tensor &a, const Tensor *az,
               const Tensor &b, const Tensor *bz, Shape &outShape) {
   if (!isIntegerKind(a.kind()) || !isIntegerKind(b.kind()))
     return ctx.error("integer matmul needs integer operands");
+  if (a.rank() == 0 || b.rank() == 0)
+    return ctx.error("integer matmul needs operands of rank >= 1");
+  // A 1-D a is one row, a 1-D b one column.
   int64_t aAxis = a.rank() >= 2 ? a.rank() - 2 : 0;
   int64_t bAxis = b.rank() - 1;
   if (az && az->numElements() != 1 &&
       (a.rank() < 2 || az->numElements() != a.dim(aAxis)))
     return ctx.error("a zero point must be a scalar or one per row");
-  if (bz && bz->numElements() != 1 && bz->numElements() != b.dim(bAxis))
+  if (bz && bz->numElements() != 1 &&
+      (b.rank() < 2 || bz->numElements() != b.dim(bAxis)))
     return ctx.error("b zero point must be a scalar or one per column");
   std::vector<double> out;
   if (auto err = matmul(ctx, a.shape(), centered(a, az, aAxis), b.shape(),
@@ -346,6 +350,9 @@ llvm::Error qlinearMatMulKernel(KernelContext &ctx) {
     return acc.takeError();
   if (as->numElements() != 1)
     return ctx.error("per-row a_scale is not supported");
+  if (bs->numElements() != 1 &&
+      (b->rank() < 2 || bs->numElements() != b->dim(b->rank() - 1)))
+    return ctx.error("b_scale must be a scalar or one per column of b");
   return requantizeOutput(ctx, *acc, shape,
                           static_cast<int64_t>(shape.size()) - 1, *as, *bs, *ys,
                           yz);

@@ -528,3 +528,50 @@ TEST(ElementwiseKernelsTest, BitShiftAndIsInf) {
   expectInts(runOk("onnx.IsInf", {&x}, {attr("detect_positive", int64_t(0))}),
              {1, 0, 0});
 }
+
+// The QOperator kernels count their parameters' values before reading them:
+// a plan file's float steps reach them without the IR's verifier (which
+// rejects these graphs), so each is an error here, not a read past the end.
+TEST(QuantKernelsTest, ParameterCountsAreChecked) {
+  Tensor x = makeInts(ElementKind::U8, {1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor none(ElementKind::F32, {0});
+  Tensor one = make(ElementKind::F32, {}, {0.1});
+  Tensor zeroU8 = makeInts(ElementKind::U8, {}, {0});
+  Tensor zeroI8 = makeInts(ElementKind::I8, {}, {0});
+  Tensor w = makeInts(ElementKind::I8, {1, 1, 1, 1}, {1});
+  auto failsWith = [](llvm::Expected<Tensor> r, llvm::StringRef text) {
+    if (r) {
+      ADD_FAILURE() << "expected an error with '" << text.str() << "'";
+      return;
+    }
+    std::string msg = llvm::toString(r.takeError());
+    EXPECT_NE(msg.find(text.str()), std::string::npos) << msg;
+  };
+  // QLinearConv: x_scale, then y_scale without values.
+  failsWith(run("onnx.QLinearConv",
+                {&x, &none, &zeroU8, &w, &one, &zeroI8, &one, &zeroU8}),
+            "must have one value each");
+  failsWith(run("onnx.QLinearConv",
+                {&x, &one, &zeroU8, &w, &one, &zeroI8, &none, &zeroU8}),
+            "must have one value each");
+  // QLinearMatMul: 3 b_scale values for 2 columns, and for a 1-D b.
+  Tensor a = makeInts(ElementKind::U8, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = makeInts(ElementKind::I8, {3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor b1 = makeInts(ElementKind::I8, {3}, {1, 2, 3});
+  Tensor three = make(ElementKind::F32, {3}, {0.1, 0.2, 0.3});
+  failsWith(run("onnx.QLinearMatMul",
+                {&a, &one, &zeroU8, &b, &three, &zeroI8, &one, &zeroU8}),
+            "b_scale must be a scalar or one per column of b");
+  failsWith(run("onnx.QLinearMatMul",
+                {&a, &one, &zeroU8, &b1, &three, &zeroI8, &one, &zeroU8}),
+            "b_scale must be a scalar or one per column of b");
+  // QGemm: per-column b_scale of 2 and a C of 3 values.
+  Tensor bg = makeInts(ElementKind::I8, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor two = make(ElementKind::F32, {2}, {0.1, 0.2});
+  Tensor twoZeros = makeInts(ElementKind::I8, {2}, {0, 0});
+  Tensor c = makeInts(ElementKind::I32, {3}, {5, 6, 7});
+  failsWith(run("com.microsoft.QGemm",
+                {&a, &one, &zeroU8, &bg, &two, &twoZeros, &c},
+                {{"transB", Attribute(int64_t(1))}}),
+            "does not broadcast to 2 columns");
+}

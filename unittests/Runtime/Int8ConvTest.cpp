@@ -99,6 +99,13 @@ const Case kCases[] = {
     // Narrow rows: one GEMM takes several rows, across images.
     {shapeOf(3, 4, 4, 5, 20, 3, 1, 1, 1, 1), 9},
     {shapeOf(3, 3, 5, 8, 16, 1, 1, 0, 1, 1), 5}, // pointwise
+    // Channel counts that leave 11-15 past a multiple of 16 (the 16-lane
+    // epilogue's tails).
+    {shapeOf(1, 4, 5, 6, 15, 3, 1, 1, 1, 1), 60},
+    {shapeOf(1, 3, 4, 5, 27, 1, 1, 0, 1, 1), 90},
+    {shapeOf(1, 3, 3, 4, 44, 3, 1, 1, 1, 1), 128},
+    {shapeOf(1, 2, 5, 7, 29, 1, 1, 0, 1, 1), 33},
+    {shapeOf(1, 3, 3, 3, 30, 3, 1, 1, 1, 1), 250},
 };
 
 /// Random u8 activations and s8 weights (OIHW) for a conv of shape `s`.
@@ -226,9 +233,11 @@ TEST(Int8Conv, EpilogueQuantizesInTheUnitsOrder) {
 
 TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
   // Every epilogue variant on every case shape (channel counts that leave
-  // 1-7 channels past a multiple of 8): each family's bytes equal the
-  // scalar family's. Scales make many results land on rounding ties and
-  // past both ends of the u8 range.
+  // 1-15 channels past a multiple of 16, so every tail of the 8- and
+  // 16-lane epilogues): each family's bytes equal the scalar family's.
+  // Scales make many results land on rounding ties and past both ends of
+  // the u8 range; a NaN bias on the last channel goes through each
+  // activation (float results: the same NaN bits).
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> real(-1, 1);
@@ -264,7 +273,9 @@ TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
       for (int64_t ch = 0; ch < s.outC; ++ch) {
         e.scale.push_back(std::ldexp(1.0f + real(rng) * 0.5f, -9));
         if (v.bias)
-          e.bias.push_back(real(rng) * 4);
+          e.bias.push_back(ch == s.outC - 1
+                               ? std::numeric_limits<float>::quiet_NaN()
+                               : real(rng) * 4);
       }
       e.inputZero = c.inputZero;
       e.activation = v.activation;

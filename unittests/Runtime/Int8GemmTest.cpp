@@ -269,6 +269,29 @@ TEST(Int8Gemm, ExtremesAccumulateWithoutSaturating) {
   }
 }
 
+// Packing is layout only (no instruction of the family runs), so every
+// family's layout round-trips here: plan files store weights unpacked. 33
+// channels fill both halves of an avx2 panel and start a third panel; k = 9
+// ends in a partial group.
+TEST(Int8Gemm, PackedWeightsUnpackToTheOriginal) {
+  const int64_t n = 33, k = 9, ldb = 11;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> value(-128, 127);
+  std::vector<int8_t> b(n * ldb);
+  for (int8_t &v : b)
+    v = int8_t(value(rng));
+  for (Isa isa :
+       {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni, Isa::Amx}) {
+    PackedInt8Weights packed(isa, b.data(), n, k, ldb);
+    std::vector<int8_t> back(n * k, 0);
+    packed.unpack(back.data(), k);
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t i = 0; i < k; ++i)
+        ASSERT_EQ(back[c * k + i], b[c * ldb + i])
+            << getIsaName(isa).str() << " channel " << c << " k " << i;
+  }
+}
+
 TEST(CpuFeatures, QoptIsaForcesAFamilyOrSaysWhyNot) {
   ::setenv("QOPT_ISA", "scalar", 1);
   auto isa = selectIsa();

@@ -1,12 +1,13 @@
 //===- EpilogueAvx512.cpp - The conv epilogue, 16 channels at a time ------===//
 //
-// Built with -mavx512f -mavx512bw -mavx512vl -ffp-contract=off; used by the
-// avx512vnni and amx families, whose GEMMs leave the epilogue a larger share
-// of a conv than AVX2's do. EpilogueBody.h holds the loops; here are the
-// lane operations on zmm registers, with mask registers for the compares.
-// The same operations as the 8-lane file, so the same bits (and the scalar
-// epilogue's). The unit tests build this file a second time over SIMDe
-// (Intrinsics.h), so it is checked on machines without AVX-512 too.
+// Built with -mavx512f -mavx512bw -mavx512vl -mavx512dq -ffp-contract=off;
+// used by the avx512vnni and amx families, whose GEMMs leave the epilogue a
+// larger share of a conv than AVX2's do. EpilogueBody.h holds the loops;
+// here are the lane operations on zmm registers, with mask registers for
+// the compares. The same operations as the 8-lane file, so the same bits
+// (and the scalar epilogue's). The unit tests build this file a second
+// time over SIMDe (Intrinsics.h), so it is checked on machines without
+// AVX-512 too.
 //
 //===----------------------------------------------------------------------===//
 
