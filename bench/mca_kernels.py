@@ -9,15 +9,18 @@ and a session may only have AVX2. This reads the kernels' machine code out of th
 (objdump), finds each family's hot loop (the innermost loop with the most multiply-add
 instructions, or the conv epilogue's 4-pixel loop), and runs llvm-mca on it for a few CPU models:
 
-  gemm   cycles per k group of the register tile, and the share of the multiply-add bound (the
-         same multiply-adds alone, independent, through the same model): 100% means the loop
-         issues multiply-adds as fast as the model lets them go;
-  epilogue  cycles per output element (relu and SiLU onto u8, no residual).
+  gemm   each register tile (one per row and panel count): cycles per k group, and the share
+         of the multiply-add bound (as many multiply-adds alone, independent, through the same
+         model): 100% means the tile issues multiply-adds as fast as the model lets them go;
+  epilogue  cycles per output element (relu and SiLU onto u8, no residual; the loop the
+         compiler laid out without the bias load, which it keeps out of line).
 
-llvm-mca 14 has no model for AMX's tdpbusd or for Zen 4, so the avx512vnni and amx figures are
-Intel's (icelake-server, sapphirerapids). Memory is ideal in the model (every load hits L1):
-im2col, the widening pass and cache misses are not in these numbers; qopt-bench-kernels
-measures whole conv steps on the machine it runs on.
+llvm-mca 14 has no model for AMX's tdpbusd or for Zen 4, so the avx512vnni figures are Intel's
+(icelake-server, sapphirerapids) and there are none for amx. Memory is ideal in the model (every
+load hits L1): im2col, the widening pass and cache misses are not in these numbers, and the
+models are approximate (on a Zen 3 core the avx2 tile runs at its register-only loop's rate,
+where the znver3 model predicts two thirds of it). qopt-bench-kernels measures whole conv steps
+on the machine it runs on; a loop iteration is one k group (the tiles' loops are not unrolled).
 """
 
 import argparse
@@ -106,7 +109,8 @@ def main():
                                   args.lib], capture_output=True, text=True, check=True).stdout
     funcs = functions(disassembly)
 
-    print("GEMM register tiles (cycles per k group; share of the multiply-add bound)")
+    print("GEMM register tiles, largest first (cycles per k group; share of the multiply-add "
+          "bound)")
     gemms = [
         ("avx2", r"^qopt::rt::gemm::avx2\(", "vpmaddwd", 16, ["znver3", "icelake-server"]),
         ("avxvnni", r"^qopt::rt::gemm::avxVnni\(", "vpdpbusd", 32,
@@ -119,29 +123,41 @@ def main():
         if body is None:
             print("  %-11s not found in %s" % (family, args.lib))
             continue
-        hot = max(loops(body), key=lambda loop: count(loop, mnemonic), default=None)
-        if hot is None or count(hot, mnemonic) == 0:
+        # Every register tile (innermost loops with 8 or more multiply-adds;
+        # a family has one per row and panel count), largest first.
+        tiles = sorted((loop for loop in loops(body) if count(loop, mnemonic) >= 8),
+                       key=lambda loop: -count(loop, mnemonic))
+        if not tiles:
             print("  %-11s no %s loop" % (family, mnemonic))
             continue
-        multiplies = [text for _, text in hot if mnemonic_of(text) == mnemonic]
-        # The bound: as many of the multiply-adds alone, on registers that
-        # do not wait on one another (accumulators the loop's own count).
-        wide = "zmm" if "zmm" in multiplies[0] else "ymm"
-        accumulators = 24 if wide == "zmm" else 12
-        prefix = "{vex} " if multiplies[0].startswith("{vex}") else ""
-        alone = ["%s%s %s%d, %s14, %s15" % (prefix, mnemonic, wide, i % accumulators, wide, wide)
-                 if wide == "ymm" else
-                 "%s %s%d, %s30, %s31" % (mnemonic, wide, i % accumulators, wide, wide)
-                 for i in range(len(multiplies))]
-        for cpu in cpus:
-            cycles = mca_cycles(args.mca, cpu, [text for _, text in hot])
-            bound = mca_cycles(args.mca, cpu, alone)
-            if cycles is None or bound is None:
-                print("  %-11s %-15s llvm-mca cannot model this loop" % (family, cpu))
+        seen = set()
+        for hot in tiles:
+            multiplies = [text for _, text in hot if mnemonic_of(text) == mnemonic]
+            # One accumulator per multiply-add of a k group (the compiler may
+            # move them between registers; the tile's design counts).
+            accumulators = len(multiplies)
+            # Rows: one broadcast of A each; B vectors: the rest of the tile.
+            rows = sum(1 for _, text in hot if mnemonic_of(text).startswith("vpbroadcast"))
+            if rows == 0 or (rows, len(multiplies)) in seen:
                 continue
-            print("  %-11s %-15s %2d x %-8s %6.1f cycles  %5.0f%% of the bound (%.0f MACs/cycle)"
-                  % (family, cpu, len(multiplies), mnemonic, cycles, 100 * bound / cycles,
-                     len(multiplies) * macs_each / cycles))
+            seen.add((rows, len(multiplies)))
+            wide = "zmm" if "zmm" in multiplies[0] else "ymm"
+            prefix = "{vex} " if multiplies[0].startswith("{vex}") else ""
+            # The bound: as many of the multiply-adds alone, into as many
+            # accumulators (each waits on its own last update, as in the tile).
+            sources = "%s30, %s31" % (wide, wide) if wide == "zmm" else "ymm14, ymm15"
+            alone = ["%s%s %s%d, %s" % (prefix, mnemonic, wide, i % accumulators, sources)
+                     for i in range(len(multiplies))]
+            for cpu in cpus:
+                cycles = mca_cycles(args.mca, cpu, [text for _, text in hot])
+                bound = mca_cycles(args.mca, cpu, alone)
+                if cycles is None or bound is None:
+                    print("  %-11s %-15s llvm-mca cannot model this loop" % (family, cpu))
+                    continue
+                print("  %-11s %-15s %2d rows x %d B vectors: %2d x %-8s %6.1f cycles a k group"
+                      "  %4.0f%% of the bound" % (family, cpu, rows, len(multiplies) // rows,
+                                                 len(multiplies), mnemonic, cycles,
+                                                 100 * bound / cycles))
 
     print("conv epilogue, 4 pixels a loop (cycles per output element, u8 result, no residual)")
     epilogues = [("8 lanes", "Avx2Lanes", 8, ["znver3", "icelake-server"]),
@@ -159,6 +175,10 @@ def main():
             hot = min(candidates, key=len)
             for cpu in cpus:
                 cycles = mca_cycles(args.mca, cpu, [text for _, text in hot])
+                if cycles is None:
+                    print("  %-8s %-4s %-15s llvm-mca cannot model this loop" % (
+                        label, activation, cpu))
+                    continue
                 print("  %-8s %-4s %-15s %5.2f cycles an element" % (
                     label, activation, cpu, cycles / (4 * width)))
     return 0

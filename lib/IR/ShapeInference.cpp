@@ -493,21 +493,33 @@ llvm::Error opimpl::inferConv(InferenceContext &ctx) {
 
 /// A QOperator op's scale or zero point: one value, or (where `perAxis`
 /// gives the weight's channel count) one per channel; a scalar or 1-D.
+/// With `axisFromEnd` (QLinearMatMul's a: 2, b: 1), a higher rank is that
+/// of its operand's values too ([1, N] for a 2-D b): its dims other than
+/// that one must be 1 to be checked here; batched ones are the kernel's.
 static llvm::Error checkQLinearParam(InferenceContext &ctx, unsigned i,
                                      llvm::StringRef name,
                                      std::optional<Dim> perAxis = {},
-                                     llvm::StringRef axisName = "") {
+                                     llvm::StringRef axisName = "",
+                                     size_t axisFromEnd = 0) {
   if (!ctx.getOperand(i) || !ctx.hasRank(i))
     return llvm::Error::success();
   llvm::ArrayRef<Dim> shape = ctx.getShape(i);
-  if (shape.size() > 1)
-    return ctx.error(name + " has rank " + llvm::Twine(shape.size()) +
-                     "; a scale or zero point is a scalar or 1-D");
-  if (shape.empty() || !shape[0].isStatic() || shape[0].size == 1)
+  Dim values = shape.empty() ? Dim::fixed(1) : shape[0];
+  if (shape.size() > 1) {
+    if (axisFromEnd == 0 || axisFromEnd > shape.size())
+      return ctx.error(name + " has rank " + llvm::Twine(shape.size()) +
+                       "; a scale or zero point is a scalar or 1-D");
+    size_t axis = shape.size() - axisFromEnd;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (d != axis && !(shape[d].isStatic() && shape[d].size == 1))
+        return llvm::Error::success();
+    values = shape[axis];
+  }
+  if (!values.isStatic() || values.size == 1)
     return llvm::Error::success();
-  if (perAxis && (!perAxis->isStatic() || perAxis->size == shape[0].size))
+  if (perAxis && (!perAxis->isStatic() || perAxis->size == values.size))
     return llvm::Error::success();
-  return ctx.error(name + " has " + llvm::Twine(shape[0].size) +
+  return ctx.error(name + " has " + llvm::Twine(values.size) +
                    " values; it must have one" +
                    (perAxis ? " or one per " + axisName : llvm::Twine()));
 }
@@ -679,10 +691,11 @@ llvm::Error opimpl::inferQLinearMatMul(InferenceContext &ctx) {
                          "",        "b_scale",     "b_zero_point",
                          "y_scale", "y_zero_point"};
   for (unsigned i : {1, 2})
-    if (auto err = checkQLinearParam(ctx, i, names[i], rows, "row of a"))
+    if (auto err = checkQLinearParam(ctx, i, names[i], rows, "row of a", 2))
       return err;
   for (unsigned i : {4, 5})
-    if (auto err = checkQLinearParam(ctx, i, names[i], columns, "column of b"))
+    if (auto err =
+            checkQLinearParam(ctx, i, names[i], columns, "column of b", 1))
       return err;
   for (unsigned i : {6, 7})
     if (auto err = checkQLinearParam(ctx, i, names[i]))

@@ -178,9 +178,12 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
     return bf.takeError();
   std::optional<Tensor> cf;
   if (const Tensor *c = ctx.input(6)) {
-    // int32 C on the grid a_scale * b_scale (per column for per-column B).
-    // dequantizeWith saw to a_scale's one value and b_scale's one per
-    // column of B (none where B has no columns). With per-column scales,
+    // int32 C on the grid alpha * a_scale * b_scale (per column for
+    // per-column B; ONNX Runtime's contrib-op documentation: C's scale is
+    // alpha / beta * a_scale * b_scale, and QGemm's beta is 1), added to
+    // alpha * A * B. dequantizeWith saw to a_scale's one value and
+    // b_scale's one per column of B (none where B has no columns). With
+    // per-column scales,
     // a C that broadcasts along the columns (a scalar, [1], [M, 1]) is
     // spread to one value per column first: each column has its grid.
     const Tensor *bs = ctx.input(4);
@@ -197,14 +200,16 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
       shape.back() = columns;
     }
     float as = static_cast<float>(ctx.input(1)->getDouble(0));
+    float alpha = ctx.getFloat("alpha", 1.0f);
     auto t = Tensor::allocate(ElementKind::F32, shape);
     if (!t)
       return ctx.error(llvm::toString(t.takeError()));
     for (int64_t i = 0; i < t->numElements(); ++i) {
       int64_t col = columns == 1 ? 0 : i % columns;
       int64_t from = columns != 1 && last == 1 ? i / columns : i;
-      t->setDouble(i, double(c->getInt(from)) *
-                          (as * static_cast<float>(bs->getDouble(col))));
+      t->setDouble(i,
+                   double(c->getInt(from)) *
+                       (as * static_cast<float>(bs->getDouble(col)) * alpha));
     }
     cf = std::move(*t);
   }

@@ -325,8 +325,13 @@ void Raising::collect(Candidate &c) {
   if (!c.refusal.empty() || !bias)
     return;
   // The bias is added to the integer accumulator: its step is the product
-  // of the input and weight scales, per output channel like the weight's.
+  // of the input and weight scales, per output channel like the weight's
+  // (QGemm's times alpha, which the float Gemm applies to the product
+  // alone: C is on alpha * a_scale * b_scale).
   const QuantType *x = c.inputs[0].second, *w = c.inputs[1].second;
+  float alpha = n.getOp() == "com.microsoft.QGemm"
+                    ? getFloatAttrOr(n, "alpha", 1.0f)
+                    : 1.0f;
   if (bias->getType()->getStorageKind() != ElementKind::I32 ||
       !getConstantData(bias)) {
     c.refusal = describeNode(n) + ": the bias is not an i32 constant";
@@ -334,7 +339,7 @@ void Raising::collect(Candidate &c) {
   }
   std::vector<float> steps;
   for (float ws : w->getScales())
-    steps.push_back(x->getScale() * ws);
+    steps.push_back(x->getScale() * ws * alpha);
   std::optional<int64_t> axis;
   const TensorType *biasType = bias->getType();
   if (w->isPerAxis()) {

@@ -562,12 +562,13 @@ TEST(QuantKernelsTest, ParameterCountsAreChecked) {
   failsWith(run("onnx.QLinearMatMul",
                 {&a, &one, &zeroU8, &b, &three, &zeroI8, &one, &zeroU8}),
             "b_scale must be a scalar or one per column of b");
+  // A 1-D b is one column: 2 scales (a's row count) do not fit it either.
+  Tensor two = make(ElementKind::F32, {2}, {0.1, 0.2});
   failsWith(run("onnx.QLinearMatMul",
-                {&a, &one, &zeroU8, &b1, &three, &zeroI8, &one, &zeroU8}),
+                {&a, &one, &zeroU8, &b1, &two, &zeroI8, &one, &zeroU8}),
             "b_scale must be a scalar or one per column of b");
   // QGemm: per-column b_scale of 2 and a C of 3 values.
   Tensor bg = makeInts(ElementKind::I8, {2, 3}, {1, 2, 3, 4, 5, 6});
-  Tensor two = make(ElementKind::F32, {2}, {0.1, 0.2});
   Tensor twoZeros = makeInts(ElementKind::I8, {2}, {0, 0});
   Tensor c = makeInts(ElementKind::I32, {3}, {5, 6, 7});
   failsWith(run("com.microsoft.QGemm",
