@@ -183,9 +183,9 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
     // alpha / beta * a_scale * b_scale, and QGemm's beta is 1), added to
     // alpha * A * B. dequantizeWith saw to a_scale's one value and
     // b_scale's one per column of B (none where B has no columns). With
-    // per-column scales,
-    // a C that broadcasts along the columns (a scalar, [1], [M, 1]) is
-    // spread to one value per column first: each column has its grid.
+    // per-column scales, a C that broadcasts along the columns (a scalar,
+    // [1], [M, 1]) is spread to one value per column first: each column
+    // has its grid.
     const Tensor *bs = ctx.input(4);
     int64_t columns = bs->numElements();
     Shape shape = c->shape();

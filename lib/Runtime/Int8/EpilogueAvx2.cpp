@@ -10,7 +10,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <cstring>
 #include <immintrin.h>
 
 #include "EpilogueBody.h"
@@ -60,47 +59,23 @@ struct Avx2Lanes {
     return _mm256_blendv_ps(a, b, m);
   }
 
-  static QOPT_EPILOGUE_INLINE I loadI(const int32_t *at, int64_t count) {
-    if (count == kLanes)
-      return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(at));
-    alignas(32) int32_t pad[kLanes] = {};
-    std::memcpy(pad, at, size_t(count) * 4);
-    return _mm256_load_si256(reinterpret_cast<const __m256i *>(pad));
+  // Whole vectors: kLanes values (EpilogueBody.h pads a row's last ones).
+  static QOPT_EPILOGUE_INLINE I loadI(const int32_t *at) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(at));
   }
-  static QOPT_EPILOGUE_INLINE F loadF(const float *at, int64_t count) {
-    return asFloat(loadI(reinterpret_cast<const int32_t *>(at), count));
-  }
-  static QOPT_EPILOGUE_INLINE I loadBytes(const uint8_t *at, int64_t count) {
-    if (count == kLanes)
-      return _mm256_cvtepu8_epi32(
-          _mm_loadl_epi64(reinterpret_cast<const __m128i *>(at)));
-    uint8_t pad[16] = {};
-    std::memcpy(pad, at, size_t(count));
+  static QOPT_EPILOGUE_INLINE I loadBytes(const uint8_t *at) {
     return _mm256_cvtepu8_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i *>(pad)));
+        _mm_loadl_epi64(reinterpret_cast<const __m128i *>(at)));
   }
-  static QOPT_EPILOGUE_INLINE void storeF(F y, float *out, int64_t count) {
-    if (count == kLanes) {
-      _mm256_storeu_ps(out, y);
-      return;
-    }
-    alignas(32) float tmp[kLanes];
-    _mm256_store_ps(tmp, y);
-    std::memcpy(out, tmp, size_t(count) * 4);
+  static QOPT_EPILOGUE_INLINE void storeF(F y, float *out) {
+    _mm256_storeu_ps(out, y);
   }
   /// Lanes holding 0..255, packed to their low bytes.
-  static QOPT_EPILOGUE_INLINE void storeBytes(I v, uint8_t *out,
-                                              int64_t count) {
+  static QOPT_EPILOGUE_INLINE void storeBytes(I v, uint8_t *out) {
     __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(v),
                                      _mm256_extracti128_si256(v, 1));
-    __m128i bytes = _mm_packus_epi16(words, words);
-    if (count == kLanes) {
-      _mm_storel_epi64(reinterpret_cast<__m128i *>(out), bytes);
-      return;
-    }
-    uint8_t tmp[16];
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(tmp), bytes);
-    std::memcpy(out, tmp, size_t(count));
+    _mm_storel_epi64(reinterpret_cast<__m128i *>(out),
+                     _mm_packus_epi16(words, words));
   }
 };
 

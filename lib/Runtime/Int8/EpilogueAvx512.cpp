@@ -13,8 +13,6 @@
 
 #include "Intrinsics.h"
 
-#include <cstring>
-
 #include "EpilogueBody.h"
 
 namespace {
@@ -63,45 +61,20 @@ struct Avx512Lanes {
     return _mm512_mask_blend_ps(m, a, b);
   }
 
-  static QOPT_EPILOGUE_INLINE I loadI(const int32_t *at, int64_t count) {
-    if (count == kLanes)
-      return _mm512_loadu_si512(at);
-    alignas(64) int32_t pad[kLanes] = {};
-    std::memcpy(pad, at, size_t(count) * 4);
-    return _mm512_load_si512(pad);
+  // Whole vectors: kLanes values (EpilogueBody.h pads a row's last ones).
+  static QOPT_EPILOGUE_INLINE I loadI(const int32_t *at) {
+    return _mm512_loadu_si512(at);
   }
-  static QOPT_EPILOGUE_INLINE F loadF(const float *at, int64_t count) {
-    return asFloat(loadI(reinterpret_cast<const int32_t *>(at), count));
-  }
-  static QOPT_EPILOGUE_INLINE I loadBytes(const uint8_t *at, int64_t count) {
-    if (count == kLanes)
-      return _mm512_cvtepu8_epi32(
-          _mm_loadu_si128(reinterpret_cast<const __m128i *>(at)));
-    uint8_t pad[kLanes] = {};
-    std::memcpy(pad, at, size_t(count));
+  static QOPT_EPILOGUE_INLINE I loadBytes(const uint8_t *at) {
     return _mm512_cvtepu8_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i *>(pad)));
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(at)));
   }
-  static QOPT_EPILOGUE_INLINE void storeF(F y, float *out, int64_t count) {
-    if (count == kLanes) {
-      _mm512_storeu_ps(out, y);
-      return;
-    }
-    alignas(64) float tmp[kLanes];
-    _mm512_store_ps(tmp, y);
-    std::memcpy(out, tmp, size_t(count) * 4);
+  static QOPT_EPILOGUE_INLINE void storeF(F y, float *out) {
+    _mm512_storeu_ps(out, y);
   }
   /// Lanes holding 0..255, narrowed to their low bytes.
-  static QOPT_EPILOGUE_INLINE void storeBytes(I v, uint8_t *out,
-                                              int64_t count) {
-    __m128i bytes = _mm512_cvtepi32_epi8(v);
-    if (count == kLanes) {
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(out), bytes);
-      return;
-    }
-    uint8_t tmp[kLanes];
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(tmp), bytes);
-    std::memcpy(out, tmp, size_t(count));
+  static QOPT_EPILOGUE_INLINE void storeBytes(I v, uint8_t *out) {
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out), _mm512_cvtepi32_epi8(v));
   }
 };
 

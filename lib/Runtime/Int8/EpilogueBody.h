@@ -14,8 +14,12 @@
 //   toFloat, toInt, asFloat  cvtdq2ps, cvtps2dq, a bit cast
 //   less(a, b), unordered(a) compares, ordered and quiet
 //   select(m, a, b)          b where m is set, a elsewhere
-//   loadI, loadF, loadBytes  `count` lanes (the rest zero); bytes widened
-//   storeF, storeBytes       the first `count` lanes (bytes: lanes 0..255)
+//   loadI, loadBytes         kLanes int32s, or bytes widened to int32
+//   storeF, storeBytes       kLanes floats, or lanes holding 0..255 as
+//                            bytes
+//
+// whole vectors only: a row's last channels, fewer than kLanes, go through
+// padded copies here (loadLanes, storeLanes).
 //
 // Everything else is here once, so the widths cannot drift apart: both give
 // the scalar epilogue's bits (EpilogueKernels.h). An anonymous namespace:
@@ -30,6 +34,7 @@
 #include "SigmoidFloat.h"
 
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 
 #define QOPT_EPILOGUE_INLINE __attribute__((always_inline)) inline
@@ -38,6 +43,47 @@ namespace {
 
 using qopt::rt::epilogue::Params;
 using qopt::rt::epilogue::VectorActivation;
+
+/// `count` elements at `at` through a whole-vector load (`load` of a
+/// pointer to Element): the rest of the lanes zero.
+template <typename V, typename Element, typename Load>
+QOPT_EPILOGUE_INLINE auto loadPadded(const Element *at, int64_t count,
+                                     Load load) {
+  if (count == V::kLanes)
+    return load(at);
+  alignas(64) Element pad[V::kLanes] = {};
+  std::memcpy(pad, at, size_t(count) * sizeof(Element));
+  return load(pad);
+}
+
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::I loadLanes(const int32_t *at, int64_t count) {
+  return loadPadded<V>(at, count, [](const int32_t *p) { return V::loadI(p); });
+}
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::F loadLanes(const float *at, int64_t count) {
+  return V::asFloat(loadLanes<V>(reinterpret_cast<const int32_t *>(at), count));
+}
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::I loadByteLanes(const uint8_t *at,
+                                                 int64_t count) {
+  return loadPadded<V>(at, count,
+                       [](const uint8_t *p) { return V::loadBytes(p); });
+}
+
+/// The first `count` elements of what `store` writes as a whole vector to
+/// a pointer to Element.
+template <typename V, typename Element, typename Store>
+QOPT_EPILOGUE_INLINE void storePadded(Element *out, int64_t count,
+                                      Store store) {
+  if (count == V::kLanes) {
+    store(out);
+    return;
+  }
+  alignas(64) Element tmp[V::kLanes];
+  store(tmp);
+  std::memcpy(out, tmp, size_t(count) * sizeof(Element));
+}
 
 /// sigmoid::scalar on every lane, operation for operation.
 template <typename V>
@@ -124,9 +170,12 @@ QOPT_EPILOGUE_INLINE void storeLanes(const Lanes<V> &l, typename V::F y,
     typename V::F q = V::round(V::div(y, l.outputScale));
     q = V::add(q, l.outputZero);
     q = V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
-    V::storeBytes(V::toInt(q), static_cast<uint8_t *>(out), count);
+    typename V::I bytes = V::toInt(q);
+    storePadded<V>(static_cast<uint8_t *>(out), count,
+                   [&](uint8_t *to) { V::storeBytes(bytes, to); });
   } else {
-    V::storeF(y, static_cast<float *>(out), count);
+    storePadded<V>(static_cast<float *>(out), count,
+                   [&](float *to) { V::storeF(y, to); });
   }
 }
 
@@ -149,15 +198,16 @@ finishChannels(const Params &p, const Lanes<V> &l, const int32_t *acc,
   using F = typename V::F;
   using I = typename V::I;
   size_t elementBytes = Var::kQuantized ? 1 : sizeof(float);
-  I zeroTerm = V::loadI(p.zeroTerm + c, count);
-  F scale = V::loadF(p.scale + c, count);
-  F bias = p.bias ? V::loadF(p.bias + c, count) : l.zero;
+  I zeroTerm = loadLanes<V>(p.zeroTerm + c, count);
+  F scale = loadLanes<V>(p.scale + c, count);
+  F bias = p.bias ? loadLanes<V>(p.bias + c, count) : l.zero;
   F y[Pixels];
 #pragma GCC unroll 8
   for (int i = 0; i < Pixels; ++i)
     y[i] = finishLanes<V, Var::kActivation, Var::kResidual, Var::kResidualLast>(
-        p, l, V::loadI(acc + i * channels + c, count), zeroTerm, scale, bias,
-        Var::kResidual ? V::loadBytes(residual + i * stride + c, count)
+        p, l, loadLanes<V>(acc + i * channels + c, count), zeroTerm, scale,
+        bias,
+        Var::kResidual ? loadByteLanes<V>(residual + i * stride + c, count)
                        : V::set1i(0));
 #pragma GCC unroll 8
   for (int i = 0; i < Pixels; ++i)

@@ -28,6 +28,13 @@ char *allocateAligned(size_t bytes) {
 }
 } // namespace
 
+/// k groups stored per panel: the amx family reads a panel 16 groups (one
+/// B tile) at a time, so its panels are padded to whole tiles.
+static int64_t storedGroupsFor(Isa isa, int64_t k) {
+  return isa == Isa::Amx ? gemm::amxPaddedDepth(k) / kGroupDepth
+                         : (k + kGroupDepth - 1) / kGroupDepth;
+}
+
 /// Where B[c][i] of panel-local channel c goes in its panel, in elements:
 /// 16 channels x 4 values of k per group; for avx2, each half of the panel
 /// (8 channels x 4 values, 64 bytes a group) stored whole, one after the
@@ -48,9 +55,7 @@ PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
       groups((k + kGroupDepth - 1) / kGroupDepth), panelBytes(0),
       storage(nullptr, std::free), sums(n, 0) {
   size_t elementBytes = isa == Isa::Avx2 ? 2 : 1;
-  // The amx family reads a panel 16 groups (one B tile) at a time.
-  int64_t storedGroups =
-      isa == Isa::Amx ? gemm::amxPaddedDepth(k) / kGroupDepth : groups;
+  int64_t storedGroups = storedGroupsFor(isa, k);
   panelBytes =
       size_t(storedGroups) * kPanelChannels * kGroupDepth * elementBytes;
   storage.reset(allocateAligned(panelBytes * panels));
@@ -73,8 +78,7 @@ PackedInt8Weights::PackedInt8Weights(Isa isa, const int8_t *b, int64_t n,
 
 void PackedInt8Weights::unpack(int8_t *b, int64_t ldb) const {
   bool wide = isa == Isa::Avx2;
-  int64_t storedGroups =
-      isa == Isa::Amx ? gemm::amxPaddedDepth(k) / kGroupDepth : groups;
+  int64_t storedGroups = storedGroupsFor(isa, k);
   for (int64_t channel = 0; channel < n; ++channel) {
     const char *panel = storage.get() + (channel / kPanelChannels) * panelBytes;
     int64_t c = channel % kPanelChannels;
