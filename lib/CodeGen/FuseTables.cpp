@@ -32,6 +32,9 @@
 //
 //   %y = table t2 (%s, %c)        =>   ... p[v * 256 + w] = t2[w * 256 + v]
 //
+// A pair table that is a requantizing Add (RequantizedAdd, checked entry by
+// entry when lowered) is computed in the conv's vector epilogue instead.
+//
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
@@ -201,6 +204,9 @@ void codegen::fuseTablesIntoConvs(Plan &plan) {
           for (size_t w = 0; w < 256; ++w)
             pairs[v << 8 | w] = t[w << 8 | v];
       merged.setPairTable(std::move(pairs));
+      // Computed in the epilogue where the conv's own table was none.
+      if (const auto &add = table->getArithmetic())
+        merged.setPairArithmetic(convFirst ? *add : add->swapped());
       inputs.push_back(other);
     }
     auto step = std::make_unique<ConvStep>(

@@ -29,6 +29,8 @@
 #include "PlanBuilderImpl.h"
 #include "qopt/IR/OpDefinition.h"
 
+#include <limits>
+
 using namespace qopt;
 using namespace qopt::codegen;
 using namespace qopt::rt;
@@ -99,6 +101,58 @@ std::optional<Tensor> PlanBuilder::runReferenceKernel(const Node &n,
   if (ctx.outputs.empty() || !ctx.outputs[0].isValid())
     return std::nullopt;
   return std::move(ctx.outputs[0]);
+}
+
+/// q.add `n` as RequantizedAdd's arithmetic on its bytes as stored in
+/// `layout` (NHWC keeps s8 as u8 + 128), if it has that form: per-tensor
+/// grids over f32 and an activation that clamps (none, relu, clip). The
+/// caller checks it against the table.
+static std::optional<RequantizedAdd> requantizedAddOf(const Node &n,
+                                                      PlanLayout layout) {
+  if (!n.isa("q.add") || n.getNumOperands() != 2)
+    return std::nullopt;
+  auto grid = [&](const Value *v) -> const QuantType * {
+    const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
+    bool byte = q && (q->getStorageKind() == ElementKind::U8 ||
+                      q->getStorageKind() == ElementKind::I8);
+    return byte && !q->isPerAxis() && q->getExpressedKind() == ElementKind::F32
+               ? q
+               : nullptr;
+  };
+  auto stored = [&](const QuantType *q) {
+    bool flipped =
+        layout == PlanLayout::Nhwc && q->getStorageKind() == ElementKind::I8;
+    return int32_t(q->getZeroPoint()) + (flipped ? 128 : 0);
+  };
+  const QuantType *v = grid(n.getOperand(0)), *w = grid(n.getOperand(1)),
+                  *y = grid(n.getResult());
+  if (!v || !w || !y)
+    return std::nullopt;
+  RequantizedAdd add;
+  add.scaleV = v->getScale();
+  add.zeroV = stored(v);
+  add.scaleW = w->getScale();
+  add.zeroW = stored(w);
+  add.outputScale = y->getScale();
+  add.outputZero = stored(y);
+  add.low = -std::numeric_limits<float>::infinity();
+  add.high = std::numeric_limits<float>::infinity();
+  const Attribute *a = n.getAttr("activation");
+  llvm::StringRef activation =
+      a && a->isString() ? llvm::StringRef(*a->getIf<std::string>()) : "none";
+  std::vector<float> params;
+  if (const Attribute *p = n.getAttr("activation_params"))
+    if (auto *values = p->getIf<std::vector<float>>())
+      params = *values;
+  if (activation == "relu") {
+    add.low = 0;
+  } else if (activation == "clip" && params.size() == 2) {
+    add.low = params[0];
+    add.high = params[1];
+  } else if (activation != "none") {
+    return std::nullopt;
+  }
+  return add;
 }
 
 llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
@@ -190,10 +244,15 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
   if (uint8_t flip = flipOf(yKind))
     for (uint8_t &b : table)
       b ^= flip;
-  addStep(std::make_unique<TableStep>(
-              n.getName().str(), int(arity), resultBytes, std::move(table),
-              plan.tensors[*yId].numElements(), broadcast),
-          n, std::move(inputs), {*yId});
+  auto step = std::make_unique<TableStep>(
+      n.getName().str(), int(arity), resultBytes, std::move(table),
+      plan.tensors[*yId].numElements(), broadcast);
+  if (broadcast.operand < 0 && resultBytes == 1) {
+    std::optional<RequantizedAdd> add = requantizedAddOf(n, layout);
+    if (add && add->reproduces(step->getTable()))
+      step->setArithmetic(*add);
+  }
+  addStep(std::move(step), n, std::move(inputs), {*yId});
   return true;
 }
 

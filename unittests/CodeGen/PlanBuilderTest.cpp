@@ -148,6 +148,14 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
   EXPECT_EQ(kinds["int8 conv q.conv"], 2);
   // The add reads %c2 alone, as its second operand: its pair table.
   EXPECT_EQ(kinds["int8 conv q.conv+q.add"], 1);
+  // Whose table is the add's arithmetic (s8 stored + 128, relu, %c2 the
+  // add's second operand), computed in the epilogue.
+  for (const auto &step : plan.steps)
+    if (const auto *conv = llvm::dyn_cast<ConvStep>(step.get()))
+      if (step->op == "q.conv+q.add") {
+        EXPECT_TRUE(conv->getConv().getEpilogue().pairArithmetic);
+        EXPECT_EQ(conv->getConv().hasPairInEpilogue(), plan.isa != Isa::Scalar);
+      }
   EXPECT_EQ(kinds["max pool onnx.MaxPool"], 1);
   EXPECT_EQ(kinds["table q.add"], 0);
   EXPECT_EQ(kinds["channel copy onnx.Concat"], 2);

@@ -139,6 +139,10 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
     return conv && conv->getConv().getEpilogue().outputTable.size() == 256;
   })) << "no conv with an output table";
   EXPECT_TRUE(llvm::any_of(b->plan->steps, [](const auto &s) {
+    const auto *conv = llvm::dyn_cast<ConvStep>(s.get());
+    return conv && conv->getConv().getEpilogue().pairArithmetic;
+  })) << "no conv computing its pair table's add";
+  EXPECT_TRUE(llvm::any_of(b->plan->steps, [](const auto &s) {
     const auto *table = llvm::dyn_cast<TableStep>(s.get());
     return table && table->getBroadcast().operand == 1 &&
            table->getBroadcast().inner == 1 && table->getBroadcast().count == 4;
@@ -336,6 +340,33 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
     EXPECT_NE(error.find("a pair table of 65536 entries on an int8 result "
                          "with an output table"),
               std::string::npos)
+        << error;
+  // Its arithmetic off its table by one output step.
+  e = damaged(
+      [&](Plan &p) {
+        for (auto &step : p.steps)
+          if (step.get() == &pairedConv(p)) {
+            auto *conv = llvm::cast<ConvStep>(step.get());
+            Int8Epilogue epilogue = conv->getConv().getEpilogue();
+            ASSERT_TRUE(epilogue.pairArithmetic);
+            epilogue.pairArithmetic->outputZero += 1;
+            std::vector<int8_t> weights = conv->getConv().getWeights();
+            auto changed = std::make_unique<ConvStep>(
+                conv->getName().str(),
+                Int8Conv(Isa::Scalar, conv->getConv().getShape(),
+                         weights.data(), std::move(epilogue)));
+            changed->inputs = step->inputs;
+            changed->outputs = step->outputs;
+            changed->op = step->op;
+            step = std::move(changed);
+            return;
+          }
+      },
+      /*readerStopsEarlier=*/true);
+  for (const std::string &error : {e, fromFile})
+    EXPECT_NE(
+        error.find("a pair table's arithmetic that does not give its entries"),
+        std::string::npos)
         << error;
 
   // A constant in NHWC layout (steps read constants without a flip).

@@ -414,6 +414,104 @@ TEST(Int8Conv, OutputTablesLookUpTheStoredBytes) {
   EXPECT_TRUE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
 }
 
+TEST(Int8Conv, PairArithmeticGivesThePairTablesBytes) {
+  // A requantizing Add after the conv (none, relu, clip; scales that are
+  // no powers of two, so that many sums round at ties and saturate): its
+  // arithmetic computed in the vector epilogue gives the bytes its table
+  // gives, looked up, on every family and case shape (16-lane tails,
+  // groups, narrow rows), in two calls.
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<int> byte(0, 255);
+  RequantizedAdd add;
+  add.scaleV = 0.0731f;
+  add.zeroV = 30;
+  add.scaleW = 0.05473f;
+  add.zeroW = 117;
+  add.outputScale = 0.0913f;
+  add.outputZero = 140;
+  struct Bounds {
+    float low, high;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const Bounds kActivations[] = {{-inf, inf}, {0, inf}, {-1.5f, 4.25f}};
+  for (const Case &c : kCases) {
+    const Int8ConvShape &s = c.shape;
+    auto operands = randomOperands(s, rng);
+    std::vector<uint8_t> other(s.batch * s.outH() * s.outW() * s.outC);
+    for (uint8_t &v : other)
+      v = uint8_t(byte(rng));
+    Int8Epilogue e;
+    e.scale = {1.0f / 64};
+    e.inputZero = c.inputZero;
+    e.outputScale = 0.5f;
+    e.outputZero = add.zeroV;
+    for (Bounds b : kActivations) {
+      add.low = b.low;
+      add.high = b.high;
+      std::vector<uint8_t> table(65536);
+      for (unsigned v = 0; v < 256; ++v)
+        for (unsigned w = 0; w < 256; ++w)
+          table[v << 8 | w] = add.apply(uint8_t(v), uint8_t(w));
+      auto run = [&](Isa isa, bool arithmetic) {
+        Int8Conv conv(isa, s, operands.second.data(), e);
+        conv.setPairTable(table);
+        if (arithmetic) {
+          EXPECT_TRUE(conv.setPairArithmetic(add));
+          EXPECT_EQ(conv.hasPairInEpilogue(), isa != Isa::Scalar);
+        }
+        std::vector<uint8_t> y(other.size());
+        std::vector<char> scratch(conv.getScratchBytes() + 64);
+        void *aligned = reinterpret_cast<void *>(
+            (reinterpret_cast<uintptr_t>(scratch.data()) + 63) &
+            ~uintptr_t(63));
+        int64_t half = conv.getNumRows() / 2;
+        conv.run(operands.first.data(), nullptr, y.data(), 0, half, aligned,
+                 other.data());
+        conv.run(operands.first.data(), nullptr, y.data(), half,
+                 conv.getNumRows(), aligned, other.data());
+        return y;
+      };
+      std::vector<uint8_t> looked = run(Isa::Scalar, false);
+      for (Isa isa : getTestedIsas()) {
+        std::vector<uint8_t> computed = run(isa, true);
+        for (size_t i = 0; i < looked.size(); ++i)
+          ASSERT_EQ(computed[i], looked[i])
+              << getIsaName(isa).str() << " case " << (&c - kCases)
+              << " bounds " << b.low << ".." << b.high << " element " << i;
+      }
+    }
+  }
+  // An arithmetic one entry off its table is refused, by the setter and by
+  // checkParams (a plan file's).
+  add.low = -inf;
+  add.high = inf;
+  std::vector<uint8_t> table(65536);
+  for (unsigned i = 0; i < 65536; ++i)
+    table[i] = add.apply(uint8_t(i >> 8), uint8_t(i));
+  EXPECT_TRUE(add.reproduces(table));
+  EXPECT_FALSE(add.swapped().reproduces(table));
+  table[12345] ^= 1;
+  EXPECT_FALSE(add.reproduces(table));
+  Int8Epilogue e;
+  e.scale = {1.0f};
+  e.outputScale = 0.5f;
+  e.pairTable = table;
+  e.pairArithmetic = add;
+  EXPECT_TRUE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
+  table[12345] ^= 1;
+  e.pairTable = table;
+  EXPECT_FALSE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
+  e.pairTable.clear();
+  EXPECT_TRUE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
+  e.pairArithmetic.reset();
+  Int8Conv conv(Isa::Scalar, kCases[0].shape,
+                std::vector<int8_t>(4 * 3 * 9, 1).data(), e);
+  table[0] ^= 1;
+  conv.setPairTable(table);
+  EXPECT_FALSE(conv.setPairArithmetic(add));
+  EXPECT_FALSE(conv.getEpilogue().pairArithmetic);
+}
+
 TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
   // Layers with few rows are split along their channels too. Every tile
   // computed alone, last first, and all tiles in one call give the bytes

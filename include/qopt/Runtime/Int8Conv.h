@@ -59,6 +59,7 @@
 #include "qopt/Runtime/Int8Gemm.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace qopt {
@@ -100,6 +101,30 @@ enum class Activation {
   Silu,
 };
 
+/// A pair table's arithmetic, when it has one: the requantizing Add of two
+/// u8 bytes (QAT's ResNet blocks: Add, maybe Relu, Q on its own grid),
+///
+///   out = clamp(nearbyint(act(float(v - zeroV) * scaleV +
+///                             float(w - zeroW) * scaleW) / outputScale)
+///               + outputZero, 0, 255)
+///
+/// with act clamping to [low, high] (none: infinite bounds; relu: low 0),
+/// each a float operation. The vector epilogue computes it in the conv's
+/// registers instead of looking 65,536 entries up; a conv takes it only
+/// when it gives its pair table's every entry (reproduces()).
+struct RequantizedAdd {
+  float scaleV = 1, scaleW = 1, low = 0, high = 0, outputScale = 1;
+  int32_t zeroV = 0, zeroW = 0, outputZero = 0;
+
+  /// One pair, operation for operation as the vector epilogue computes it.
+  uint8_t apply(uint8_t v, uint8_t w) const;
+  /// Whether apply(v, w) is table[v * 256 + w] for every pair.
+  bool reproduces(llvm::ArrayRef<uint8_t> table) const;
+  /// The same with v and w's roles swapped (the table's operands read the
+  /// other way round).
+  RequantizedAdd swapped() const;
+};
+
 struct Int8Epilogue {
   /// Per output channel (one value = per tensor): input scale * weight
   /// scale.
@@ -132,6 +157,8 @@ struct Int8Epilogue {
   /// step's last input (NHWC, the result's shape); or empty. Never with an
   /// outputTable (setPairTable composes the two).
   std::vector<uint8_t> pairTable;
+  /// The pair table's arithmetic (RequantizedAdd), when it has it.
+  std::optional<RequantizedAdd> pairArithmetic;
 };
 
 class Int8Conv {
@@ -158,6 +185,13 @@ public:
   /// the pair operand's byte w, at v * 256 + w, after any output table,
   /// which it absorbs. An int8 result with no pair table yet.
   void setPairTable(std::vector<uint8_t> table);
+  /// The pair table's arithmetic, for the vector epilogue to compute it in
+  /// place of the lookups; false, leaving the conv as it was, unless
+  /// `add` reproduces the pair table (set after any output table).
+  bool setPairArithmetic(const RequantizedAdd &add);
+  /// Whether the vector epilogue computes the pair table's arithmetic
+  /// (no lookups after it): it has one, and no residual.
+  bool hasPairInEpilogue() const;
   /// The weights as given (OIHW s8), unpacked from the kernel's layout.
   std::vector<int8_t> getWeights() const;
   /// Output rows (batch * outH).
@@ -233,7 +267,7 @@ private:
                    int64_t pixels, int64_t blockBegin, int64_t blockEnd) const;
   void finishPixels(const int32_t *acc, Channels channels,
                     const uint8_t *residual, void *output, int64_t pixelBase,
-                    int64_t pixels) const;
+                    int64_t pixels, const uint8_t *pairOperand) const;
 
   /// Pixels worth one GEMM call: several register tiles of rows, so that a
   /// 7-pixel row (ResNet's last stage) is not a tile of 6 and one of 1.

@@ -246,6 +246,17 @@ public:
   llvm::ArrayRef<uint8_t> getTable() const { return table; }
   int64_t getNumElements() const { return elements; }
   const Broadcast &getBroadcast() const { return broadcast; }
+  /// A two-operand table's arithmetic, when the builder found it gives
+  /// every entry: a conv that takes the table in its epilogue computes it
+  /// there instead of looking it up. Not part of a plan file.
+  const std::optional<RequantizedAdd> &getArithmetic() const {
+    return arithmetic;
+  }
+  void setArithmetic(const RequantizedAdd &add) {
+    assert(arity == 2 && add.reproduces(table) &&
+           "the arithmetic of this two-operand table");
+    arithmetic = add;
+  }
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Table; }
 
 private:
@@ -253,6 +264,7 @@ private:
   std::vector<uint8_t> table;
   int64_t elements;
   Broadcast broadcast;
+  std::optional<RequantizedAdd> arithmetic;
 };
 
 /// MaxPool over an NHWC tensor (u8 as stored, or f32); the window skips

@@ -34,8 +34,9 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// The format this build writes; it reads every version from
 /// kOldestPlanFileVersion on (2 added the conv steps' input dilation, 3
 /// their weight zero points and output tables, the int8 gemm steps and the
-/// tables' broadcast operands, 4 the conv steps' pair tables).
-constexpr uint32_t kPlanFileVersion = 4;
+/// tables' broadcast operands, 4 the conv steps' pair tables, 5 their
+/// arithmetic).
+constexpr uint32_t kPlanFileVersion = 5;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).

@@ -112,12 +112,21 @@ QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
 template <typename V> struct Lanes {
   typename V::F outputScale, outputZero, residualScale, alpha, beta, zero, top;
   typename V::I residualZero;
+  typename V::F pairScaleV, pairZeroV, pairScaleW, pairLow, pairHigh,
+      pairOutputScale, pairOutputZero;
+  typename V::I pairZeroW;
 
   explicit Lanes(const Params &p)
       : outputScale(V::set1(p.outputScale)), outputZero(V::set1(p.outputZero)),
         residualScale(V::set1(p.residualScale)), alpha(V::set1(p.alpha)),
         beta(V::set1(p.beta)), zero(V::zero()), top(V::set1(255.0f)),
-        residualZero(V::set1i(p.residualZero)) {}
+        residualZero(V::set1i(p.residualZero)),
+        pairScaleV(V::set1(p.pairScaleV)), pairZeroV(V::set1(p.pairZeroV)),
+        pairScaleW(V::set1(p.pairScaleW)), pairLow(V::set1(p.pairLow)),
+        pairHigh(V::set1(p.pairHigh)),
+        pairOutputScale(V::set1(p.pairOutputScale)),
+        pairOutputZero(V::set1(p.pairOutputZero)),
+        pairZeroW(V::set1i(p.pairZeroW)) {}
 };
 
 /// One vector of channels of one pixel: the sums, their per-channel
@@ -161,15 +170,32 @@ finishLanes(const Params &p, const Lanes<V> &l, typename V::I acc,
   return y;
 }
 
+/// clamp(nearbyint(y / scale) + zero, 0, 255) with NaN -> 0, in float.
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::F
+quantizeLanes(const Lanes<V> &l, typename V::F y, typename V::F scale,
+              typename V::F zero) {
+  typename V::F q = V::add(V::round(V::div(y, scale)), zero);
+  return V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
+}
+
 /// Stores y (the first `count` lanes) at `out`: as u8 = clamp(nearbyint(y /
-/// scale) + zero, 0, 255) with NaN -> 0, or as floats.
-template <typename V, bool Quantized>
+/// scale) + zero, 0, 255) with NaN -> 0, then through the pair stage with
+/// the pair operand's bytes `w` if Pair, or as floats.
+template <typename V, bool Quantized, bool Pair>
 QOPT_EPILOGUE_INLINE void storeLanes(const Lanes<V> &l, typename V::F y,
-                                     void *out, int64_t count) {
+                                     typename V::I w, void *out,
+                                     int64_t count) {
   if constexpr (Quantized) {
-    typename V::F q = V::round(V::div(y, l.outputScale));
-    q = V::add(q, l.outputZero);
-    q = V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
+    typename V::F q = quantizeLanes<V>(l, y, l.outputScale, l.outputZero);
+    if constexpr (Pair) { // RequantizedAdd::apply, operation for operation
+      typename V::F sum =
+          V::add(V::mul(V::sub(q, l.pairZeroV), l.pairScaleV),
+                 V::mul(V::toFloat(V::subi(w, l.pairZeroW)), l.pairScaleW));
+      sum = V::select(V::less(sum, l.pairLow), sum, l.pairLow);
+      sum = V::select(V::less(l.pairHigh, sum), sum, l.pairHigh);
+      q = quantizeLanes<V>(l, sum, l.pairOutputScale, l.pairOutputZero);
+    }
     typename V::I bytes = V::toInt(q);
     storePadded<V>(static_cast<uint8_t *>(out), count,
                    [&](uint8_t *to) { V::storeBytes(bytes, to); });
@@ -179,10 +205,14 @@ QOPT_EPILOGUE_INLINE void storeLanes(const Lanes<V> &l, typename V::F y,
   }
 }
 
-/// What a row's loops fix at compile time.
-template <VectorActivation A, bool R, bool RL, bool Q> struct Variant {
+/// What a row's loops fix at compile time (P: the pair stage, whose
+/// operand comes in residual's place).
+template <VectorActivation A, bool R, bool RL, bool Q, bool P = false>
+struct Variant {
+  static_assert(!P || (Q && !R), "a pair stage on an int8 result alone");
   static constexpr VectorActivation kActivation = A;
-  static constexpr bool kResidual = R, kResidualLast = RL, kQuantized = Q;
+  static constexpr bool kResidual = R, kResidualLast = RL, kQuantized = Q,
+                        kPair = P;
 };
 
 /// One vector of channels from c on (or the last `count` of a row) of
@@ -211,9 +241,11 @@ finishChannels(const Params &p, const Lanes<V> &l, const int32_t *acc,
                        : V::set1i(0));
 #pragma GCC unroll 8
   for (int i = 0; i < Pixels; ++i)
-    storeLanes<V, Var::kQuantized>(
-        l, y[i], static_cast<char *>(output) + (i * stride + c) * elementBytes,
-        count);
+    storeLanes<V, Var::kQuantized, Var::kPair>(
+        l, y[i],
+        Var::kPair ? loadByteLanes<V>(residual + i * stride + c, count)
+                   : V::set1i(0),
+        static_cast<char *>(output) + (i * stride + c) * elementBytes, count);
 }
 
 /// The rows, with everything but the sizes fixed: kPixelBatch pixels at a
@@ -230,7 +262,8 @@ void finishRows(const Params &p, const Lanes<V> &l, const int32_t *acc,
   auto pixelsFrom = [&](int64_t px, auto batch) {
     constexpr int B = decltype(batch)::value;
     const int32_t *a = acc + px * channels;
-    const uint8_t *res = Var::kResidual ? residual + px * stride : nullptr;
+    const uint8_t *res =
+        Var::kResidual || Var::kPair ? residual + px * stride : nullptr;
     void *out = static_cast<char *>(output) + px * stride * elementBytes;
     for (int64_t c = 0; c < full; c += kLanes)
       finishChannels<V, Var, B>(p, l, a, channels, res, out, stride, c, kLanes);
@@ -255,6 +288,8 @@ void finishRowsWith(const Params &p, const Lanes<V> &l, const int32_t *acc,
                                      output, stride);
   };
   bool quantized = p.outputScale != 0;
+  if (p.hasPair) // Int8Conv gives it an int8 result without a residual
+    return run(Variant<Act, false, false, true, true>());
   if (!p.hasResidual)
     return quantized ? run(Variant<Act, false, false, true>())
                      : run(Variant<Act, false, false, false>());

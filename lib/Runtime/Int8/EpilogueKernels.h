@@ -9,7 +9,10 @@
 //   y += r (before or after the activation); activation (none, relu,
 //   leaky relu, clip, sigmoid, silu); then u8 = clamp(nearbyint(y /
 //   outputScale) + outputZero, 0, 255) with NaN -> 0, or y itself for a
-//   float result.
+//   float result;
+//   with a pair stage (an int8 result without a residual), that u8 then
+//   goes through the requantizing Add of Int8Conv.h's RequantizedAdd with
+//   the pair operand's byte, as its scalar apply() computes it.
 //
 // Every operation is one IEEE float operation in the order the scalar
 // epilogue (Int8Conv.cpp) performs it, so the vector result is the scalar
@@ -53,10 +56,19 @@ struct Params {
   int32_t residualZero;
   float outputScale; ///< 0: float result
   float outputZero;
+  /// The pair stage (RequantizedAdd): the u8 result v and the pair
+  /// operand's byte w give clamp(nearbyint(min(max(float(v - pairZeroV) *
+  /// pairScaleV + float(w - pairZeroW) * pairScaleW, low), high) /
+  /// pairOutputScale) + pairOutputZero, 0, 255).
+  bool hasPair;
+  float pairScaleV, pairZeroV, pairScaleW;
+  int32_t pairZeroW;
+  float pairLow, pairHigh, pairOutputScale, pairOutputZero;
 };
 
 /// `pixels` pixels of `channels` sums each (acc rows `channels` apart);
-/// residual and output rows are `stride` elements apart.
+/// residual (or, with a pair stage, the pair operand) and output rows are
+/// `stride` elements apart.
 using Kernel = void (*)(const Params &p, const int32_t *acc, int64_t pixels,
                         int64_t channels, const uint8_t *residual, void *output,
                         int64_t stride);

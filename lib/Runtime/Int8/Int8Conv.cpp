@@ -122,10 +122,41 @@ uint8_t quantizeU8(float x, float scale, int32_t zero) {
   return q <= 0 ? 0 : q >= 255 ? 255 : uint8_t(q);
 }
 
+/// min and max as the vector epilogue's (maxps, minps): the second operand
+/// where either is NaN.
+inline float maxLane(float a, float b) { return a > b ? a : b; }
+inline float minLane(float a, float b) { return a < b ? a : b; }
+
 /// Epilogues tests put in place of a family's (replaceForTesting).
 std::atomic<rt::epilogue::Kernel> epiloguesForTesting[size_t(Isa::Amx) + 1];
 
 } // namespace
+
+uint8_t RequantizedAdd::apply(uint8_t v, uint8_t w) const {
+  float y = float(int32_t(v) - zeroV) * scaleV;
+  y = y + float(int32_t(w) - zeroW) * scaleW;
+  y = y < low ? low : y;
+  y = high < y ? high : y;
+  float q = std::nearbyintf(y / outputScale) + float(outputZero);
+  return uint8_t(minLane(maxLane(q, 0.0f), 255.0f));
+}
+
+bool RequantizedAdd::reproduces(llvm::ArrayRef<uint8_t> table) const {
+  if (table.size() != 65536)
+    return false;
+  for (unsigned v = 0; v < 256; ++v)
+    for (unsigned w = 0; w < 256; ++w)
+      if (table[v << 8 | w] != apply(uint8_t(v), uint8_t(w)))
+        return false;
+  return true;
+}
+
+RequantizedAdd RequantizedAdd::swapped() const {
+  RequantizedAdd other = *this;
+  std::swap(other.scaleV, other.scaleW);
+  std::swap(other.zeroV, other.zeroW);
+  return other;
+}
 
 rt::epilogue::Kernel rt::epilogue::forFamily(Isa isa) {
   if (Kernel replaced = epiloguesForTesting[size_t(isa)])
@@ -258,6 +289,8 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
   for (int32_t zero : {e.inputZero, e.residualZero, e.outputZero})
     if (zero < 0 || zero > 255)
       return fail("a zero point is not a stored u8 value");
+  if (e.pairArithmetic && !e.pairArithmetic->reproduces(e.pairTable))
+    return fail("a pair table's arithmetic that does not give its entries");
   if (!(e.outputScale >= 0) || !std::isfinite(e.outputScale))
     return fail("the output scale is not finite and >= 0");
   return llvm::Error::success();
@@ -285,6 +318,7 @@ void Int8Conv::composeOutputTable(llvm::ArrayRef<uint8_t> table) {
   if (!epilogue.pairTable.empty()) {
     for (uint8_t &v : epilogue.pairTable)
       v = table[v];
+    epilogue.pairArithmetic.reset(); // not the composition's
     return;
   }
   std::vector<uint8_t> &mine = epilogue.outputTable;
@@ -311,6 +345,13 @@ void Int8Conv::setPairTable(std::vector<uint8_t> table) {
     epilogue.outputTable.clear();
   }
   epilogue.pairTable = std::move(table);
+}
+
+bool Int8Conv::setPairArithmetic(const RequantizedAdd &add) {
+  if (!add.reproduces(epilogue.pairTable))
+    return false;
+  epilogue.pairArithmetic = add;
+  return true;
 }
 
 bool Int8Conv::isPointwise() const {
@@ -435,14 +476,19 @@ void Int8Conv::subtractWeightZeroTerms(const uint8_t *a, int64_t lda,
   }
 }
 
+bool Int8Conv::hasPairInEpilogue() const {
+  return epilogue.pairArithmetic && !zeroTerms.empty() && !epilogue.hasResidual;
+}
+
 void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
                             const uint8_t *residual, void *output,
-                            int64_t pixelBase, int64_t pixels) const {
+                            int64_t pixelBase, int64_t pixels,
+                            const uint8_t *pairOperand) const {
   const Int8Epilogue &e = epilogue;
   int64_t first = channels.group * groupOutC + channels.first;
   int64_t count = channels.count;
   if (!zeroTerms.empty()) {
-    rt::epilogue::Params p;
+    rt::epilogue::Params p{};
     p.zeroTerm = zeroTerms.data() + first;
     p.scale = channelScales.data() + first;
     p.bias = e.bias.empty() ? nullptr : e.bias.data() + first;
@@ -456,9 +502,23 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
     p.outputScale = e.outputScale;
     p.outputZero = float(e.outputZero);
     int64_t at = pixelBase * shape.outC + first;
+    const uint8_t *operand = e.hasResidual ? residual + at : nullptr;
+    if (hasPairInEpilogue()) {
+      const RequantizedAdd &add = *e.pairArithmetic;
+      p.hasPair = true;
+      p.pairScaleV = add.scaleV;
+      p.pairZeroV = float(add.zeroV);
+      p.pairScaleW = add.scaleW;
+      p.pairZeroW = add.zeroW;
+      p.pairLow = add.low;
+      p.pairHigh = add.high;
+      p.pairOutputScale = add.outputScale;
+      p.pairOutputZero = float(add.outputZero);
+      operand = pairOperand + at;
+    }
     size_t elementBytes = e.outputScale == 0 ? sizeof(float) : 1;
     rt::epilogue::forFamily(packed[0].getIsa())(
-        p, acc, pixels, count, e.hasResidual ? residual + at : nullptr,
+        p, acc, pixels, count, operand,
         static_cast<char *>(output) + at * elementBytes, shape.outC);
     return;
   }
@@ -563,11 +623,12 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
                panelBegin, panelEnd);
       if (!epilogue.weightZero.empty())
         subtractWeightZeroTerms(a, lda, pixels, channels, acc);
-      finishPixels(acc, channels, residual, output, row * outW, pixels);
+      finishPixels(acc, channels, residual, output, row * outW, pixels,
+                   pairOperand);
     }
     if (!epilogue.outputTable.empty())
       lookUpRows(output, row * outW, pixels, blockBegin, blockEnd);
-    else if (!epilogue.pairTable.empty())
+    else if (!epilogue.pairTable.empty() && !hasPairInEpilogue())
       lookUpPairs(output, pairOperand, row * outW, pixels, blockBegin,
                   blockEnd);
   }

@@ -334,6 +334,15 @@ std::optional<Int8Conv> PlanFileReader::conv(const std::string &name) {
     llvm::StringRef pairs = blob("conv pair table");
     e.pairTable.assign(pairs.bytes_begin(), pairs.bytes_end());
   }
+  if (version >= 5 && flag("pair arithmetic flag")) {
+    RequantizedAdd add;
+    for (float *v :
+         {&add.scaleV, &add.scaleW, &add.low, &add.high, &add.outputScale})
+      *v = f32("pair arithmetic");
+    for (int32_t *v : {&add.zeroV, &add.zeroW, &add.outputZero})
+      *v = i32("pair arithmetic");
+    e.pairArithmetic = add; // checkParams checks it against the table
+  }
   if (failed)
     return std::nullopt;
   if (auto err = Int8Conv::checkParams(s, e)) {

@@ -179,6 +179,14 @@ void PlanFileWriter::conv(const Int8Conv &c) {
   i32s(e.weightZero);
   blob(e.outputTable.data(), e.outputTable.size());
   blob(e.pairTable.data(), e.pairTable.size());
+  u8(e.pairArithmetic.has_value());
+  if (const auto &add = e.pairArithmetic) {
+    for (float v :
+         {add->scaleV, add->scaleW, add->low, add->high, add->outputScale})
+      f32(v);
+    for (int32_t v : {add->zeroV, add->zeroW, add->outputZero})
+      i32(v);
+  }
 }
 
 llvm::Error PlanFileWriter::step(const PlanStep &s) {
