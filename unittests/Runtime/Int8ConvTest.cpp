@@ -524,7 +524,7 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
       shapeOf(1, 7, 7, 64, 256, 3, 1, 1, 1, 1),  // 1 row group, 4 blocks
       shapeOf(1, 5, 5, 32, 200, 1, 1, 0, 1, 1),  // 13 panels: 5, 5 and 3
       shapeOf(2, 4, 3, 8, 130, 3, 2, 1, 1, 1),   // batch 2, a partial panel
-      shapeOf(1, 14, 14, 16, 32, 3, 1, 1, 1, 1), // row groups of 3 and 4
+      shapeOf(1, 14, 56, 16, 32, 3, 1, 1, 1, 1), // row groups of 3 and 4
   };
   std::vector<uint8_t> table(256);
   for (uint8_t &v : table)

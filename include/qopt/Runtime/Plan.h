@@ -164,8 +164,6 @@ public:
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Gemm; }
 
 private:
-  /// Rows flipped into scratch at a time.
-  static constexpr int64_t kRowsPerChunk = 96;
   Int8Conv conv;
 };
 

@@ -107,10 +107,11 @@ Int8ConvShape GemmStep::makeShape(int64_t m, int64_t k, int64_t n) {
 
 size_t GemmStep::getScratchBytes() const {
   const Int8ConvShape &s = conv.getShape();
-  // The conv's own, then a chunk of x's rows and of the residual's.
-  return alignUp(conv.getScratchBytes()) +
-         alignUp(size_t(kRowsPerChunk * s.inC)) +
-         alignUp(size_t(kRowsPerChunk * s.outC));
+  // The conv's own, then a row group of x's rows and of the residual's
+  // (flipped from s8).
+  int64_t rows = conv.getRowsPerCall();
+  return alignUp(conv.getScratchBytes()) + alignUp(size_t(rows * s.inC)) +
+         alignUp(size_t(rows * s.outC));
 }
 
 int64_t GemmStep::getMacs() const {
@@ -136,14 +137,15 @@ llvm::Error GemmStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   char *convScratch = static_cast<char *>(scratch);
   uint8_t *xRows = reinterpret_cast<uint8_t *>(convScratch +
                                                alignUp(conv.getScratchBytes()));
-  uint8_t *residualRows = xRows + alignUp(size_t(kRowsPerChunk * k));
-  // A run of tiles at a time: one row group (kRowsPerChunk rows at most)
-  // and adjacent channel blocks of it.
+  int64_t maxRows = conv.getRowsPerCall();
+  uint8_t *residualRows = xRows + alignUp(size_t(maxRows * k));
+  // A run of tiles at a time: one row group (maxRows rows at most) and
+  // adjacent channel blocks of it.
   conv.forEachTileRun(
       tileBegin, tileEnd,
       [&](int64_t row, int64_t rowEnd, int64_t blockBegin, int64_t blockEnd) {
         int64_t rows = rowEnd - row;
-        assert(rows <= kRowsPerChunk && "a row group is one GEMM call");
+        assert(rows <= maxRows && "a row group is one GEMM call");
         const uint8_t *in = x + row * k;
         if (flipX) {
           copyFlipped(xRows, in, size_t(rows * k));
