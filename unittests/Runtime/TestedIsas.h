@@ -18,6 +18,7 @@
 #define QOPT_EMULATED_INTRINSICS
 #include "EpilogueKernels.h"
 #include "GemmKernels.h"
+#include "TableKernels.h"
 #endif
 
 #include <vector>
@@ -51,6 +52,10 @@ inline std::vector<Isa> getTestedIsas() {
       epilogue::replaceForTesting(e.isa, epilogue::emulated::avx512);
     isas.push_back(e.isa);
   }
+  // The AVX-512 families' byte lookups where the CPU lacks VBMI.
+  if (!getHostCpuFeatures().avx512Vbmi)
+    for (Isa isa : {Isa::Avx512Vnni, Isa::Amx})
+      table::replaceForTesting(isa, table::emulated::avx512Vbmi);
 #endif
   return isas;
 }

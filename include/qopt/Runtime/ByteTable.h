@@ -3,7 +3,8 @@
 // The plan's one-operand int8 table steps (requantize, activations, their
 // compositions): out[i] = table[in[i]]. A lookup is exact on every path;
 // the AVX2 one looks up 32 bytes at a time with vpshufb over the table's
-// sixteen 16-byte rows.
+// sixteen 16-byte rows, the AVX-512 families' 64 at a time with vpermi2b
+// where the CPU has VBMI.
 //
 //===----------------------------------------------------------------------===//
 

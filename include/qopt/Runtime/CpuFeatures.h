@@ -38,6 +38,7 @@ struct CpuFeatures {
   bool avx512 = false; ///< F, BW, DQ and VL, with the OS saving zmm state
   bool avx512Vnni = false;
   bool avxVnni = false;
+  bool avx512Vbmi = false; ///< with avx512: byte permutes (table lookups)
   bool amxInt8 = false;    ///< the CPU has AMX-TILE and AMX-INT8
   bool amxGranted = false; ///< and the OS let this process use tile data
   std::string model;       ///< the brand string, for reports

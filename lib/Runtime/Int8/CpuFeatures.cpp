@@ -93,6 +93,7 @@ CpuFeatures detect() {
              bit(l7.ebx, 30) && bit(l7.ebx, 31);
   f.avx512Vnni = f.avx512 && bit(l7.ecx, 11);
   f.avxVnni = f.avx2 && bit(l71.eax, 4);
+  f.avx512Vbmi = f.avx512 && bit(l7.ecx, 1);
   f.amxInt8 = tilesSaved && bit(l7.edx, 24) && bit(l7.edx, 25);
   f.amxGranted = f.amxInt8 && requestAmxPermission();
   return f;
