@@ -312,11 +312,11 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   auto wholeShape = staticShape(whole);
   if (!wholeShape)
     return wholeShape.takeError();
-  if (requantizes && (wholeShape->size() != 4 || (axis != 1 && axis != -3)))
+  bool alongChannels = wholeShape->size() == 4 && (axis == 1 || axis == -3);
+  if (requantizes && !alongChannels)
     return lowerConcatInOnnxLayout(n);
-  if ((size != 1 && size != 4) || (axis != 1 && axis != -3) ||
-      wholeShape->size() != 4)
-    return false;
+  if ((size != 1 && size != 4) || !alongChannels)
+    return isConcat ? lowerConcatInOnnxLayout(n) : false;
   bool anyNhwc = false;
   std::vector<int64_t> channels;
   if (requantizes && (!isByteInteger(kind) || isPerAxis(whole)))
@@ -339,10 +339,10 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   }
   if (!isConcat)
     anyNhwc = homeLayout(whole) == PlanLayout::Nhwc && !isConstant(whole);
-  // In ONNX layout the float kernel's copies are as good (but not its
-  // requantizing: int8 tensors go NHWC for that).
+  // Int8 tensors go NHWC for requantizing; a concat of tensors that live in
+  // ONNX layout stays there.
   if (!anyNhwc && !requantizes)
-    return false;
+    return isConcat ? lowerConcatInOnnxLayout(n) : false;
   std::vector<std::vector<uint8_t>> tables;
   if (requantizes) {
     auto made = requantizeTables(n, sources, whole, 4, 1, PlanLayout::Nhwc);
@@ -387,11 +387,17 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
 
 llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
   // Each index before the axis is a row; operand i's row (its elements
-  // from the axis on) goes through its table into the result's row at the
-  // sum of the spans before it.
+  // from the axis on) goes (through its table, for q.concat) into the
+  // result's row at the sum of the spans before it.
+  bool requantizes = n.isa("q.concat");
   const Value *whole = n.getNumResults() == 1 ? n.getResult() : nullptr;
-  if (!whole || !isByteInteger(whole->getType()->getStorageKind()) ||
-      isPerAxis(whole))
+  if (!whole)
+    return false;
+  ElementKind kind = whole->getType()->getStorageKind();
+  // A plain Concat copies any fixed-size element; q.concat int8 bytes.
+  if (requantizes
+          ? !isByteInteger(kind) || isPerAxis(whole)
+          : getElementByteSize(kind) == 0 || kind == ElementKind::String)
     return false;
   auto wholeShape = staticShape(whole);
   if (!wholeShape)
@@ -411,8 +417,10 @@ llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
                                      n.getOperands().end());
   std::vector<int64_t> spans;
   for (const Value *v : sources) {
-    if (!v || v->isAbsent() || isConstant(v) ||
-        !isByteInteger(v->getType()->getStorageKind()) || isPerAxis(v))
+    if (!v || v->isAbsent() || isConstant(v))
+      return false;
+    ElementKind vKind = v->getType()->getStorageKind();
+    if (requantizes ? !isByteInteger(vKind) || isPerAxis(v) : vKind != kind)
       return false;
     auto shape = staticShape(v);
     if (!shape)
@@ -423,10 +431,14 @@ llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
       return false;
     spans.push_back((*shape)[axis] * inner);
   }
-  auto tables =
-      requantizeTables(n, sources, whole, rank, axis, PlanLayout::Onnx);
-  if (!tables)
-    return false;
+  std::vector<std::vector<uint8_t>> tables(sources.size());
+  if (requantizes) {
+    auto made =
+        requantizeTables(n, sources, whole, rank, axis, PlanLayout::Onnx);
+    if (!made)
+      return false;
+    tables = std::move(*made);
+  }
 
   std::vector<int> inputs;
   for (const Value *v : sources) {
@@ -435,15 +447,14 @@ llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
       return id.takeError();
     inputs.push_back(*id);
   }
-  auto output =
-      defineResult(whole, PlanLayout::Onnx, whole->getType()->getStorageKind());
+  auto output = defineResult(whole, PlanLayout::Onnx, kind);
   if (!output)
     return output.takeError();
   std::vector<ChannelCopyStep::Piece> pieces;
   int64_t offset = 0;
   for (size_t i = 0; i < sources.size(); ++i) {
     pieces.push_back(
-        {inputs[i], *output, 0, offset, spans[i], std::move((*tables)[i])});
+        {inputs[i], *output, 0, offset, spans[i], std::move(tables[i])});
     offset += spans[i];
   }
   if (offset != (*wholeShape)[axis] * inner)
@@ -453,6 +464,41 @@ llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
   addStep(std::make_unique<ChannelCopyStep>(n.getName().str(),
                                             std::move(pieces), rows),
           n, std::move(inputs), {*output});
+  return true;
+}
+
+llvm::Expected<bool> PlanBuilder::lowerReshape(const Node &n) {
+  // The elements in ONNX layout keep their order: one copy, in rows of the
+  // result's last dim so that threads share it.
+  const Value *x = n.getNumOperands() > 0 ? n.getOperand(0) : nullptr;
+  const Value *y = n.getNumResults() == 1 ? n.getResult() : nullptr;
+  if (!x || !y || isConstant(x))
+    return false;
+  ElementKind kind = y->getType()->getStorageKind();
+  if (x->getType()->getStorageKind() != kind || getElementByteSize(kind) == 0 ||
+      kind == ElementKind::String)
+    return false;
+  auto xShape = staticShape(x);
+  if (!xShape)
+    return xShape.takeError();
+  auto yShape = staticShape(y);
+  if (!yShape)
+    return yShape.takeError();
+  std::optional<int64_t> elements = shapeNumElements(*yShape);
+  if (!elements || *elements == 0 || shapeNumElements(*xShape) != elements)
+    return false;
+  int64_t rows = yShape->empty() ? 1 : *elements / yShape->back();
+  auto xId = tensorFor(x, PlanLayout::Onnx);
+  if (!xId)
+    return xId.takeError();
+  auto yId = defineResult(y, PlanLayout::Onnx, kind);
+  if (!yId)
+    return yId.takeError();
+  std::vector<ChannelCopyStep::Piece> pieces{
+      {*xId, *yId, 0, 0, *elements / rows, {}}};
+  addStep(std::make_unique<ChannelCopyStep>(n.getName().str(),
+                                            std::move(pieces), rows),
+          n, {*xId}, {*yId});
   return true;
 }
 

@@ -336,6 +336,10 @@ llvm::Error PlanBuilder::build() {
       lowered = lowerQuantize(n);
     else if (n.isa("onnx.Resize") || n.isa("onnx.Upsample"))
       lowered = lowerResize(n);
+    else if (n.isa("onnx.Reshape") || n.isa("onnx.Flatten") ||
+             n.isa("onnx.Squeeze") || n.isa("onnx.Unsqueeze") ||
+             n.isa("onnx.Identity"))
+      lowered = lowerReshape(n);
     else
       lowered = lowerTable(n);
     if (!lowered)

@@ -101,8 +101,12 @@ private:
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
   /// Nearest Resize/Upsample whose sampling is a pixel copy.
   llvm::Expected<bool> lowerResize(const Node &n);
-  /// q.concat along any axis, in ONNX layout (a copy step's rows).
+  /// q.concat, or a Concat of tensors that live in ONNX layout, along any
+  /// axis there (a copy step's rows).
   llvm::Expected<bool> lowerConcatInOnnxLayout(const Node &n);
+  /// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the elements copied in
+  /// ONNX layout.
+  llvm::Expected<bool> lowerReshape(const Node &n);
   llvm::Expected<bool> lowerQuantize(const Node &n);
   /// q.concat's table per operand from stored bytes to the result's (as
   /// stored in `layout`), or none when its kernel refuses; `axis` (>= 0)

@@ -205,6 +205,51 @@ TEST(PlanBuilder, MaxPoolNaNAndEmptyWindowsAsTheReference) {
   EXPECT_EQ((*got)[1].getDouble(0), -std::numeric_limits<double>::infinity());
 }
 
+// Reshape, Flatten, Squeeze, Unsqueeze and Identity keep their elements
+// order in ONNX layout, and a Concat of tensors that live there (along the
+// last axis, and along the first) copies rows: every one of them is a copy
+// step, none a float step, and the bytes are the interpreter's, with the
+// NHWC result of a conv reshaped through a reformat too.
+const char *kCopies = R"(
+!x = !quant.uniform<i8:f32, 0.5>
+!w = !quant.uniform<i8:f32, 0.015625>
+graph @g(%x: tensor<1x4x3x2xf32>, %y: tensor<1x4x6xf32>) -> (tensor<1x4x12xf32>, tensor<1x48xf32>, tensor<2x4x6xf32>, tensor<1x24xf32>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %s = onnx.Constant() {value = dense<[1, 4, 6]>} : tensor<3xi64>
+  %a = onnx.Constant() {value = dense<[0]>} : tensor<1xi64>
+  %r = onnx.Reshape(%x, %s) : tensor<1x4x6xf32>
+  %c = onnx.Concat(%r, %y) {axis = 2} : tensor<1x4x12xf32>
+  %f = onnx.Flatten(%c) {axis = 1} : tensor<1x48xf32>
+  %q = onnx.Squeeze(%f, %a) : tensor<48xf32>
+  %u = onnx.Unsqueeze(%q, %a) : tensor<1x48xf32>
+  %i = onnx.Identity(%u) : tensor<1x48xf32>
+  %c0 = onnx.Concat(%y, %r) {axis = 0} : tensor<2x4x6xf32>
+  %qx = q.quantize(%x) : tensor<1x4x3x2x!x>
+  %conv = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x3x2xf32>
+  %fc = onnx.Flatten(%conv) {axis = 1} : tensor<1x24xf32>
+  return %c, %i, %c0, %fc
+}
+)";
+
+TEST(PlanBuilder, ReshapesAndOnnxLayoutConcatsAreCopies) {
+  auto b = build(kCopies);
+  ASSERT_TRUE(b->plan);
+  std::map<std::string, int> kinds;
+  for (const auto &step : b->plan->steps)
+    ++kinds[(step->getKindName() + " " + step->op).str()];
+  for (const char *op : {"onnx.Reshape", "onnx.Flatten", "onnx.Squeeze",
+                         "onnx.Unsqueeze", "onnx.Identity"})
+    EXPECT_EQ(kinds[std::string("channel copy ") + op],
+              std::string(op) == "onnx.Flatten" ? 2 : 1)
+        << op;
+  EXPECT_EQ(kinds["channel copy onnx.Concat"], 2);
+  for (const auto &step : b->plan->steps)
+    EXPECT_NE(step->getKind(), PlanStep::Kind::Float) << step->getName().str();
+  auto inputs = makeRandomInputs(b->model->getGraph(), 3);
+  ASSERT_TRUE(bool(inputs));
+  expectMatchesInterpreter(*b, *inputs);
+}
+
 // q.concat of s8, u8 and s8 operands on three grids onto an s8 result: a
 // channel copy through a requantize table for each of the first two (built
 // by the reference kernel), a plain copy for the third (already on the
