@@ -308,6 +308,55 @@ TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
   }
 }
 
+TEST(Int8Conv, VectorQuantizeDividesAsTheScalarDoes) {
+  // The vector epilogues divide by the output scale through its reciprocal
+  // and two exact corrections; the scalar one divides. A 1x1 conv on one
+  // channel gives y = (x - 128) * scale[c] + bias[c] for every byte x, with
+  // scale = outputScale / 2 and biases of a few ulp: y / outputScale lies
+  // on or within an ulp or two of a tie k + 1/2, for output scales whose
+  // reciprocals are inexact (and one that is exact).
+  Int8ConvShape s;
+  s.inC = 1;
+  s.inW = 256;
+  s.outC = 37;
+  std::vector<uint8_t> x(256);
+  for (int v = 0; v < 256; ++v)
+    x[v] = uint8_t(v);
+  std::vector<int8_t> w(s.outC, 1);
+  for (float outputScale :
+       {0.0731f, 0.1f, 0.0913f, 1.0f / 3, 0.0171f, 7.7f, 0.0625f, 3e-6f}) {
+    Int8Epilogue e;
+    for (int64_t c = 0; c < s.outC; ++c) {
+      e.scale.push_back(outputScale / 2);
+      float ulps = float(c % 5) - 2;
+      e.bias.push_back(c < 5 ? 0.0f
+                             : ulps * std::ldexp(outputScale, -24) *
+                                   float(1 + c / 5));
+    }
+    e.inputZero = 128;
+    e.outputScale = outputScale;
+    e.outputZero = 128;
+    auto run = [&](Isa isa) {
+      Int8Conv conv(isa, s, w.data(), e);
+      std::vector<uint8_t> y(256 * s.outC);
+      std::vector<char> scratch(conv.getScratchBytes() + 64);
+      void *aligned = reinterpret_cast<void *>(
+          (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
+      conv.run(x.data(), nullptr, y.data(), 0, 1, aligned);
+      return y;
+    };
+    std::vector<uint8_t> want = run(Isa::Scalar);
+    if (outputScale == 0.0625f) {               // exact ties, to even both ways
+      EXPECT_EQ(want[(128 + 1) * s.outC], 128); // 0.5 -> 0
+      EXPECT_EQ(want[(128 + 3) * s.outC], 130); // 1.5 -> 2
+      EXPECT_EQ(want[(128 - 3) * s.outC], 126); // -1.5 -> -2
+    }
+    for (Isa isa : getTestedIsas())
+      ASSERT_EQ(run(isa), want)
+          << getIsaName(isa).str() << " output scale " << outputScale;
+  }
+}
+
 // The epilogue's float sigmoid and SiLU stay within a few float ulp of the
 // same functions in double, over the whole range where their results are
 // normal floats, and keep NaN; a 1x1 conv on one channel computes

@@ -88,7 +88,8 @@ CpuFeatures detect() {
   bool tilesSaved = (xcr0 & 0x60000) == 0x60000;
   CpuidRegs l7 = cpuid(7, 0);
   CpuidRegs l71 = l7.eax >= 1 ? cpuid(7, 1) : CpuidRegs();
-  f.avx2 = ymmSaved && bit(l7.ebx, 5);
+  // The AVX2 kernels use FMA3 too (every AVX2 CPU has it).
+  f.avx2 = ymmSaved && bit(l7.ebx, 5) && bit(l1.ecx, 12);
   f.avx512 = zmmSaved && bit(l7.ebx, 16) && bit(l7.ebx, 17) &&
              bit(l7.ebx, 30) && bit(l7.ebx, 31);
   f.avx512Vnni = f.avx512 && bit(l7.ecx, 11);

@@ -1,6 +1,6 @@
 //===- EpilogueAvx2.cpp - The conv epilogue, 8 channels at a time ---------===//
 //
-// Built with -mavx2 -ffp-contract=off; used by the AVX2 and AVX-VNNI
+// Built with -mavx2 -mfma -ffp-contract=off; used by the AVX2 and AVX-VNNI
 // families (EpilogueAvx512.cpp serves the AVX-512 ones). Each activation,
 // with or without a residual, onto u8 or float, is a loop of its own
 // (EpilogueBody.h): with the choices made inside the loop, it took 2-3x as
@@ -32,6 +32,12 @@ struct Avx2Lanes {
   static QOPT_EPILOGUE_INLINE F sub(F a, F b) { return _mm256_sub_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F div(F a, F b) { return _mm256_div_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F fma(F a, F b, F c) {
+    return _mm256_fmadd_ps(a, b, c);
+  }
+  static QOPT_EPILOGUE_INLINE F fnma(F a, F b, F c) {
+    return _mm256_fnmadd_ps(a, b, c);
+  }
   static QOPT_EPILOGUE_INLINE F min(F a, F b) { return _mm256_min_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F max(F a, F b) { return _mm256_max_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F round(F a) {

@@ -33,6 +33,12 @@ struct Avx512Lanes {
   static QOPT_EPILOGUE_INLINE F sub(F a, F b) { return _mm512_sub_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F div(F a, F b) { return _mm512_div_ps(a, b); }
+  static QOPT_EPILOGUE_INLINE F fma(F a, F b, F c) {
+    return _mm512_fmadd_ps(a, b, c);
+  }
+  static QOPT_EPILOGUE_INLINE F fnma(F a, F b, F c) {
+    return _mm512_fnmadd_ps(a, b, c);
+  }
   static QOPT_EPILOGUE_INLINE F min(F a, F b) { return _mm512_min_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F max(F a, F b) { return _mm512_max_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F round(F a) {

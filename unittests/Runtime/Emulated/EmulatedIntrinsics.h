@@ -3,7 +3,8 @@
 // What lib/Runtime/Int8/Intrinsics.h includes in the unit tests' second
 // build of the kernel families: SIMDe's AVX2 and AVX-512 (VNNI included)
 // under the intrinsics' own names, the VEX form of vpdpbusd (AVX-VNNI) as
-// the EVEX one (the same arithmetic), and a software AMX (EmulatedAmx.h).
+// the EVEX one (the same arithmetic), fused multiply-adds rounded once, and
+// a software AMX (EmulatedAmx.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +77,33 @@ inline __m512i _mm512_cvtepu8_epi32(__m128i v) {
 inline __m128i _mm512_cvtepi32_epi8(__m512i v) {
   return convert16Lanes<__m128i, uint8_t, int32_t>(
       v, [](int32_t x) { return uint8_t(x); });
+}
+
+// SIMDe's portable fused multiply-adds round twice (a product, then a
+// sum); the epilogue's need vfmadd's one rounding, lane by lane.
+template <typename Fused>
+inline __m512 fuse16Lanes(__m512 a, __m512 b, __m512 c, Fused fused) {
+  float x[16], y[16], z[16], r[16];
+  std::memcpy(x, &a, sizeof(x));
+  std::memcpy(y, &b, sizeof(y));
+  std::memcpy(z, &c, sizeof(z));
+  for (int i = 0; i < 16; ++i)
+    r[i] = fused(x[i], y[i], z[i]);
+  __m512 result;
+  std::memcpy(&result, r, sizeof(result));
+  return result;
+}
+#undef _mm512_fmadd_ps
+#undef _mm512_fnmadd_ps
+inline __m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c) {
+  return fuse16Lanes(a, b, c, [](float x, float y, float z) {
+    return __builtin_fmaf(x, y, z);
+  });
+}
+inline __m512 _mm512_fnmadd_ps(__m512 a, __m512 b, __m512 c) {
+  return fuse16Lanes(a, b, c, [](float x, float y, float z) {
+    return __builtin_fmaf(-x, y, z);
+  });
 }
 
 #include "EmulatedAmx.h"
