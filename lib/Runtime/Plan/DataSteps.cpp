@@ -170,6 +170,43 @@ llvm::Error PoolStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 // Channel copy
 //===----------------------------------------------------------------------===//
 
+/// Copies n bytes between arrays that do not overlap: runs of at most 128
+/// bytes (a pixel's 16-32 float channels, YOLO's Split and Concat) as two
+/// possibly overlapping runs of whole 8-, 16-, 32- or 64-byte moves,
+/// without a call, longer ones through memcpy.
+static inline void copyDisjoint(char *dst, const char *src, size_t n) {
+  auto overlapping = [&](auto chunk) {
+    constexpr size_t kBytes = sizeof(chunk);
+    decltype(chunk) head, tail;
+    std::memcpy(&head, src, kBytes);
+    std::memcpy(&tail, src + n - kBytes, kBytes);
+    std::memcpy(dst, &head, kBytes);
+    std::memcpy(dst + n - kBytes, &tail, kBytes);
+  };
+  struct Bytes16 {
+    uint64_t low, high;
+  };
+  struct Bytes32 {
+    Bytes16 low, high;
+  };
+  struct Bytes64 {
+    Bytes32 low, high;
+  };
+  if (n > 128)
+    std::memcpy(dst, src, n);
+  else if (n >= 64)
+    overlapping(Bytes64());
+  else if (n >= 32)
+    overlapping(Bytes32());
+  else if (n >= 16)
+    overlapping(Bytes16());
+  else if (n >= 8)
+    overlapping(uint64_t());
+  else
+    for (size_t i = 0; i < n; ++i)
+      dst[i] = src[i];
+}
+
 llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
                                  int64_t tileEnd, void * /*scratch*/) const {
   if (tileBegin >= tileEnd)
@@ -192,8 +229,15 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
       char *dstPixel = dst + (pixel * toC + p.toChannel) * size;
       const char *srcPixel = src + (pixel * fromC + p.fromChannel) * size;
       if (p.table.empty()) {
-        // The verifier lets a piece copy within one tensor.
-        std::memmove(dstPixel, srcPixel, p.channels * size);
+        // The verifier lets a piece copy within one tensor, and a plan
+        // file may place two tensors on the same bytes.
+        size_t bytes = p.channels * size;
+        uintptr_t to = reinterpret_cast<uintptr_t>(dstPixel),
+                  from = reinterpret_cast<uintptr_t>(srcPixel);
+        if (to < from + bytes && from < to + bytes)
+          std::memmove(dstPixel, srcPixel, bytes);
+        else
+          copyDisjoint(dstPixel, srcPixel, bytes);
         continue;
       }
       lookupBytes(run.getPlan().isa, p.table.data(),
