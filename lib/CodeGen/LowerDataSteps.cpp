@@ -469,7 +469,8 @@ llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
 
 llvm::Expected<bool> PlanBuilder::lowerReshape(const Node &n) {
   // The elements in ONNX layout keep their order: one copy, in rows of the
-  // result's last dim so that threads share it.
+  // result's trailing dims (1,024 elements or more each, but all of a
+  // smaller tensor) so that threads share it.
   const Value *x = n.getNumOperands() > 0 ? n.getOperand(0) : nullptr;
   const Value *y = n.getNumResults() == 1 ? n.getResult() : nullptr;
   if (!x || !y || isConstant(x))
@@ -487,7 +488,10 @@ llvm::Expected<bool> PlanBuilder::lowerReshape(const Node &n) {
   std::optional<int64_t> elements = shapeNumElements(*yShape);
   if (!elements || *elements == 0 || shapeNumElements(*xShape) != elements)
     return false;
-  int64_t rows = yShape->empty() ? 1 : *elements / yShape->back();
+  int64_t inner = 1;
+  for (size_t d = yShape->size(); d-- > 0 && inner < 1024;)
+    inner *= (*yShape)[d];
+  int64_t rows = *elements / inner;
   auto xId = tensorFor(x, PlanLayout::Onnx);
   if (!xId)
     return xId.takeError();

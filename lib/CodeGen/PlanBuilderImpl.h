@@ -101,8 +101,9 @@ private:
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
   /// Nearest Resize/Upsample whose sampling is a pixel copy.
   llvm::Expected<bool> lowerResize(const Node &n);
-  /// q.concat, or a Concat of tensors that live in ONNX layout, along any
-  /// axis there (a copy step's rows).
+  /// q.concat, or a Concat that is not a channel copy of NHWC tensors,
+  /// along any axis in ONNX layout (a copy step's rows; operands that live
+  /// in NHWC are reformatted first).
   llvm::Expected<bool> lowerConcatInOnnxLayout(const Node &n);
   /// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the elements copied in
   /// ONNX layout.

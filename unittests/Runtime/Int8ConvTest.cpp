@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -323,8 +324,14 @@ TEST(Int8Conv, VectorQuantizeDividesAsTheScalarDoes) {
   for (int v = 0; v < 256; ++v)
     x[v] = uint8_t(v);
   std::vector<int8_t> w(s.outC, 1);
-  for (float outputScale :
-       {0.0731f, 0.1f, 0.0913f, 1.0f / 3, 0.0171f, 7.7f, 0.0625f, 3e-6f}) {
+  // 0.2301254f: a quotient past FLT_MAX whose first correction rounds to
+  // infinity (the last channel's bias); 1.705e-38f: a divisor too small
+  // for exact remainders (divided instead).
+  float bits = 0;
+  uint32_t pattern = 0x3e6ba5fb;
+  std::memcpy(&bits, &pattern, sizeof(bits));
+  for (float outputScale : {0.0731f, 0.1f, 0.0913f, 1.0f / 3, 0.0171f, 7.7f,
+                            0.0625f, 3e-6f, bits, 1.705e-38f}) {
     Int8Epilogue e;
     for (int64_t c = 0; c < s.outC; ++c) {
       e.scale.push_back(outputScale / 2);
@@ -333,6 +340,7 @@ TEST(Int8Conv, VectorQuantizeDividesAsTheScalarDoes) {
                              : ulps * std::ldexp(outputScale, -24) *
                                    float(1 + c / 5));
     }
+    std::memcpy(&e.bias.back(), &(pattern = 0x7e6ba5fb), sizeof(float));
     e.inputZero = 128;
     e.outputScale = outputScale;
     e.outputZero = 128;
@@ -351,6 +359,8 @@ TEST(Int8Conv, VectorQuantizeDividesAsTheScalarDoes) {
       EXPECT_EQ(want[(128 + 3) * s.outC], 130); // 1.5 -> 2
       EXPECT_EQ(want[(128 - 3) * s.outC], 126); // -1.5 -> -2
     }
+    // 7.83e37 / 0.23: inf, saturated; other scales: far past 255 too.
+    EXPECT_EQ(want[255 * s.outC + s.outC - 1], 255);
     for (Isa isa : getTestedIsas())
       ASSERT_EQ(run(isa), want)
           << getIsaName(isa).str() << " output scale " << outputScale;
@@ -552,6 +562,23 @@ TEST(Int8Conv, PairArithmeticGivesThePairTablesBytes) {
   EXPECT_FALSE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
   e.pairTable.clear();
   EXPECT_TRUE(llvm::errorToBool(Int8Conv::checkParams(kCases[0].shape, e)));
+  // Zero points past a stored byte (a plan file's): an error before any
+  // entry is computed (int32 arithmetic on INT32_MIN would overflow).
+  e.pairTable = table;
+  table[12345] ^= 1;
+  e.pairTable = table;
+  for (int32_t zero : {-1, 256, std::numeric_limits<int32_t>::min(),
+                       std::numeric_limits<int32_t>::max()}) {
+    RequantizedAdd bad = add;
+    bad.zeroV = zero;
+    e.pairArithmetic = bad;
+    std::string error =
+        llvm::toString(Int8Conv::checkParams(kCases[0].shape, e));
+    EXPECT_NE(error.find("zero point that is not a stored u8 value"),
+              std::string::npos)
+        << error;
+  }
+  table[12345] ^= 1;
   e.pairArithmetic.reset();
   Int8Conv conv(Isa::Scalar, kCases[0].shape,
                 std::vector<int8_t>(4 * 3 * 9, 1).data(), e);

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -31,6 +32,15 @@ std::vector<float> interestingValues(float scale, std::mt19937 &rng) {
                           -3e9f,
                           std::numeric_limits<float>::max(),
                           -std::numeric_limits<float>::max()};
+  // A quotient just past FLT_MAX whose reciprocal product does not
+  // overflow but a correction does (over scale 0x3e6ba5fb), and one that
+  // rounds to 8 while a correction whose remainder underflows gives 9
+  // (over scale 0x00b9ac15).
+  for (uint32_t bits : {0x7e6ba5fbu, 0xfe6ba5fbu, 0x024546d7u}) {
+    float x;
+    std::memcpy(&x, &bits, sizeof(x));
+    v.push_back(x);
+  }
   for (int k = -300; k <= 300; ++k) {
     v.push_back((float(k) + 0.5f) * scale);
     v.push_back(float(k) * scale);
@@ -46,7 +56,14 @@ std::vector<float> interestingValues(float scale, std::mt19937 &rng) {
 
 TEST(Int8Quantize, EveryFamilyGivesQuantizeLinearsBytes) {
   std::mt19937 rng(7);
-  const float scales[] = {0.1f, 1.0f / 3, 0.0078125f, 0.5f, 1e-30f, 37.5f};
+  auto fromBits = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+  };
+  const float scales[] = {
+      0.1f,   1.0f / 3, 0.0078125f,           0.5f,
+      1e-30f, 37.5f,    fromBits(0x3e6ba5fb), fromBits(0x00b9ac15)};
   struct Grid {
     bool isSigned;
     int32_t zero;

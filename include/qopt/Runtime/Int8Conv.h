@@ -116,9 +116,14 @@ struct RequantizedAdd {
   float scaleV = 1, scaleW = 1, low = 0, high = 0, outputScale = 1;
   int32_t zeroV = 0, zeroW = 0, outputZero = 0;
 
-  /// One pair, operation for operation as the vector epilogue computes it.
+  /// Whether every zero point is a stored u8 value (0..255), which the
+  /// vector epilogue's float arithmetic on them needs.
+  bool hasStoredZeroPoints() const;
+  /// One pair, operation for operation as the vector epilogue computes it
+  /// (zero points in 0..255).
   uint8_t apply(uint8_t v, uint8_t w) const;
-  /// Whether apply(v, w) is table[v * 256 + w] for every pair.
+  /// Whether the zero points are stored values and apply(v, w) is
+  /// table[v * 256 + w] for every pair.
   bool reproduces(llvm::ArrayRef<uint8_t> table) const;
   /// The same with v and w's roles swapped (the table's operands read the
   /// other way round).

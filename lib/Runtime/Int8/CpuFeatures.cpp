@@ -137,11 +137,13 @@ bool CpuFeatures::supports(Isa isa) const {
     return avx2;
   case Isa::AvxVnni:
     return avxVnni;
+  // The AVX-512 families use the AVX2 family's quantize (and, without
+  // VBMI, table) kernels too.
   case Isa::Avx512Vnni:
-    return avx512Vnni;
+    return avx512Vnni && avx2;
   case Isa::Amx:
     // Gemms too small for tiles run the avx512vnni kernel (Int8Gemm.cpp).
-    return amxGranted && avx512Vnni;
+    return amxGranted && avx512Vnni && avx2;
   }
   return false;
 }

@@ -61,6 +61,9 @@ struct Avx2Lanes {
   static QOPT_EPILOGUE_INLINE M unordered(F a) {
     return _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
   }
+  static QOPT_EPILOGUE_INLINE bool anyNotFinite(F a) {
+    return _mm256_movemask_ps(unordered(sub(a, a))) != 0; // inf - inf: NaN
+  }
   static QOPT_EPILOGUE_INLINE F select(M m, F a, F b) {
     return _mm256_blendv_ps(a, b, m);
   }

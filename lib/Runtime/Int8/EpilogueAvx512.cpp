@@ -63,6 +63,9 @@ struct Avx512Lanes {
   static QOPT_EPILOGUE_INLINE M unordered(F a) {
     return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
   }
+  static QOPT_EPILOGUE_INLINE bool anyNotFinite(F a) {
+    return unordered(sub(a, a)) != 0; // inf - inf and NaN are NaN
+  }
   static QOPT_EPILOGUE_INLINE F select(M m, F a, F b) {
     return _mm512_mask_blend_ps(m, a, b);
   }

@@ -10,6 +10,7 @@
 //   add sub mul div min max  IEEE operations, lane by lane (min and max
 //                            return the second operand where either is NaN)
 //   fma(a, b, c), fnma       a * b + c and c - a * b, each rounded once
+//   anyNotFinite(a)          whether a lane is infinite or NaN
 //   round                    to nearest, ties to even
 //   addi, subi, shiftExponent int32 lanes; shiftExponent is `<< 23`
 //   toFloat, toInt, asFloat  cvtdq2ps, cvtps2dq, a bit cast
@@ -32,6 +33,7 @@
 #define QOPT_LIB_RUNTIME_INT8_EPILOGUEBODY_H
 
 #include "EpilogueKernels.h"
+#include "ExactDivision.h"
 #include "SigmoidFloat.h"
 
 #include <cstddef>
@@ -111,46 +113,6 @@ QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
   if constexpr (KeepNaN)
     return V::select(V::unordered(x), s, x);
   return s;
-}
-
-/// A divisor's lanes and its reciprocal's, when the quotient can be had
-/// from the reciprocal (dividedBy).
-template <typename V> struct Divisor {
-  typename V::F value, reciprocal;
-  bool byReciprocal;
-
-  explicit Divisor(float d)
-      : value(V::set1(d)), reciprocal(V::set1(1.0f / d)),
-        // Normal, with a normal reciprocal: the products and remainders
-        // below neither overflow nor underflow for quotients that matter.
-        byReciprocal(isNormal(d) && isNormal(1.0f / d)) {}
-  static bool isNormal(float v) {
-    float magnitude = v < 0 ? -v : v;
-    return magnitude >= 1.17549435e-38f && magnitude <= 3.40282347e+38f;
-  }
-};
-
-/// y / d rounded once, as divps gives it, from d's reciprocal r = RN(1/d)
-/// by two corrections with exact remainders: q0 = RN(y * r) is within 2
-/// ulp of y / d; q1 = RN(q0 + (y - d * q0) * r) is within 1; and then
-/// (Markstein's theorem: r within half an ulp of 1/d, q1 faithful, the
-/// remainder exact by FMA) RN(q1 + (y - d * q1) * r) is RN(y / d). Seven
-/// cheap operations in place of a divide, whose unit takes 5-16 cycles a
-/// vector. Infinite and NaN quotients (an infinite or NaN y, or y * r out
-/// of range) are q0's, whose corrections would be NaN. Where y is so small
-/// (below about 2^-110) that a remainder underflows, the quotient (below
-/// 2^-80) may differ from divps's in its last bit: the callers round it to
-/// an integer, 0 either way. (Checked against divps on 192 million
-/// quotients, most within a few ulp of a tie k + 1/2, over 3,000 divisors.)
-template <typename V>
-QOPT_EPILOGUE_INLINE typename V::F dividedBy(typename V::F y,
-                                             const Divisor<V> &d) {
-  if (!d.byReciprocal)
-    return V::div(y, d.value);
-  typename V::F q0 = V::mul(y, d.reciprocal);
-  typename V::F q1 = V::fma(V::fnma(q0, d.value, y), d.reciprocal, q0);
-  typename V::F q2 = V::fma(V::fnma(q1, d.value, y), d.reciprocal, q1);
-  return V::select(V::unordered(V::sub(q0, q0)), q2, q0);
 }
 
 /// The row's constants, splat once.

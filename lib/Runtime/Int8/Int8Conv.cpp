@@ -2,6 +2,7 @@
 
 #include "qopt/Runtime/Int8Conv.h"
 #include "../ActivationMath.h"
+#include "../CopyRun.h"
 #include "EpilogueKernels.h"
 #include "SigmoidFloat.h"
 #include "qopt/Runtime/ByteTable.h"
@@ -73,40 +74,6 @@ rt::epilogue::VectorActivation toVectorActivation(Activation a) {
   }
 }
 
-/// Copies n bytes; short runs (a few input channels per tap, as in a
-/// model's first conv) without a call: two possibly overlapping moves of
-/// one width cover any n up to twice that width.
-inline void copyBytes(uint8_t *dst, const uint8_t *src, int64_t n) {
-  auto overlapping = [&](auto word) {
-    using Word = decltype(word);
-    Word head, tail;
-    std::memcpy(&head, src, sizeof(Word));
-    std::memcpy(&tail, src + n - sizeof(Word), sizeof(Word));
-    std::memcpy(dst, &head, sizeof(Word));
-    std::memcpy(dst + n - sizeof(Word), &tail, sizeof(Word));
-  };
-  struct Bytes16 {
-    uint64_t low, high;
-  };
-  struct Bytes32 {
-    Bytes16 low, high;
-  };
-  if (n > 64) {
-    std::memcpy(dst, src, n);
-  } else if (n >= 32) {
-    overlapping(Bytes32());
-  } else if (n >= 16) {
-    overlapping(Bytes16());
-  } else if (n >= 8) {
-    overlapping(uint64_t());
-  } else if (n >= 4) {
-    overlapping(uint32_t());
-  } else {
-    for (int64_t i = 0; i < n; ++i) // none for n <= 0
-      dst[i] = src[i];
-  }
-}
-
 /// Fills n bytes with `value`, skipping the call for none.
 inline void fillBytes(uint8_t *dst, uint8_t value, int64_t n) {
   if (n > 0)
@@ -141,8 +108,15 @@ uint8_t RequantizedAdd::apply(uint8_t v, uint8_t w) const {
   return uint8_t(minLane(maxLane(q, 0.0f), 255.0f));
 }
 
+bool RequantizedAdd::hasStoredZeroPoints() const {
+  for (int32_t zero : {zeroV, zeroW, outputZero})
+    if (zero < 0 || zero > 255)
+      return false;
+  return true;
+}
+
 bool RequantizedAdd::reproduces(llvm::ArrayRef<uint8_t> table) const {
-  if (table.size() != 65536)
+  if (table.size() != 65536 || !hasStoredZeroPoints())
     return false;
   for (unsigned v = 0; v < 256; ++v)
     for (unsigned w = 0; w < 256; ++w)
@@ -289,6 +263,9 @@ llvm::Error Int8Conv::checkParams(const Int8ConvShape &s,
   for (int32_t zero : {e.inputZero, e.residualZero, e.outputZero})
     if (zero < 0 || zero > 255)
       return fail("a zero point is not a stored u8 value");
+  if (e.pairArithmetic && !e.pairArithmetic->hasStoredZeroPoints())
+    return fail("a pair table's arithmetic with a zero point that is not a "
+                "stored u8 value");
   if (e.pairArithmetic && !e.pairArithmetic->reproduces(e.pairTable))
     return fail("a pair table's arithmetic that does not give its entries");
   if (!(e.outputScale >= 0) || !std::isfinite(e.outputScale))
@@ -418,9 +395,8 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
           return;
         }
         fillBytes(dst, zero, begin * groupInC);
-        copyBytes(dst + begin * groupInC,
-                  inputRow + (firstW + begin) * shape.inC,
-                  (end - begin) * groupInC);
+        copyRun(dst + begin * groupInC, inputRow + (firstW + begin) * shape.inC,
+                (end - begin) * groupInC);
         fillBytes(dst + end * groupInC, zero, (shape.kernelW - end) * groupInC);
         return;
       }
@@ -430,7 +406,7 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
         if (dilatedW < 0 || dilatedW % shape.inputDilationW || iw >= shape.inW)
           fillBytes(dst, zero, groupInC);
         else
-          copyBytes(dst, inputRow + iw * shape.inC, groupInC);
+          copyRun(dst, inputRow + iw * shape.inC, groupInC);
       }
     };
     for (int64_t ow = 0; ow < inside; ++ow)
@@ -442,7 +418,7 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
       int64_t srcStep = shape.strideW * shape.inC;
       for (int64_t ow = inside; ow < insideEnd;
            ++ow, src += srcStep, dst += depth)
-        copyBytes(dst, src, tapRowBytes);
+        copyRun(dst, src, tapRowBytes);
     } else {
       for (int64_t ow = inside; ow < insideEnd; ++ow)
         column(ow);

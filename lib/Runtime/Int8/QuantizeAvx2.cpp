@@ -7,9 +7,8 @@
 //   r = min(max(r, lowest - zero), highest - zero) + zero
 //
 // x / scale is divps's quotient, had from scale's reciprocal by two
-// corrections with exact remainders where scale and its reciprocal are
-// normal (EpilogueBody.h's dividedBy has the argument): the divide unit
-// took 5 cycles or more for 8 lanes, the corrections a few operations.
+// corrections with exact remainders (ExactDivision.h): the divide unit
+// takes 5 cycles or more for 8 lanes, the corrections a few operations.
 //
 // Clamping before adding the zero point keeps every sum an exact small
 // integer, so the float sum equals the reference's double one wherever it
@@ -17,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExactDivision.h"
 #include "QuantizeKernels.h"
 
 #include <immintrin.h>
@@ -25,37 +25,32 @@ using namespace qopt::rt;
 
 namespace {
 
-bool isNormal(float v) {
-  float magnitude = v < 0 ? -v : v;
-  return magnitude >= 1.17549435e-38f && magnitude <= 3.40282347e+38f;
-}
-
-/// RN(y / d) from r = RN(1 / d), as EpilogueBody.h's dividedBy.
-inline __m256 dividedBy(__m256 y, __m256 d, __m256 r) {
-  __m256 q0 = _mm256_mul_ps(y, r);
-  __m256 q1 = _mm256_fmadd_ps(_mm256_fnmadd_ps(q0, d, y), r, q0);
-  __m256 q2 = _mm256_fmadd_ps(_mm256_fnmadd_ps(q1, d, y), r, q1);
-  __m256 special = _mm256_sub_ps(q0, q0); // NaN where q0 is inf or NaN
-  return _mm256_blendv_ps(q2, q0,
-                          _mm256_cmp_ps(special, special, _CMP_UNORD_Q));
-}
+/// ExactDivision.h's lane operations on ymm registers.
+struct Avx2Lanes {
+  using F = __m256;
+  static F set1(float v) { return _mm256_set1_ps(v); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F div(F a, F b) { return _mm256_div_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+  static bool anyNotFinite(F a) {
+    F special = _mm256_sub_ps(a, a); // inf - inf and NaN are NaN
+    return _mm256_movemask_ps(_mm256_cmp_ps(special, special, _CMP_UNORD_Q));
+  }
+};
 
 } // namespace
 
 void quantize::avx2(const float *x, int64_t count, const Grid &grid,
                     uint8_t *out) {
-  const __m256 scale = _mm256_set1_ps(grid.scale);
-  const __m256 reciprocal = _mm256_set1_ps(1.0f / grid.scale);
-  const bool byReciprocal = isNormal(grid.scale) && isNormal(1.0f / grid.scale);
+  const Divisor<Avx2Lanes> scale(grid.scale);
   const __m256 zero = _mm256_set1_ps(float(grid.zero));
   const __m256 low = _mm256_set1_ps(float(grid.lowest - grid.zero));
   const __m256 high = _mm256_set1_ps(float(grid.highest - grid.zero));
   const __m128i flip = _mm_set1_epi8(char(grid.flip));
   bool isSigned = grid.lowest < 0;
   for (int64_t i = 0; i + 8 <= count; i += 8) {
-    __m256 v = _mm256_loadu_ps(x + i);
-    __m256 r = _mm256_round_ps(byReciprocal ? dividedBy(v, scale, reciprocal)
-                                            : _mm256_div_ps(v, scale),
+    __m256 r = _mm256_round_ps(dividedBy(_mm256_loadu_ps(x + i), scale),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 isNan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
     r = _mm256_add_ps(_mm256_min_ps(_mm256_max_ps(r, low), high), zero);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../CopyRun.h"
 #include "../NNUtil.h"
 #include "qopt/Runtime/ByteTable.h"
 #include "qopt/Runtime/Plan.h"
@@ -170,43 +171,6 @@ llvm::Error PoolStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 // Channel copy
 //===----------------------------------------------------------------------===//
 
-/// Copies n bytes between arrays that do not overlap: runs of at most 128
-/// bytes (a pixel's 16-32 float channels, YOLO's Split and Concat) as two
-/// possibly overlapping runs of whole 8-, 16-, 32- or 64-byte moves,
-/// without a call, longer ones through memcpy.
-static inline void copyDisjoint(char *dst, const char *src, size_t n) {
-  auto overlapping = [&](auto chunk) {
-    constexpr size_t kBytes = sizeof(chunk);
-    decltype(chunk) head, tail;
-    std::memcpy(&head, src, kBytes);
-    std::memcpy(&tail, src + n - kBytes, kBytes);
-    std::memcpy(dst, &head, kBytes);
-    std::memcpy(dst + n - kBytes, &tail, kBytes);
-  };
-  struct Bytes16 {
-    uint64_t low, high;
-  };
-  struct Bytes32 {
-    Bytes16 low, high;
-  };
-  struct Bytes64 {
-    Bytes32 low, high;
-  };
-  if (n > 128)
-    std::memcpy(dst, src, n);
-  else if (n >= 64)
-    overlapping(Bytes64());
-  else if (n >= 32)
-    overlapping(Bytes32());
-  else if (n >= 16)
-    overlapping(Bytes16());
-  else if (n >= 8)
-    overlapping(uint64_t());
-  else
-    for (size_t i = 0; i < n; ++i)
-      dst[i] = src[i];
-}
-
 llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
                                  int64_t tileEnd, void * /*scratch*/) const {
   if (tileBegin >= tileEnd)
@@ -237,7 +201,7 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
         if (to < from + bytes && from < to + bytes)
           std::memmove(dstPixel, srcPixel, bytes);
         else
-          copyDisjoint(dstPixel, srcPixel, bytes);
+          copyRun(dstPixel, srcPixel, int64_t(bytes));
         continue;
       }
       lookupBytes(run.getPlan().isa, p.table.data(),
