@@ -316,53 +316,42 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   EXPECT_NE(e.find("its pair table's operand"), std::string::npos) << e;
   EXPECT_NE(e.find("the step needs i8 or u8[1,4,3,3] nhwc"), std::string::npos)
       << e;
-  e = damaged(
-      [&](Plan &p) {
-        for (auto &step : p.steps)
-          if (step.get() == &pairedConv(p)) {
-            auto *conv = llvm::cast<ConvStep>(step.get());
-            Int8Epilogue epilogue = conv->getConv().getEpilogue();
-            epilogue.outputTable.assign(256, 7);
-            std::vector<int8_t> weights = conv->getConv().getWeights();
-            auto changed = std::make_unique<ConvStep>(
-                conv->getName().str(),
-                Int8Conv(Isa::Scalar, conv->getConv().getShape(),
-                         weights.data(), std::move(epilogue)));
-            changed->inputs = step->inputs;
-            changed->outputs = step->outputs;
-            changed->op = step->op;
-            step = std::move(changed);
-            return;
-          }
-      },
-      /*readerStopsEarlier=*/true);
+  // The paired conv rebuilt with its epilogue changed by `change`.
+  auto changePairedEpilogue = [&](auto change) {
+    return [&pairedConv, change](Plan &p) {
+      for (auto &step : p.steps)
+        if (step.get() == &pairedConv(p)) {
+          auto *conv = llvm::cast<ConvStep>(step.get());
+          Int8Epilogue epilogue = conv->getConv().getEpilogue();
+          change(epilogue);
+          std::vector<int8_t> weights = conv->getConv().getWeights();
+          auto changed = std::make_unique<ConvStep>(
+              conv->getName().str(),
+              Int8Conv(Isa::Scalar, conv->getConv().getShape(), weights.data(),
+                       std::move(epilogue)));
+          changed->inputs = step->inputs;
+          changed->outputs = step->outputs;
+          changed->op = step->op;
+          step = std::move(changed);
+          return;
+        }
+    };
+  };
+  e = damaged(changePairedEpilogue([](Int8Epilogue &epilogue) {
+                epilogue.outputTable.assign(256, 7);
+              }),
+              /*readerStopsEarlier=*/true);
   for (const std::string &error : {e, fromFile})
     EXPECT_NE(error.find("a pair table of 65536 entries on an int8 result "
                          "with an output table"),
               std::string::npos)
         << error;
   // Its arithmetic off its table by one output step.
-  e = damaged(
-      [&](Plan &p) {
-        for (auto &step : p.steps)
-          if (step.get() == &pairedConv(p)) {
-            auto *conv = llvm::cast<ConvStep>(step.get());
-            Int8Epilogue epilogue = conv->getConv().getEpilogue();
-            ASSERT_TRUE(epilogue.pairArithmetic);
-            epilogue.pairArithmetic->outputZero += 1;
-            std::vector<int8_t> weights = conv->getConv().getWeights();
-            auto changed = std::make_unique<ConvStep>(
-                conv->getName().str(),
-                Int8Conv(Isa::Scalar, conv->getConv().getShape(),
-                         weights.data(), std::move(epilogue)));
-            changed->inputs = step->inputs;
-            changed->outputs = step->outputs;
-            changed->op = step->op;
-            step = std::move(changed);
-            return;
-          }
-      },
-      /*readerStopsEarlier=*/true);
+  e = damaged(changePairedEpilogue([](Int8Epilogue &epilogue) {
+                ASSERT_TRUE(epilogue.pairArithmetic);
+                epilogue.pairArithmetic->outputZero += 1;
+              }),
+              /*readerStopsEarlier=*/true);
   for (const std::string &error : {e, fromFile})
     EXPECT_NE(
         error.find("a pair table's arithmetic that does not give its entries"),
