@@ -309,13 +309,16 @@ TEST(Int8Conv, VectorEpilogueGivesTheScalarBits) {
   }
 }
 
-TEST(Int8Conv, VectorQuantizeDividesAsTheScalarDoes) {
-  // The vector epilogues divide by the output scale through its reciprocal
-  // and two exact corrections; the scalar one divides. A 1x1 conv on one
-  // channel gives y = (x - 128) * scale[c] + bias[c] for every byte x, with
-  // scale = outputScale / 2 and biases of a few ulp: y / outputScale lies
-  // on or within an ulp or two of a tie k + 1/2, for output scales whose
-  // reciprocals are inexact (and one that is exact).
+TEST(Int8Conv, VectorQuantizeRoundsAsTheScalarDoes) {
+  // y / outputScale rounded to an integer, on and beside ties, at the ends
+  // of the float range: a 1x1 conv on one channel gives y = (x - 128) *
+  // scale[c] + bias[c] for every byte x, with scale = outputScale / 2 and
+  // biases of a few ulp, so that y / outputScale lies on or within an ulp
+  // or two of a tie k + 1/2, for output scales whose reciprocals are
+  // inexact, exact, and below 2^-126; the last channel's bias makes a
+  // quotient past FLT_MAX. Every family gives the scalar bytes. (Dividing
+  // through the reciprocal with FMA corrections instead of divps failed
+  // here at 0x3e6ba5fb and 1.705e-38, and was slower than the divide.)
   Int8ConvShape s;
   s.inC = 1;
   s.inW = 256;
@@ -324,9 +327,6 @@ TEST(Int8Conv, VectorQuantizeDividesAsTheScalarDoes) {
   for (int v = 0; v < 256; ++v)
     x[v] = uint8_t(v);
   std::vector<int8_t> w(s.outC, 1);
-  // 0.2301254f: a quotient past FLT_MAX whose first correction rounds to
-  // infinity (the last channel's bias); 1.705e-38f: a divisor too small
-  // for exact remainders (divided instead).
   float bits = 0;
   uint32_t pattern = 0x3e6ba5fb;
   std::memcpy(&bits, &pattern, sizeof(bits));

@@ -32,10 +32,9 @@ std::vector<float> interestingValues(float scale, std::mt19937 &rng) {
                           -3e9f,
                           std::numeric_limits<float>::max(),
                           -std::numeric_limits<float>::max()};
-  // A quotient just past FLT_MAX whose reciprocal product does not
-  // overflow but a correction does (over scale 0x3e6ba5fb), and one that
-  // rounds to 8 while a correction whose remainder underflows gives 9
-  // (over scale 0x00b9ac15).
+  // A quotient just past FLT_MAX (over scale 0x3e6ba5fb), and one of 8.5
+  // over a scale below 2^-126 (0x00b9ac15): cases where a quotient through
+  // the scale's reciprocal is easily wrong.
   for (uint32_t bits : {0x7e6ba5fbu, 0xfe6ba5fbu, 0x024546d7u}) {
     float x;
     std::memcpy(&x, &bits, sizeof(x));

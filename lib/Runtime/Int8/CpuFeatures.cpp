@@ -138,7 +138,8 @@ bool CpuFeatures::supports(Isa isa) const {
   case Isa::AvxVnni:
     return avxVnni;
   // The AVX-512 families use the AVX2 family's quantize (and, without
-  // VBMI, table) kernels too.
+  // VBMI, table) kernels too: with their FMA, as the sigmoid's AVX2
+  // epilogue needs (every such CPU has both).
   case Isa::Avx512Vnni:
     return avx512Vnni && avx2;
   case Isa::Amx:

@@ -35,9 +35,6 @@ struct Avx2Lanes {
   static QOPT_EPILOGUE_INLINE F fma(F a, F b, F c) {
     return _mm256_fmadd_ps(a, b, c);
   }
-  static QOPT_EPILOGUE_INLINE F fnma(F a, F b, F c) {
-    return _mm256_fnmadd_ps(a, b, c);
-  }
   static QOPT_EPILOGUE_INLINE F min(F a, F b) { return _mm256_min_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F max(F a, F b) { return _mm256_max_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F round(F a) {
@@ -60,9 +57,6 @@ struct Avx2Lanes {
   }
   static QOPT_EPILOGUE_INLINE M unordered(F a) {
     return _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
-  }
-  static QOPT_EPILOGUE_INLINE bool anyNotFinite(F a) {
-    return _mm256_movemask_ps(unordered(sub(a, a))) != 0; // inf - inf: NaN
   }
   static QOPT_EPILOGUE_INLINE F select(M m, F a, F b) {
     return _mm256_blendv_ps(a, b, m);

@@ -36,9 +36,6 @@ struct Avx512Lanes {
   static QOPT_EPILOGUE_INLINE F fma(F a, F b, F c) {
     return _mm512_fmadd_ps(a, b, c);
   }
-  static QOPT_EPILOGUE_INLINE F fnma(F a, F b, F c) {
-    return _mm512_fnmadd_ps(a, b, c);
-  }
   static QOPT_EPILOGUE_INLINE F min(F a, F b) { return _mm512_min_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F max(F a, F b) { return _mm512_max_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F round(F a) {
@@ -62,9 +59,6 @@ struct Avx512Lanes {
   }
   static QOPT_EPILOGUE_INLINE M unordered(F a) {
     return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
-  }
-  static QOPT_EPILOGUE_INLINE bool anyNotFinite(F a) {
-    return unordered(sub(a, a)) != 0; // inf - inf and NaN are NaN
   }
   static QOPT_EPILOGUE_INLINE F select(M m, F a, F b) {
     return _mm512_mask_blend_ps(m, a, b);

@@ -9,8 +9,7 @@
 //   set1, set1i, zero        splats
 //   add sub mul div min max  IEEE operations, lane by lane (min and max
 //                            return the second operand where either is NaN)
-//   fma(a, b, c), fnma       a * b + c and c - a * b, each rounded once
-//   anyNotFinite(a)          whether a lane is infinite or NaN
+//   fma(a, b, c)             a * b + c rounded once
 //   round                    to nearest, ties to even
 //   addi, subi, shiftExponent int32 lanes; shiftExponent is `<< 23`
 //   toFloat, toInt, asFloat  cvtdq2ps, cvtps2dq, a bit cast
@@ -33,7 +32,6 @@
 #define QOPT_LIB_RUNTIME_INT8_EPILOGUEBODY_H
 
 #include "EpilogueKernels.h"
-#include "ExactDivision.h"
 #include "SigmoidFloat.h"
 
 #include <cstddef>
@@ -117,24 +115,22 @@ QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
 
 /// The row's constants, splat once.
 template <typename V> struct Lanes {
-  typename V::F outputZero, residualScale, alpha, beta, zero, top;
-  Divisor<V> outputScale;
+  typename V::F outputScale, outputZero, residualScale, alpha, beta, zero, top;
   typename V::I residualZero;
   typename V::F pairScaleV, pairZeroV, pairScaleW, pairLow, pairHigh,
-      pairOutputZero;
-  Divisor<V> pairOutputScale;
+      pairOutputScale, pairOutputZero;
   typename V::I pairZeroW;
 
   explicit Lanes(const Params &p)
-      : outputZero(V::set1(p.outputZero)),
+      : outputScale(V::set1(p.outputScale)), outputZero(V::set1(p.outputZero)),
         residualScale(V::set1(p.residualScale)), alpha(V::set1(p.alpha)),
         beta(V::set1(p.beta)), zero(V::zero()), top(V::set1(255.0f)),
-        outputScale(p.outputScale), residualZero(V::set1i(p.residualZero)),
+        residualZero(V::set1i(p.residualZero)),
         pairScaleV(V::set1(p.pairScaleV)), pairZeroV(V::set1(p.pairZeroV)),
         pairScaleW(V::set1(p.pairScaleW)), pairLow(V::set1(p.pairLow)),
         pairHigh(V::set1(p.pairHigh)),
+        pairOutputScale(V::set1(p.pairOutputScale)),
         pairOutputZero(V::set1(p.pairOutputZero)),
-        pairOutputScale(p.hasPair ? p.pairOutputScale : 1.0f),
         pairZeroW(V::set1i(p.pairZeroW)) {}
 };
 
@@ -182,9 +178,9 @@ finishLanes(const Params &p, const Lanes<V> &l, typename V::I acc,
 /// clamp(nearbyint(y / scale) + zero, 0, 255) with NaN -> 0, in float.
 template <typename V>
 QOPT_EPILOGUE_INLINE typename V::F
-quantizeLanes(const Lanes<V> &l, typename V::F y, const Divisor<V> &scale,
+quantizeLanes(const Lanes<V> &l, typename V::F y, typename V::F scale,
               typename V::F zero) {
-  typename V::F q = V::add(V::round(dividedBy<V>(y, scale)), zero);
+  typename V::F q = V::add(V::round(V::div(y, scale)), zero);
   return V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
 }
 

@@ -14,15 +14,13 @@
 //   goes through the requantizing Add of Int8Conv.h's RequantizedAdd with
 //   the pair operand's byte, as its scalar apply() computes it.
 //
-// Every operation gives the IEEE float result of the scalar epilogue's
-// (Int8Conv.cpp) in its order, so the vector result is the scalar one bit
-// for bit: the comparison activations are comparisons and selects,
+// Every operation is one IEEE float operation in the order the scalar
+// epilogue (Int8Conv.cpp) performs it, so the vector result is the scalar
+// one bit for bit: the comparison activations are comparisons and selects,
 // LeakyRelu's float product equals the scalar's double product rounded to
 // float, sigmoid and SiLU follow SigmoidFloat.h operation for operation
 // (its fused multiply-adds as vfmadd, no other multiply fused with an add:
-// the files are built with -ffp-contract=off), and the divisions by an
-// output scale give divps's quotient through the scale's reciprocal
-// (ExactDivision.h).
+// the files are built with -ffp-contract=off).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,14 +1,9 @@
 //===- QuantizeAvx2.cpp - f32 -> int8 bytes, 8 at a time ------------------===//
 //
-// Built with -mavx2 -mfma; called only where CPUID says the machine has
-// them (the avx2 family).
+// Built with -mavx2; called only where CPUID says the machine has it.
 //
 //   r = roundps(x / scale, nearest even)     the scalar nearbyintf(x / scale)
 //   r = min(max(r, lowest - zero), highest - zero) + zero
-//
-// x / scale is divps's quotient, had from scale's reciprocal by two
-// corrections with exact remainders (ExactDivision.h): the divide unit
-// takes 5 cycles or more for 8 lanes, the corrections a few operations.
 //
 // Clamping before adding the zero point keeps every sum an exact small
 // integer, so the float sum equals the reference's double one wherever it
@@ -16,41 +11,22 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ExactDivision.h"
 #include "QuantizeKernels.h"
 
 #include <immintrin.h>
 
 using namespace qopt::rt;
 
-namespace {
-
-/// ExactDivision.h's lane operations on ymm registers.
-struct Avx2Lanes {
-  using F = __m256;
-  static F set1(float v) { return _mm256_set1_ps(v); }
-  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static F div(F a, F b) { return _mm256_div_ps(a, b); }
-  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  static F fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
-  static bool anyNotFinite(F a) {
-    F special = _mm256_sub_ps(a, a); // inf - inf and NaN are NaN
-    return _mm256_movemask_ps(_mm256_cmp_ps(special, special, _CMP_UNORD_Q));
-  }
-};
-
-} // namespace
-
 void quantize::avx2(const float *x, int64_t count, const Grid &grid,
                     uint8_t *out) {
-  const Divisor<Avx2Lanes> scale(grid.scale);
+  const __m256 scale = _mm256_set1_ps(grid.scale);
   const __m256 zero = _mm256_set1_ps(float(grid.zero));
   const __m256 low = _mm256_set1_ps(float(grid.lowest - grid.zero));
   const __m256 high = _mm256_set1_ps(float(grid.highest - grid.zero));
   const __m128i flip = _mm_set1_epi8(char(grid.flip));
   bool isSigned = grid.lowest < 0;
   for (int64_t i = 0; i + 8 <= count; i += 8) {
-    __m256 r = _mm256_round_ps(dividedBy(_mm256_loadu_ps(x + i), scale),
+    __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), scale),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 isNan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
     r = _mm256_add_ps(_mm256_min_ps(_mm256_max_ps(r, low), high), zero);

@@ -94,15 +94,9 @@ inline __m512 fuse16Lanes(__m512 a, __m512 b, __m512 c, Fused fused) {
   return result;
 }
 #undef _mm512_fmadd_ps
-#undef _mm512_fnmadd_ps
 inline __m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c) {
   return fuse16Lanes(a, b, c, [](float x, float y, float z) {
     return __builtin_fmaf(x, y, z);
-  });
-}
-inline __m512 _mm512_fnmadd_ps(__m512 a, __m512 b, __m512 c) {
-  return fuse16Lanes(a, b, c, [](float x, float y, float z) {
-    return __builtin_fmaf(-x, y, z);
   });
 }
 
