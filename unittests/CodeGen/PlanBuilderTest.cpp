@@ -250,6 +250,43 @@ TEST(PlanBuilder, ReshapesAndOnnxLayoutConcatsAreCopies) {
   expectMatchesInterpreter(*b, *inputs);
 }
 
+// Max pooling over blocks of channels (16 floats, 64 bytes) and their
+// tails: 20 float channels with NaN first in a window and later in one
+// (channel 3, a block's), and 70 int8 channels, against the reference.
+const char *kWidePools = R"(
+!x = !quant.uniform<i8:f32, 0.05:3>
+graph @g(%x: tensor<1x20x4x4xf32>, %y: tensor<1x70x5x5xf32>) -> (tensor<1x20x3x3xf32>, tensor<1x70x3x3xf32>) {
+  %a, _ = onnx.MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2], pads = [1, 1, 1, 1]} : tensor<1x20x3x3xf32>, tensor<1x20x3x3xi64>
+  %q = q.quantize(%y) : tensor<1x70x5x5x!x>
+  %p, _ = onnx.MaxPool(%q) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : tensor<1x70x3x3x!x>, tensor<1x70x3x3xi64>
+  %d = q.dequantize(%p) : tensor<1x70x3x3xf32>
+  return %a, %d
+}
+)";
+
+TEST(PlanBuilder, MaxPoolBlocksOfChannelsAsTheReference) {
+  auto b = build(kWidePools);
+  ASSERT_TRUE(b->plan);
+  int pools = 0;
+  for (const auto &step : b->plan->steps)
+    pools += step->getKind() == PlanStep::Kind::Pool;
+  EXPECT_EQ(pools, 2);
+  auto inputs = makeRandomInputs(b->model->getGraph(), 9);
+  ASSERT_TRUE(bool(inputs));
+  Tensor &x = (*inputs)["x"];
+  // NCHW: channel 3's pixel (1, 1) is first in output (1, 1)'s window
+  // (rows and columns 1-2), its pixel (0, 2) second in output (0, 1)'s
+  // (row 0, columns 1-2).
+  x.setDouble(3 * 16 + 1 * 4 + 1, std::nan(""));
+  x.setDouble(3 * 16 + 0 * 4 + 2, std::nan(""));
+  x.setDouble(17 * 16 + 2 * 4 + 3, std::nan("")); // a tail channel
+  expectMatchesInterpreter(*b, *inputs);
+  auto got = b->plan->run(*inputs);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  EXPECT_TRUE(std::isnan((*got)[0].getDouble(3 * 9 + 1 * 3 + 1)));
+  EXPECT_FALSE(std::isnan((*got)[0].getDouble(3 * 9 + 0 * 3 + 1)));
+}
+
 // q.concat of s8, u8 and s8 operands on three grids onto an s8 result: a
 // channel copy through a requantize table for each of the first two (built
 // by the reference kernel), a plain copy for the third (already on the

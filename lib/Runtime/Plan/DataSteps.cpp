@@ -18,6 +18,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#include <emmintrin.h> // SSE2, every x86-64 CPU
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -110,13 +113,59 @@ llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
 
 namespace {
 
-/// As the reference's MaxPool: the first value inside the window, then
-/// each later one that is greater (so a NaN first stays, a later NaN does
-/// not); a window with no value inside the input holds -inf (0 as stored
-/// for int8, where -inf saturates to the lowest value).
+/// max(x, acc) as the reference's window loop takes it, acc = x > acc ? x :
+/// acc (a NaN already in acc stays, a NaN in x does not enter): maxps and
+/// pmaxub give their second operand where either is NaN. SSE2, which every
+/// x86-64 CPU has, a 64-byte block of channels in four registers.
+struct FloatBlock {
+  static constexpr int64_t kChannels = 16;
+  __m128 r[4];
+  void load(const float *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = _mm_loadu_ps(x + 4 * k);
+  }
+  void maxWith(const float *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = _mm_max_ps(_mm_loadu_ps(x + 4 * k), r[k]);
+  }
+  void store(float *y) const {
+    for (int k = 0; k < 4; ++k)
+      _mm_storeu_ps(y + 4 * k, r[k]);
+  }
+};
+struct ByteBlock {
+  static constexpr int64_t kChannels = 64;
+  __m128i r[4];
+  static __m128i at(const uint8_t *x, int k) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i *>(x + 16 * k));
+  }
+  void load(const uint8_t *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = at(x, k);
+  }
+  void maxWith(const uint8_t *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = _mm_max_epu8(at(x, k), r[k]);
+  }
+  void store(uint8_t *y) const {
+    for (int k = 0; k < 4; ++k)
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(y + 16 * k), r[k]);
+  }
+};
+template <typename T>
+using BlockOf =
+    std::conditional_t<std::is_same_v<T, float>, FloatBlock, ByteBlock>;
+
+/// Max pooling, ONNX's rules: the window skips padding; the first NaN in a
+/// window stays (a value replaces the running max only where greater, so
+/// NaN never replaces and is never replaced); a window with no value
+/// inside the input holds -inf (0 as stored for int8, where -inf
+/// saturates to the lowest value). A block of channels at a time is kept
+/// in registers over its window.
 template <typename T>
 void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
                  int64_t rowBegin, int64_t rowEnd) {
+  using Block = BlockOf<T>;
   int64_t c = w.channels;
   T empty = std::numeric_limits<T>::has_infinity
                 ? -std::numeric_limits<T>::infinity()
@@ -125,29 +174,40 @@ void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
     int64_t n = row / w.outH, oh = row % w.outH;
     for (int64_t ow = 0; ow < w.outW; ++ow) {
       T *y = out + ((n * w.outH + oh) * w.outW + ow) * c;
-      bool any = false;
-      for (int64_t ky = 0; ky < w.kernelH; ++ky) {
-        int64_t ih = oh * w.strideH - w.padTop + ky * w.dilationH;
-        if (ih < 0 || ih >= w.inH)
-          continue;
-        for (int64_t kx = 0; kx < w.kernelW; ++kx) {
-          int64_t iw = ow * w.strideW - w.padLeft + kx * w.dilationW;
-          if (iw < 0 || iw >= w.inW)
+      // f(x) for the window's pixels inside the input, in the reference's
+      // order; whether there was one.
+      auto forEachTap = [&](auto f) {
+        bool any = false;
+        for (int64_t ky = 0; ky < w.kernelH; ++ky) {
+          int64_t ih = oh * w.strideH - w.padTop + ky * w.dilationH;
+          if (ih < 0 || ih >= w.inH)
             continue;
-          const T *__restrict x = in + ((n * w.inH + ih) * w.inW + iw) * c;
-          if (!any) {
-            std::copy(x, x + c, y);
+          for (int64_t kx = 0; kx < w.kernelW; ++kx) {
+            int64_t iw = ow * w.strideW - w.padLeft + kx * w.dilationW;
+            if (iw < 0 || iw >= w.inW)
+              continue;
+            f(in + ((n * w.inH + ih) * w.inW + iw) * c, !any);
             any = true;
-            continue;
           }
-          // A select, not a conditional store: the compiler vectorizes it.
-          T *__restrict yc = y;
-          for (int64_t ch = 0; ch < c; ++ch)
-            yc[ch] = x[ch] > yc[ch] ? x[ch] : yc[ch];
         }
+        return any;
+      };
+      int64_t ch = 0;
+      for (; ch + Block::kChannels <= c; ch += Block::kChannels) {
+        Block block;
+        if (!forEachTap([&](const T *x, bool first) {
+              first ? block.load(x + ch) : block.maxWith(x + ch);
+            }))
+          break;
+        block.store(y + ch);
       }
-      if (!any)
-        std::fill(y, y + c, empty);
+      for (; ch < c; ++ch) {
+        T m = empty;
+        forEachTap([&](const T *x, bool first) {
+          m = first || x[ch] > m ? x[ch] : m;
+        });
+        y[ch] = m;
+      }
     }
   }
 }
