@@ -214,6 +214,23 @@ TEST(PlanFile, DamagedFilesAreOneLineErrors) {
     EXPECT_EQ(errorOf(bad).find('\n'), std::string::npos);
 }
 
+/// `step`, a conv or gemm step (Step), rebuilt on the scalar family with
+/// its epilogue changed by `change`.
+template <typename Step, typename Change>
+void rebuildWithEpilogue(std::unique_ptr<PlanStep> &step, Change change) {
+  const auto *old = llvm::cast<Step>(step.get());
+  Int8Epilogue epilogue = old->getConv().getEpilogue();
+  change(epilogue);
+  std::vector<int8_t> weights = old->getConv().getWeights();
+  auto changed = std::make_unique<Step>(
+      old->getName().str(), Int8Conv(Isa::Scalar, old->getConv().getShape(),
+                                     weights.data(), std::move(epilogue)));
+  changed->inputs = step->inputs;
+  changed->outputs = step->outputs;
+  changed->op = step->op;
+  step = std::move(changed);
+}
+
 TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   auto b = build(kEveryStep);
   ASSERT_TRUE(b->plan);
@@ -277,20 +294,9 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   // kernel's u8 before an s8 result is flipped).
   e = damaged([&](Plan &p) {
     for (auto &step : p.steps)
-      if (auto *gemm = llvm::dyn_cast<GemmStep>(step.get())) {
-        Int8Epilogue epilogue = gemm->getConv().getEpilogue();
-        epilogue.outputTable.assign(256, 7);
-        std::vector<int8_t> weights = gemm->getConv().getWeights();
-        auto changed = std::make_unique<GemmStep>(
-            gemm->getName().str(),
-            Int8Conv(Isa::Scalar, gemm->getConv().getShape(), weights.data(),
-                     std::move(epilogue)));
-        changed->inputs = step->inputs;
-        changed->outputs = step->outputs;
-        changed->op = step->op;
-        step = std::move(changed);
-        return;
-      }
+      if (llvm::isa<GemmStep>(step.get()))
+        return rebuildWithEpilogue<GemmStep>(
+            step, [](Int8Epilogue &e) { e.outputTable.assign(256, 7); });
   });
   EXPECT_NE(e.find("a gemm step has no output or pair table"),
             std::string::npos)
@@ -320,21 +326,8 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   auto changePairedEpilogue = [&](auto change) {
     return [&pairedConv, change](Plan &p) {
       for (auto &step : p.steps)
-        if (step.get() == &pairedConv(p)) {
-          auto *conv = llvm::cast<ConvStep>(step.get());
-          Int8Epilogue epilogue = conv->getConv().getEpilogue();
-          change(epilogue);
-          std::vector<int8_t> weights = conv->getConv().getWeights();
-          auto changed = std::make_unique<ConvStep>(
-              conv->getName().str(),
-              Int8Conv(Isa::Scalar, conv->getConv().getShape(), weights.data(),
-                       std::move(epilogue)));
-          changed->inputs = step->inputs;
-          changed->outputs = step->outputs;
-          changed->op = step->op;
-          step = std::move(changed);
-          return;
-        }
+        if (step.get() == &pairedConv(p))
+          return rebuildWithEpilogue<ConvStep>(step, change);
     };
   };
   e = damaged(changePairedEpilogue([](Int8Epilogue &epilogue) {

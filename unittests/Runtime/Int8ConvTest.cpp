@@ -122,16 +122,34 @@ randomOperands(const Int8ConvShape &s, std::mt19937 &rng) {
   return {std::move(x), std::move(w)};
 }
 
-/// Runs `conv` on `x` into `y` in two calls, as two threads would split
-/// its rows, with 64-byte aligned scratch.
-void runInTwoCalls(const Int8Conv &conv, const uint8_t *x, void *y) {
+/// Runs `conv` on `x` (and its pair table's operand, if any) into `y` in two
+/// calls, as two threads would split its rows, with 64-byte aligned
+/// scratch.
+void runInTwoCalls(const Int8Conv &conv, const uint8_t *x, void *y,
+                   const uint8_t *pairOperand = nullptr) {
   std::vector<char> scratch(conv.getScratchBytes() + 64);
   void *aligned = reinterpret_cast<void *>(
       (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
   int64_t half = conv.getNumRows() / 2;
-  conv.run(x, nullptr, y, 0, half, aligned);
-  conv.run(x, nullptr, y, half, conv.getNumRows(), aligned);
+  conv.run(x, nullptr, y, 0, half, aligned, pairOperand);
+  conv.run(x, nullptr, y, half, conv.getNumRows(), aligned, pairOperand);
 }
+
+/// A 1x1 conv on one channel of 256 pixels, x = 0..255, every weight 1:
+/// output channel c of pixel x is (x - zx) * scale[c] + bias[c].
+struct ChannelSweep {
+  Int8ConvShape shape;
+  std::vector<uint8_t> x;
+  std::vector<int8_t> w;
+
+  explicit ChannelSweep(int64_t channels) : x(256), w(channels, 1) {
+    shape.inC = 1;
+    shape.inW = 256;
+    shape.outC = channels;
+    for (int i = 0; i < 256; ++i)
+      x[i] = uint8_t(i);
+  }
+};
 
 /// Each family's conv of every case shape equals the direct loop, computed
 /// in two calls as two threads would split the rows. With `weightZeros`,
@@ -319,14 +337,8 @@ TEST(Int8Conv, VectorQuantizeRoundsAsTheScalarDoes) {
   // quotient past FLT_MAX. Every family gives the scalar bytes. (Dividing
   // through the reciprocal with FMA corrections instead of divps failed
   // here at 0x3e6ba5fb and 1.705e-38, and was slower than the divide.)
-  Int8ConvShape s;
-  s.inC = 1;
-  s.inW = 256;
-  s.outC = 37;
-  std::vector<uint8_t> x(256);
-  for (int v = 0; v < 256; ++v)
-    x[v] = uint8_t(v);
-  std::vector<int8_t> w(s.outC, 1);
+  ChannelSweep sweep(37);
+  const Int8ConvShape &s = sweep.shape;
   float bits = 0;
   uint32_t pattern = 0x3e6ba5fb;
   std::memcpy(&bits, &pattern, sizeof(bits));
@@ -345,12 +357,9 @@ TEST(Int8Conv, VectorQuantizeRoundsAsTheScalarDoes) {
     e.outputScale = outputScale;
     e.outputZero = 128;
     auto run = [&](Isa isa) {
-      Int8Conv conv(isa, s, w.data(), e);
+      Int8Conv conv(isa, s, sweep.w.data(), e);
       std::vector<uint8_t> y(256 * s.outC);
-      std::vector<char> scratch(conv.getScratchBytes() + 64);
-      void *aligned = reinterpret_cast<void *>(
-          (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
-      conv.run(x.data(), nullptr, y.data(), 0, 1, aligned);
+      runInTwoCalls(conv, sweep.x.data(), y.data());
       return y;
     };
     std::vector<uint8_t> want = run(Isa::Scalar);
@@ -372,14 +381,10 @@ TEST(Int8Conv, VectorQuantizeRoundsAsTheScalarDoes) {
 // normal floats, and keep NaN; a 1x1 conv on one channel computes
 // y = (x - 128) * scale + bias exactly, so y sweeps -96..96.
 TEST(Int8Conv, SigmoidAndSiluWithinFloatUlpsOfDouble) {
-  Int8ConvShape s;
-  s.inC = 1;
-  s.inW = 256;
-  s.outC = 12;
-  std::vector<uint8_t> x(256);
-  for (int i = 0; i < 256; ++i)
-    x[i] = uint8_t(i);
-  std::vector<int8_t> w(12, 1);
+  ChannelSweep sweep(12);
+  const Int8ConvShape &s = sweep.shape;
+  const std::vector<uint8_t> &x = sweep.x;
+  const std::vector<int8_t> &w = sweep.w;
   for (Activation a : {Activation::Sigmoid, Activation::Silu})
     for (Isa isa : getTestedIsas()) {
       Int8Epilogue e;
@@ -519,15 +524,7 @@ TEST(Int8Conv, PairArithmeticGivesThePairTablesBytes) {
           EXPECT_EQ(conv.hasPairInEpilogue(), isa != Isa::Scalar);
         }
         std::vector<uint8_t> y(other.size());
-        std::vector<char> scratch(conv.getScratchBytes() + 64);
-        void *aligned = reinterpret_cast<void *>(
-            (reinterpret_cast<uintptr_t>(scratch.data()) + 63) &
-            ~uintptr_t(63));
-        int64_t half = conv.getNumRows() / 2;
-        conv.run(operands.first.data(), nullptr, y.data(), 0, half, aligned,
-                 other.data());
-        conv.run(operands.first.data(), nullptr, y.data(), half,
-                 conv.getNumRows(), aligned, other.data());
+        runInTwoCalls(conv, operands.first.data(), y.data(), other.data());
         return y;
       };
       std::vector<uint8_t> looked = run(Isa::Scalar, false);

@@ -89,11 +89,6 @@ uint8_t quantizeU8(float x, float scale, int32_t zero) {
   return q <= 0 ? 0 : q >= 255 ? 255 : uint8_t(q);
 }
 
-/// min and max as the vector epilogue's (maxps, minps): the second operand
-/// where either is NaN.
-inline float maxLane(float a, float b) { return a > b ? a : b; }
-inline float minLane(float a, float b) { return a < b ? a : b; }
-
 /// Epilogues tests put in place of a family's (replaceForTesting).
 std::atomic<rt::epilogue::Kernel> epiloguesForTesting[size_t(Isa::Amx) + 1];
 
@@ -105,7 +100,8 @@ uint8_t RequantizedAdd::apply(uint8_t v, uint8_t w) const {
   y = y < low ? low : y;
   y = high < y ? high : y;
   float q = std::nearbyintf(y / outputScale) + float(outputZero);
-  return uint8_t(minLane(maxLane(q, 0.0f), 255.0f));
+  // As maxps and minps clamp it: NaN -> 0.
+  return uint8_t(sigmoid::minLane(sigmoid::maxLane(q, 0.0f), 255.0f));
 }
 
 bool RequantizedAdd::hasStoredZeroPoints() const {
