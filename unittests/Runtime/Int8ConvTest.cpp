@@ -122,17 +122,18 @@ randomOperands(const Int8ConvShape &s, std::mt19937 &rng) {
   return {std::move(x), std::move(w)};
 }
 
-/// Runs `conv` on `x` (and its pair table's operand, if any) into `y` in two
-/// calls, as two threads would split its rows, with 64-byte aligned
-/// scratch.
+/// Runs `conv` on `x` (and its pair table's operand and its residual, if
+/// any) into `y` in two calls, as two threads would split its rows, with
+/// 64-byte aligned scratch.
 void runInTwoCalls(const Int8Conv &conv, const uint8_t *x, void *y,
-                   const uint8_t *pairOperand = nullptr) {
+                   const uint8_t *pairOperand = nullptr,
+                   const uint8_t *residual = nullptr) {
   std::vector<char> scratch(conv.getScratchBytes() + 64);
   void *aligned = reinterpret_cast<void *>(
       (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
   int64_t half = conv.getNumRows() / 2;
-  conv.run(x, nullptr, y, 0, half, aligned, pairOperand);
-  conv.run(x, nullptr, y, half, conv.getNumRows(), aligned, pairOperand);
+  conv.run(x, residual, y, 0, half, aligned, pairOperand);
+  conv.run(x, residual, y, half, conv.getNumRows(), aligned, pairOperand);
 }
 
 /// A 1x1 conv on one channel of 256 pixels, x = 0..255, every weight 1:
@@ -420,6 +421,87 @@ TEST(Int8Conv, SigmoidAndSiluWithinFloatUlpsOfDouble) {
                 << (a == Activation::Silu ? " silu" : " sigmoid") << " at " << v
                 << ": " << got << " vs " << want;
         }
+    }
+}
+
+/// Biases b with SiLU(b) / scale on a rounding tie j + 1/2 (from the
+/// lowest below SiLU's minimum to 155), or one or two float steps beside
+/// one.
+std::vector<float> siluTiesOnGrid(float scale) {
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  std::vector<float> biases;
+  for (int j = -20; j < 155; j += 2) {
+    double target = (j + 0.5) * scale;
+    if (target <= silu(-1.2785)) // below SiLU's minimum
+      continue;
+    double lo = -1.2785, hi = 200; // SiLU rises on [lo, hi]
+    for (int i = 0; i < 100; ++i)
+      (silu((lo + hi) / 2) < target ? lo : hi) = (lo + hi) / 2;
+    float b = float(lo);
+    for (int step = 0; step < 2; ++step)
+      b = std::nextafter(b, -INFINITY);
+    for (int step = 0; step < 5; ++step, b = std::nextafter(b, INFINITY))
+      biases.push_back(b);
+  }
+  return biases;
+}
+
+// SiLU onto a grid divides once, by e^-y * S + S: its bytes are within one
+// step of the grid's rounding of SiLU in double, and equal every family's
+// to the scalar's, on and beside rounding ties, for output scales that put
+// y / S on either side of the u8 range's ends, one below 2^-126 (which
+// goes scalar, with two divisions), with a residual before the activation
+// and after it (which keeps two divisions).
+TEST(Int8Conv, SiluOntoAGridWithinOneStepOfDouble) {
+  for (float outputScale : {0.0213f, 0.1f, 0.0913f, 0.75f, 1.705e-39f})
+    for (int residualAt : {0, 1, 2}) { // none, before, after the activation
+      std::vector<float> ties = siluTiesOnGrid(outputScale);
+      ChannelSweep sweep(21 + int64_t(ties.size()));
+      const Int8ConvShape &s = sweep.shape;
+      std::vector<uint8_t> residual(256 * s.outC);
+      for (size_t i = 0; i < residual.size(); ++i)
+        residual[i] = uint8_t(i * 37 % 251);
+      Int8Epilogue e;
+      for (int c = 0; c < 21; ++c) {
+        e.scale.push_back(0.01f * float(c + 1) + 0.003f);
+        e.bias.push_back(0.125f * float(c % 7) - 0.375f);
+      }
+      for (float b : ties) { // pixel x = 128 gives y = b exactly
+        e.scale.push_back(0.01f);
+        e.bias.push_back(b);
+      }
+      e.inputZero = 128;
+      e.activation = Activation::Silu;
+      e.hasResidual = residualAt != 0;
+      e.residualAfterActivation = residualAt == 2;
+      e.residualScale = 0.015625f;
+      e.residualZero = 120;
+      e.outputScale = outputScale;
+      e.outputZero = 100;
+      auto run = [&](Isa isa) {
+        Int8Conv conv(isa, s, sweep.w.data(), e);
+        std::vector<uint8_t> y(256 * s.outC);
+        runInTwoCalls(conv, sweep.x.data(), y.data(), nullptr,
+                      e.hasResidual ? residual.data() : nullptr);
+        return y;
+      };
+      std::vector<uint8_t> want = run(Isa::Scalar);
+      for (int i = 0; i < 256; ++i)
+        for (int64_t c = 0; c < s.outC; ++c) {
+          float pre = float(i - 128) * e.scale[c] + e.bias[c];
+          double r = double(float(int(residual[i * s.outC + c]) - 120) *
+                            e.residualScale);
+          double v = residualAt == 1 ? double(float(pre + float(r))) : pre;
+          double y = v / (1.0 + std::exp(-v)) + (residualAt == 2 ? r : 0.0);
+          double q = std::nearbyint(y / outputScale) + 100;
+          double exact = std::min(std::max(q, 0.0), 255.0);
+          ASSERT_LE(std::fabs(want[i * s.outC + c] - exact), 1)
+              << "scale " << outputScale << " residual " << residualAt << " at "
+              << v << ": " << int(want[i * s.outC + c]) << " vs " << exact;
+        }
+      for (Isa isa : getTestedIsas())
+        ASSERT_EQ(run(isa), want) << getIsaName(isa).str() << " output scale "
+                                  << outputScale << " residual " << residualAt;
     }
 }
 

@@ -35,19 +35,22 @@ struct Avx2Lanes {
   static QOPT_EPILOGUE_INLINE F fma(F a, F b, F c) {
     return _mm256_fmadd_ps(a, b, c);
   }
+  static QOPT_EPILOGUE_INLINE F fnmsub(F a, F b, F c) {
+    return _mm256_fnmsub_ps(a, b, c);
+  }
+  /// 2^n built in the exponent field: n + 127 shifted into place.
+  static QOPT_EPILOGUE_INLINE F timesPowerOf2(F a, F n) {
+    __m256i biased =
+        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_mul_ps(a, _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23)));
+  }
   static QOPT_EPILOGUE_INLINE F min(F a, F b) { return _mm256_min_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F max(F a, F b) { return _mm256_max_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F round(F a) {
     return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
-  static QOPT_EPILOGUE_INLINE I addi(I a, I b) {
-    return _mm256_add_epi32(a, b);
-  }
   static QOPT_EPILOGUE_INLINE I subi(I a, I b) {
     return _mm256_sub_epi32(a, b);
-  }
-  static QOPT_EPILOGUE_INLINE I shiftExponent(I a) {
-    return _mm256_slli_epi32(a, 23);
   }
   static QOPT_EPILOGUE_INLINE F toFloat(I a) { return _mm256_cvtepi32_ps(a); }
   static QOPT_EPILOGUE_INLINE I toInt(F a) { return _mm256_cvtps_epi32(a); }

@@ -36,20 +36,23 @@ struct Avx512Lanes {
   static QOPT_EPILOGUE_INLINE F fma(F a, F b, F c) {
     return _mm512_fmadd_ps(a, b, c);
   }
+  static QOPT_EPILOGUE_INLINE F fnmsub(F a, F b, F c) {
+    return _mm512_fnmsub_ps(a, b, c);
+  }
+  /// vscalefps: one operation for the product the 8-lane file forms with
+  /// three more (the exponent field built, then a multiply); the product
+  /// is exact, so the same bits.
+  static QOPT_EPILOGUE_INLINE F timesPowerOf2(F a, F n) {
+    return _mm512_scalef_ps(a, n);
+  }
   static QOPT_EPILOGUE_INLINE F min(F a, F b) { return _mm512_min_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F max(F a, F b) { return _mm512_max_ps(a, b); }
   static QOPT_EPILOGUE_INLINE F round(F a) {
     return _mm512_roundscale_ps(a,
                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
-  static QOPT_EPILOGUE_INLINE I addi(I a, I b) {
-    return _mm512_add_epi32(a, b);
-  }
   static QOPT_EPILOGUE_INLINE I subi(I a, I b) {
     return _mm512_sub_epi32(a, b);
-  }
-  static QOPT_EPILOGUE_INLINE I shiftExponent(I a) {
-    return _mm512_slli_epi32(a, 23);
   }
   static QOPT_EPILOGUE_INLINE F toFloat(I a) { return _mm512_cvtepi32_ps(a); }
   static QOPT_EPILOGUE_INLINE I toInt(F a) { return _mm512_cvtps_epi32(a); }

@@ -10,8 +10,11 @@
 //   add sub mul div min max  IEEE operations, lane by lane (min and max
 //                            return the second operand where either is NaN)
 //   fma(a, b, c)             a * b + c rounded once
+//   fnmsub(a, b, c)          -(a * b) - c rounded once
+//   timesPowerOf2(a, n)      a * 2^n, n integral in [-126, 127], the
+//                            product normal (so exact)
 //   round                    to nearest, ties to even
-//   addi, subi, shiftExponent int32 lanes; shiftExponent is `<< 23`
+//   subi                     int32 lanes
 //   toFloat, toInt, asFloat  cvtdq2ps, cvtps2dq, a bit cast
 //   less(a, b), unordered(a) compares, ordered and quiet
 //   select(m, a, b)          b where m is set, a elsewhere
@@ -86,17 +89,14 @@ QOPT_EPILOGUE_INLINE void storePadded(Element *out, int64_t count,
   std::memcpy(out, tmp, size_t(count) * sizeof(Element));
 }
 
-/// sigmoid::scalar on every lane, operation for operation; NaN lanes stay
-/// NaN if KeepNaN (else they give sigmoid(87), as SiLU's product with the
-/// NaN does not need more).
-template <typename V, bool KeepNaN = true>
-QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
+/// sigmoid::expOfNegated on every lane, operation for operation.
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::F expOfNegatedLanes(typename V::F x) {
   using namespace qopt::rt::sigmoid;
   using F = typename V::F;
-  F t =
-      V::min(V::max(V::sub(V::zero(), x), V::set1(kLowest)), V::set1(kHighest));
-  F n = V::round(V::mul(t, V::set1(kLog2E)));
-  F r = V::fma(n, V::set1(-kLn2Hi), t);
+  F c = V::max(V::min(x, V::set1(kHighestX)), V::set1(kLowestX));
+  F n = V::round(V::mul(c, V::set1(-kLog2E)));
+  F r = V::fnmsub(n, V::set1(kLn2Hi), c); // n * -ln2hi + t, as t = -c
   r = V::fma(n, V::set1(-kLn2Lo), r);
   auto pair = [&](int i) { // kPoly[i] * r + kPoly[i + 1]
     return V::fma(V::set1(kPoly[i]), r, V::set1(kPoly[i + 1]));
@@ -105,12 +105,15 @@ QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
   F r4 = V::mul(z, z);
   F p = V::fma(pair(0), r4, V::fma(pair(2), z, pair(4)));
   F e = V::add(V::fma(p, z, r), V::set1(1.0f));
-  typename V::I bits = V::shiftExponent(V::addi(V::toInt(n), V::set1i(127)));
-  e = V::mul(e, V::asFloat(bits));
-  F s = V::div(V::set1(1.0f), V::add(V::set1(1.0f), e));
-  if constexpr (KeepNaN)
-    return V::select(V::unordered(x), s, x);
-  return s;
+  return V::timesPowerOf2(e, n);
+}
+
+/// sigmoid::scalar on every lane: NaN lanes stay NaN.
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
+  typename V::F one = V::set1(1.0f);
+  typename V::F s = V::div(one, V::add(one, expOfNegatedLanes<V>(x)));
+  return V::select(V::unordered(x), s, x);
 }
 
 /// The row's constants, splat once.
@@ -135,8 +138,11 @@ template <typename V> struct Lanes {
 };
 
 /// One vector of channels of one pixel: the sums, their per-channel
-/// constants, the residual (widened); returns y before the output grid.
-template <typename V, VectorActivation Act, bool Residual, bool ResidualLast>
+/// constants, the residual (widened); returns y before the output grid, or
+/// with OverScale (SiLU onto a grid: sigmoid::siluOverScale) y already
+/// divided by the output scale.
+template <typename V, VectorActivation Act, bool Residual, bool ResidualLast,
+          bool OverScale>
 QOPT_EPILOGUE_INLINE typename V::F
 finishLanes(const Params &p, const Lanes<V> &l, typename V::I acc,
             typename V::I zeroTerm, typename V::F scale, typename V::F bias,
@@ -166,8 +172,12 @@ finishLanes(const Params &p, const Lanes<V> &l, typename V::I acc,
   case VectorActivation::Sigmoid:
     y = sigmoidLanes<V>(y);
     break;
-  case VectorActivation::Silu: // x * sigmoid(x), one rounding; NaN * s
-    y = V::mul(y, sigmoidLanes<V, false>(y)); // is that NaN, as NaN * NaN
+  case VectorActivation::Silu: // sigmoid::silu; NaN / d is NaN
+    if constexpr (OverScale)
+      y = V::div(y,
+                 V::fma(expOfNegatedLanes<V>(y), l.outputScale, l.outputScale));
+    else
+      y = V::div(y, V::add(V::set1(1.0f), expOfNegatedLanes<V>(y)));
     break;
   }
   if (Residual && ResidualLast)
@@ -175,24 +185,34 @@ finishLanes(const Params &p, const Lanes<V> &l, typename V::I acc,
   return y;
 }
 
+/// clamp(nearbyint(quotient) + zero, 0, 255) with NaN -> 0, in float.
+template <typename V>
+QOPT_EPILOGUE_INLINE typename V::F
+gridLanes(const Lanes<V> &l, typename V::F quotient, typename V::F zero) {
+  typename V::F q = V::add(V::round(quotient), zero);
+  return V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
+}
+
 /// clamp(nearbyint(y / scale) + zero, 0, 255) with NaN -> 0, in float.
 template <typename V>
 QOPT_EPILOGUE_INLINE typename V::F
 quantizeLanes(const Lanes<V> &l, typename V::F y, typename V::F scale,
               typename V::F zero) {
-  typename V::F q = V::add(V::round(V::div(y, scale)), zero);
-  return V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
+  return gridLanes<V>(l, V::div(y, scale), zero);
 }
 
 /// Stores y (the first `count` lanes) at `out`: as u8 = clamp(nearbyint(y /
-/// scale) + zero, 0, 255) with NaN -> 0, then through the pair stage with
-/// the pair operand's bytes `w` if Pair, or as floats.
-template <typename V, bool Quantized, bool Pair>
+/// scale) + zero, 0, 255) with NaN -> 0 (y / scale given if OverScale),
+/// then through the pair stage with the pair operand's bytes `w` if Pair,
+/// or as floats.
+template <typename V, bool Quantized, bool Pair, bool OverScale>
 QOPT_EPILOGUE_INLINE void storeLanes(const Lanes<V> &l, typename V::F y,
                                      typename V::I w, void *out,
                                      int64_t count) {
   if constexpr (Quantized) {
-    typename V::F q = quantizeLanes<V>(l, y, l.outputScale, l.outputZero);
+    typename V::F q = OverScale
+                          ? gridLanes<V>(l, y, l.outputZero)
+                          : quantizeLanes<V>(l, y, l.outputScale, l.outputZero);
     if constexpr (Pair) { // RequantizedAdd::apply, operation for operation
       typename V::F sum =
           V::add(V::mul(V::sub(q, l.pairZeroV), l.pairScaleV),
@@ -218,6 +238,11 @@ struct Variant {
   static constexpr VectorActivation kActivation = A;
   static constexpr bool kResidual = R, kResidualLast = RL, kQuantized = Q,
                         kPair = P;
+  /// SiLU onto a grid divides once (sigmoid::siluOverScale), but for a
+  /// residual added after it. (Int8Conv runs subnormal output scales
+  /// scalar.)
+  static constexpr bool kOverScale =
+      A == VectorActivation::Silu && Q && !(R && RL);
 };
 
 /// One vector of channels from c on (or the last `count` of a row) of
@@ -239,14 +264,15 @@ finishChannels(const Params &p, const Lanes<V> &l, const int32_t *acc,
   F y[Pixels];
 #pragma GCC unroll 8
   for (int i = 0; i < Pixels; ++i)
-    y[i] = finishLanes<V, Var::kActivation, Var::kResidual, Var::kResidualLast>(
+    y[i] = finishLanes<V, Var::kActivation, Var::kResidual, Var::kResidualLast,
+                       Var::kOverScale>(
         p, l, loadLanes<V>(acc + i * channels + c, count), zeroTerm, scale,
         bias,
         Var::kResidual ? loadByteLanes<V>(residual + i * stride + c, count)
                        : V::set1i(0));
 #pragma GCC unroll 8
   for (int i = 0; i < Pixels; ++i)
-    storeLanes<V, Var::kQuantized, Var::kPair>(
+    storeLanes<V, Var::kQuantized, Var::kPair, Var::kOverScale>(
         l, y[i],
         Var::kPair ? loadByteLanes<V>(residual + i * stride + c, count)
                    : V::set1i(0),

@@ -14,6 +14,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -50,7 +51,7 @@ float activate(float v, Activation a, float alpha, float beta) {
   case Activation::HardSwish:
     return float(act::hardSwish(x));
   case Activation::Silu:
-    return v * sigmoid::scalar(v);
+    return sigmoid::silu(v);
   }
   return v;
 }
@@ -80,9 +81,9 @@ inline void fillBytes(uint8_t *dst, uint8_t value, int64_t n) {
     std::memset(dst, value, n);
 }
 
-/// saturate(nearbyint(x / scale) + zero) onto u8, NaN -> 0.
-uint8_t quantizeU8(float x, float scale, int32_t zero) {
-  float r = std::nearbyintf(x / scale);
+/// saturate(nearbyint(quotient) + zero) onto u8, NaN -> 0.
+uint8_t roundOntoU8(float quotient, int32_t zero) {
+  float r = std::nearbyintf(quotient);
   if (std::isnan(r))
     return 0;
   double q = double(r) + zero;
@@ -170,7 +171,11 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
   bool vectorActivation =
       e.activation == Activation::None || e.activation == Activation::Relu ||
       e.activation == Activation::LeakyRelu ||
-      e.activation == Activation::Sigmoid || e.activation == Activation::Silu ||
+      e.activation == Activation::Sigmoid ||
+      // SiLU onto a grid of subnormal scale: the scalar two divisions.
+      (e.activation == Activation::Silu &&
+       !(e.outputScale > 0 &&
+         e.outputScale < std::numeric_limits<float>::min())) ||
       (e.activation == Activation::Clip && !std::isnan(e.alpha) &&
        !std::isnan(e.beta));
   if (isa != Isa::Scalar && vectorActivation) {
@@ -497,6 +502,9 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
   const int32_t *sums =
       packed[channels.group].getChannelSums().data() + channels.first;
   bool perChannel = e.scale.size() > 1;
+  bool siluOverScale = e.activation == Activation::Silu && e.outputScale != 0 &&
+                       !(e.hasResidual && e.residualAfterActivation) &&
+                       e.outputScale >= std::numeric_limits<float>::min();
   for (int64_t px = 0; px < pixels; ++px) {
     int64_t at = (pixelBase + px) * shape.outC + first;
     for (int64_t c = 0; c < count; ++c) {
@@ -510,6 +518,11 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
         r = float(int32_t(residual[at + c]) - e.residualZero) * e.residualScale;
       if (e.hasResidual && !e.residualAfterActivation)
         y += r;
+      if (siluOverScale) { // as the vector epilogue: one division
+        static_cast<uint8_t *>(output)[at + c] =
+            roundOntoU8(sigmoid::siluOverScale(y, e.outputScale), e.outputZero);
+        continue;
+      }
       y = activate(y, e.activation, e.alpha, e.beta);
       if (e.hasResidual && e.residualAfterActivation)
         y += r;
@@ -517,7 +530,7 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
         static_cast<float *>(output)[at + c] = y;
       else
         static_cast<uint8_t *>(output)[at + c] =
-            quantizeU8(y, e.outputScale, e.outputZero);
+            roundOntoU8(y / e.outputScale, e.outputZero);
     }
   }
 }

@@ -2,17 +2,23 @@
 //
 // Private to lib/Runtime/Int8. The int8 conv epilogue's sigmoid (and SiLU,
 // x * sigmoid(x)) as a fixed sequence of IEEE float operations, so that the
-// scalar epilogue here and the vector one (EpilogueAvx2.cpp, the same
-// operations 8 lanes at a time) give the same bits:
+// scalar epilogue here and the vector ones (EpilogueBody.h, 8 and 16 lanes)
+// give the same bits:
 //
-//   t = min(max(-x, -87), 88)          as maxps/minps: NaN -> -87
-//   n = nearbyint(t * log2(e)),  r = (t - n * ln2hi) - n * ln2lo
+//   c = max(min(x, 87), -88)           as minps/maxps: NaN -> 87
+//   t = -c                             (never formed: folded into n and r)
+//   n = nearbyint(c * -log2(e)),  r = (t - n * ln2hi) - n * ln2lo
 //   e^t = 2^n * ((r^2 * P(r) + r) + 1)   P: degree 5, Estrin's scheme
 //   sigmoid = 1 / (1 + e^t),  NaN stays NaN
+//   SiLU = x / (1 + e^t)
+//   SiLU onto a grid of scale S: x / (e^t * S + S), one division for
+//     both (the quotient then rounds to the grid as any other)
 //
 // where every a * b + c above is one fused multiply-add (fmaf; vfmadd in
 // the vector files, which the AVX2 family's CPUs all have): 8 operations
-// fewer than a multiply and an add each, and one rounding fewer each.
+// fewer than a multiply and an add each, and one rounding fewer each. The
+// product with 2^n is exact (e^t stays normal after the clamp), so the
+// 16-lane file may form it with vscalefps.
 //
 // e^t is within 2 ulp of the true value over the clamped range, so the
 // sigmoid differs from the reference's (in double, from libm's exp) by a
@@ -32,8 +38,9 @@ namespace qopt {
 namespace rt {
 namespace sigmoid {
 
-/// The constants, shared by both versions.
-constexpr float kLowest = -87.0f, kHighest = 88.0f;
+/// The constants, shared by all versions. x's clamp keeps e^-x finite
+/// and normal.
+constexpr float kLowestX = -88.0f, kHighestX = 87.0f;
 constexpr float kLog2E = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
 /// P(r), highest power first (Cephes' expf coefficients).
@@ -45,12 +52,11 @@ constexpr float kPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f,
 static inline float maxLane(float a, float b) { return a > b ? a : b; }
 static inline float minLane(float a, float b) { return a < b ? a : b; }
 
-static inline float scalar(float x) {
-  if (x != x)
-    return x;
-  float t = minLane(maxLane(-x, kLowest), kHighest);
-  float n = __builtin_nearbyintf(t * kLog2E);
-  float r = __builtin_fmaf(n, -kLn2Hi, t);
+/// e^-x, x clamped to [-88, 87] first (NaN: 87), by the sequence above.
+static inline float expOfNegated(float x) {
+  float c = maxLane(minLane(x, kHighestX), kLowestX);
+  float n = __builtin_nearbyintf(c * -kLog2E);
+  float r = __builtin_fmaf(n, -kLn2Hi, -c);
   r = __builtin_fmaf(n, -kLn2Lo, r);
   // P(r) by Estrin's scheme: three independent pairs, then r^2 and r^4,
   // half of Horner's chain of dependent operations.
@@ -65,8 +71,23 @@ static inline float scalar(float x) {
   int bits = (int(n) + 127) << 23;
   float scale;
   __builtin_memcpy(&scale, &bits, sizeof(scale));
-  e = e * scale;
-  return 1.0f / (1.0f + e);
+  return e * scale;
+}
+
+static inline float scalar(float x) {
+  if (x != x)
+    return x;
+  return 1.0f / (1.0f + expOfNegated(x));
+}
+
+/// x * sigmoid(x) as x / (1 + e^-x); NaN stays NaN.
+static inline float silu(float x) { return x / (1.0f + expOfNegated(x)); }
+
+/// SiLU divided by `scale`, one division: x / (e^-x * scale + scale). For
+/// a normal scale (at least 2^-126), so that the divisor keeps its
+/// precision.
+static inline float siluOverScale(float x, float scale) {
+  return x / __builtin_fmaf(expOfNegated(x), scale, scale);
 }
 
 } // namespace sigmoid

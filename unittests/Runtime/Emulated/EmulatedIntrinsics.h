@@ -99,6 +99,21 @@ inline __m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c) {
     return __builtin_fmaf(x, y, z);
   });
 }
+#undef _mm512_fnmsub_ps
+inline __m512 _mm512_fnmsub_ps(__m512 a, __m512 b, __m512 c) {
+  return fuse16Lanes(a, b, c, [](float x, float y, float z) {
+    return __builtin_fmaf(-x, y, -z);
+  });
+}
+
+// SIMDe's vscalefps multiplies by its own exp2 of the exponent; the
+// instruction's product is a * 2^floor(n) rounded once, as ldexp gives it.
+#undef _mm512_scalef_ps
+inline __m512 _mm512_scalef_ps(__m512 a, __m512 n) {
+  return fuse16Lanes(a, n, n, [](float x, float e, float) {
+    return __builtin_ldexpf(x, int(__builtin_floorf(e)));
+  });
+}
 
 #include "EmulatedAmx.h"
 
