@@ -44,27 +44,10 @@
 #include <algorithm>
 
 using namespace qopt;
+using namespace qopt::codegen;
 using namespace qopt::rt;
 
 namespace {
-
-/// Steps reading each tensor, and whether the graph returns it.
-struct Readers {
-  explicit Readers(const Plan &plan)
-      : count(plan.tensors.size(), 0), isOutput(plan.tensors.size(), false) {
-    for (const auto &s : plan.steps)
-      for (int id : s->inputs)
-        if (id >= 0)
-          ++count[id];
-    for (int id : plan.outputs)
-      isOutput[id] = true;
-  }
-  bool onlyReader(int id, unsigned reads) const {
-    return count[id] == reads && !isOutput[id];
-  }
-  std::vector<unsigned> count;
-  std::vector<bool> isOutput;
-};
 
 /// The one-byte arity-1 table step that writes `id`, if any.
 const TableStep *producingTable(const Plan &plan, int id) {

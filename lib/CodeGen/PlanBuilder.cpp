@@ -358,6 +358,7 @@ llvm::Error PlanBuilder::build() {
   }
   fuseTableChains(plan);
   fuseTablesIntoConvs(plan);
+  fuseQuantizeIntoCopies(plan);
   assignArena();
   return llvm::Error::success();
 }

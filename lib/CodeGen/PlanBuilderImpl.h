@@ -145,6 +145,26 @@ private:
   llvm::DenseMap<const Value *, int> twin;
 };
 
+/// Steps reading each tensor of a plan, and whether the plan returns it.
+struct Readers {
+  explicit Readers(const rt::Plan &plan)
+      : count(plan.tensors.size(), 0), isOutput(plan.tensors.size(), false) {
+    for (const auto &s : plan.steps)
+      for (int id : s->inputs)
+        if (id >= 0)
+          ++count[id];
+    for (int id : plan.outputs)
+      isOutput[id] = true;
+  }
+  /// Whether `reads` reads are all of `id`'s and the plan does not return
+  /// it.
+  bool onlyReader(int id, unsigned reads) const {
+    return count[id] == reads && !isOutput[id];
+  }
+  std::vector<unsigned> count;
+  std::vector<bool> isOutput;
+};
+
 /// Table steps whose operand another table step writes for them alone,
 /// composed into one table (FuseTables.cpp); before arena placement.
 void fuseTableChains(rt::Plan &plan);
@@ -152,6 +172,9 @@ void fuseTableChains(rt::Plan &plan);
 /// output table (one operand) or pair table (two, the other of the
 /// result's shape) (FuseTables.cpp); after fuseTableChains.
 void fuseTablesIntoConvs(rt::Plan &plan);
+/// Quantize steps whose f32 operand a channel copy step writes, done by
+/// the copy (FuseQuantize.cpp); before arena placement.
+void fuseQuantizeIntoCopies(rt::Plan &plan);
 
 } // namespace codegen
 } // namespace qopt

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -111,16 +112,17 @@ TEST(PlanBuilder, RunMatchesInterpreter) {
 // Int8 and float tensors that stay NHWC between conv steps: max pooling
 // s8 as stored (+128), q.add of an s8 and a u8 operand onto s8 with Relu,
 // channel Concat/Split of f32 and s8, q.quantize of the NCHW input straight
-// into NHWC and of NHWC f32 (their s8 results stored +128), q.dequantize
-// tables. Every scale is a power of two and
-// every product exact, so the conv steps equal the reference too and the
+// into NHWC and of NHWC f32 (their s8 results stored +128; the f32 ones
+// that a Split or Concat writes quantized by the copy, %cat kept for its
+// other readers, %s1 not), q.dequantize tables. Every scale is a power of two
+// and every product exact, so the conv steps equal the reference too and the
 // whole plan must match it bit for bit.
 const char *kDataSteps = R"(
 !x = !quant.uniform<i8:f32, 0.5>
 !w = !quant.uniform<i8:f32, 0.015625>
 !y = !quant.uniform<i8:f32, 0.25:3>
 !u = !quant.uniform<u8:f32, 0.125:100>
-graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) {
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %qx = q.quantize(%x) : tensor<1x4x6x6x!x>
   %c = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6x!y>
@@ -135,7 +137,9 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, 
   %da = q.dequantize(%a) : tensor<1x4x3x3xf32>
   %dqs = q.dequantize(%qs) : tensor<1x4x3x3xf32>
   %dcat = q.dequantize(%icat) : tensor<1x8x3x3xf32>
-  return %da, %dqs, %s0, %cat, %dcat
+  %qcat = q.quantize(%cat) : tensor<1x8x3x3x!u>
+  %dqcat = q.dequantize(%qcat) : tensor<1x8x3x3xf32>
+  return %da, %dqs, %s0, %cat, %dcat, %dqcat
 }
 )";
 
@@ -158,13 +162,27 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
       }
   EXPECT_EQ(kinds["max pool onnx.MaxPool"], 1);
   EXPECT_EQ(kinds["table q.add"], 0);
-  EXPECT_EQ(kinds["channel copy onnx.Concat"], 2);
-  EXPECT_EQ(kinds["channel copy onnx.Split"], 1);
-  // The graph input's (NCHW f32 into NHWC s8), and %qs (NHWC to NHWC).
-  EXPECT_EQ(kinds["quantize q.quantize"], 2);
-  EXPECT_EQ(kinds["table q.dequantize"], 3);
+  EXPECT_EQ(kinds["channel copy onnx.Concat"], 1);
+  EXPECT_EQ(kinds["channel copy onnx.Concat+q.quantize"], 1);
+  EXPECT_EQ(kinds["channel copy onnx.Split+q.quantize"], 1);
+  // The graph input's (NCHW f32 into NHWC s8); %qs and %qcat are the
+  // copies'.
+  EXPECT_EQ(kinds["quantize q.quantize"], 1);
+  for (const auto &step : plan.steps)
+    if (step->op == "onnx.Concat+q.quantize" ||
+        step->op == "onnx.Split+q.quantize") {
+      // %cat, returned and split, stays; %s1 goes.
+      std::set<std::string> names;
+      for (int id : step->outputs)
+        names.insert(plan.tensors[id].name);
+      std::set<std::string> want = {"cat", "qcat"};
+      if (step->op == "onnx.Split+q.quantize")
+        want = {"s0", "qs"};
+      EXPECT_EQ(names, want) << step->op;
+    }
+  EXPECT_EQ(kinds["table q.dequantize"], 4);
   // One reformat out per returned value, none in.
-  EXPECT_EQ(kinds["reformat "], 5);
+  EXPECT_EQ(kinds["reformat "], 6);
 
   auto inputs = makeRandomInputs(b->model->getGraph(), 11);
   ASSERT_TRUE(bool(inputs));

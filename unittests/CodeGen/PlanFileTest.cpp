@@ -24,10 +24,11 @@ namespace {
 // residual and SiLU, a strided 1x1 conv (u8 weights with zero points), a
 // conv with a sigmoid table fused as its output table, a q.mul by a
 // per-channel operand (a broadcast table), max pool, a q.add table,
-// channel Concat/Split, a requantizing q.concat of 3-D tensors (rows in ONNX
-// layout), a q.matmul (u8 weights, an int8 gemm step), a nearest Resize,
-// dequantize tables, reformats, and float steps with
-// attributes (Transpose's perm, Softmax's axis) and a constant operand.
+// channel Concat/Split (one part quantized by the Split), a requantizing
+// q.concat of 3-D tensors (rows in ONNX layout), a q.matmul (u8 weights, an
+// int8 gemm step), a nearest Resize, dequantize tables, reformats, and float
+// steps with attributes (Transpose's perm, Softmax's axis) and a constant
+// operand.
 const char *kEveryStep = R"(
 !x = !quant.uniform<i8:f32, 0.5>
 !w = !quant.uniform<i8:f32:0, {0.015625,0.03125,0.0078125,0.015625}>
@@ -36,7 +37,7 @@ const char *kEveryStep = R"(
 !b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
 !wu = !quant.uniform<u8:f32:0, {0.015625:120,0.03125:131,0.0078125:128,0.015625:255}>
 !wm = !quant.uniform<u8:f32, 0.03:100>
-graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>, tensor<1x24x4xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>, tensor<1x24x4xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x3x3xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
   %wu = onnx.Constant() {value = dense<[0, 255, 120, 7, 131, 9, 200, 64, 128, 1, 250, 3, 255, 254, 0, 17]>} : tensor<4x4x1x1x!wu>
@@ -76,7 +77,9 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %dmm = q.dequantize(%mm) : tensor<1x24x4xf32>
   %up = onnx.Resize(%a, _, %two) {mode = "nearest"} : tensor<1x4x6x6x!y>
   %dup = q.dequantize(%up) : tensor<1x4x6x6xf32>
-  return %da, %cat, %sm, %s, %drc, %dup, %dmm, %d5, %dbm
+  %qs1 = q.quantize(%s1) : tensor<1x4x3x3x!u>
+  %ds1 = q.dequantize(%qs1) : tensor<1x4x3x3xf32>
+  return %da, %cat, %sm, %s, %drc, %dup, %dmm, %d5, %dbm, %ds1
 }
 )";
 
@@ -147,6 +150,11 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
     return table && table->getBroadcast().operand == 1 &&
            table->getBroadcast().inner == 1 && table->getBroadcast().count == 4;
   })) << "no table reading an operand along the channels";
+  EXPECT_TRUE(llvm::any_of(b->plan->steps, [](const auto &s) {
+    const auto *copy = llvm::dyn_cast<ChannelCopyStep>(s.get());
+    return copy && llvm::any_of(copy->getPieces(),
+                                [](const auto &p) { return bool(p.grid); });
+  })) << "no copy quantizing its pieces";
 
   std::string file = serialized(*b->plan);
   ASSERT_TRUE(isPlanFile(file));
@@ -429,6 +437,41 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   EXPECT_NE(e.find("does not fit both tensors' pixels and channels"),
             std::string::npos)
       << e;
+
+  // A copy piece quantizing onto a zero point past u8's range, and one
+  // quantizing into an f32 tensor the step writes.
+  auto changePiece = [&](Plan &p, auto change) {
+    for (auto &step : p.steps)
+      if (auto *copy = llvm::dyn_cast<ChannelCopyStep>(step.get())) {
+        std::vector<ChannelCopyStep::Piece> pieces = copy->getPieces().vec();
+        for (ChannelCopyStep::Piece &piece : pieces)
+          if (piece.grid) {
+            change(p, piece, step->outputs);
+            auto changed = std::make_unique<ChannelCopyStep>(
+                copy->getName().str(), std::move(pieces), copy->getNumTiles());
+            changed->inputs = step->inputs;
+            changed->outputs = step->outputs;
+            changed->op = step->op;
+            step = std::move(changed);
+            return;
+          }
+      }
+    ADD_FAILURE() << "no quantizing piece";
+  };
+  e = damaged([&](Plan &p) {
+    changePiece(p, [](Plan &, ChannelCopyStep::Piece &piece,
+                      const std::vector<int> &) { piece.grid->zero = 256; });
+  });
+  EXPECT_NE(e.find("its grid does not fit its result"), std::string::npos) << e;
+  e = damaged([&](Plan &p) {
+    changePiece(p, [](Plan &p, ChannelCopyStep::Piece &piece,
+                      const std::vector<int> &outputs) {
+      for (int id : outputs)
+        if (p.tensors[id].kind == ElementKind::F32)
+          piece.to = id;
+    });
+  });
+  EXPECT_NE(e.find("which is not f32 into int8 bytes"), std::string::npos) << e;
 
   // A resize map pointing past the input's rows.
   e = damaged([&](Plan &p) {

@@ -97,3 +97,41 @@ TEST(Int8Quantize, EveryFamilyGivesQuantizeLinearsBytes) {
           }
         }
 }
+
+// Runs of channels within pixels, as a copy step quantizes a Concat's
+// operand into its part of the result: each run's bytes are
+// QuantizeLinear's whatever its length (the 8-wide body and every tail,
+// the tails through masked loads), and nothing between the runs, or after
+// the last, is written.
+TEST(Int8Quantize, RunsWithStridesGiveQuantizeLinearsBytes) {
+  std::mt19937 rng(9);
+  const float scale = 0.0371f;
+  std::vector<float> values = interestingValues(scale, rng);
+  for (Isa isa : getSupportedIsas())
+    for (int64_t count : {1, 5, 8, 13, 16, 23})
+      for (bool isSigned : {false, true}) {
+        QuantizeGrid grid{scale, isSigned ? -3 : 117, isSigned,
+                          uint8_t(isSigned ? 0x80 : 0)};
+        ElementKind storage = isSigned ? ElementKind::I8 : ElementKind::U8;
+        const int64_t runs = 37, xStride = count + 3, outStride = count + 5;
+        std::vector<float> x(runs * xStride);
+        for (size_t i = 0; i < x.size(); ++i)
+          x[i] = values[(i * 7919) % values.size()];
+        std::vector<uint8_t> out(runs * outStride, 0xa5);
+        quantizeFloatRuns(isa, x.data(), xStride, count, runs, grid, out.data(),
+                          outStride);
+        for (int64_t r = 0; r < runs; ++r)
+          for (int64_t i = 0; i < outStride; ++i) {
+            uint8_t got = out[r * outStride + i];
+            if (i >= count) {
+              ASSERT_EQ(got, 0xa5) << "wrote between runs";
+              continue;
+            }
+            float v = x[r * xStride + i];
+            uint8_t want = uint8_t(
+                quant::quantizeValue(v, scale, grid.zero, storage) ^ grid.flip);
+            ASSERT_EQ(got, want) << getIsaName(isa).str() << " count " << count
+                                 << " run " << r << " x=" << v;
+          }
+      }
+}

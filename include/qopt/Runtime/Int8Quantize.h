@@ -31,6 +31,11 @@ struct QuantizeGrid {
 /// out[i] = the stored byte of x[i] on `grid`, for i < count.
 void quantizeFloats(Isa isa, const float *x, int64_t count,
                     const QuantizeGrid &grid, uint8_t *out);
+/// quantizeFloats on `runs` runs of `count` elements: run r from x + r *
+/// xStride into out + r * outStride (the channels of a row of pixels).
+void quantizeFloatRuns(Isa isa, const float *x, int64_t xStride, int64_t count,
+                       int64_t runs, const QuantizeGrid &grid, uint8_t *out,
+                       int64_t outStride);
 
 } // namespace rt
 } // namespace qopt

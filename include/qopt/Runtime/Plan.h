@@ -38,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace qopt {
 namespace rt {
@@ -327,16 +328,19 @@ private:
 
 /// Concat or Split along the channels of NHWC tensors: each piece copies
 /// `channels` channels of every pixel from one tensor to another, through
-/// a 256-entry table of stored bytes where it requantizes (q.concat).
-/// Tensors in ONNX layout (q.concat along any axis) are `rows` rows, each
-/// index before the axis one, spanning the elements from the axis on; a
-/// piece's channels are then elements of every row.
+/// a 256-entry table of stored bytes where it requantizes (q.concat), or
+/// onto a grid from f32. Tensors in ONNX layout (q.concat along any axis) are
+/// `rows` rows, each index before the axis one, spanning the elements from the
+/// axis on; a piece's channels are then elements of every row.
 class ChannelCopyStep : public PlanStep {
 public:
   struct Piece {
     int from, to; ///< tensor ids
     int64_t fromChannel, toChannel, channels;
     std::vector<uint8_t> table; ///< empty: a copy
+    /// Set: f32 channels quantized onto int8 bytes (Int8Quantize.h), the
+    /// quantize step that read a copy's result done in the copy. No table.
+    std::optional<QuantizeGrid> grid;
   };
   ChannelCopyStep(std::string name, std::vector<Piece> pieces, int64_t rows)
       : PlanStep(Kind::ChannelCopy, std::move(name)), pieces(std::move(pieces)),

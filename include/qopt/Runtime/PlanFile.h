@@ -35,8 +35,8 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// kOldestPlanFileVersion on (2 added the conv steps' input dilation, 3
 /// their weight zero points and output tables, the int8 gemm steps and the
 /// tables' broadcast operands, 4 the conv steps' pair tables, 5 their
-/// arithmetic).
-constexpr uint32_t kPlanFileVersion = 5;
+/// arithmetic, 6 the copy pieces' quantize grids).
+constexpr uint32_t kPlanFileVersion = 6;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).

@@ -21,8 +21,10 @@ struct Grid {
   uint8_t flip;
 };
 
-/// The elements [0, count - count % 8) of x; the caller does the rest.
-void avx2(const float *x, int64_t count, const Grid &grid, uint8_t *out);
+/// `runs` runs of `count` elements each, all of them: run r from x + r *
+/// xStride into out + r * outStride.
+void avx2(const float *x, int64_t xStride, int64_t count, int64_t runs,
+          const Grid &grid, uint8_t *out, int64_t outStride);
 
 } // namespace quantize
 } // namespace rt

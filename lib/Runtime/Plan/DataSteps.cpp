@@ -239,7 +239,7 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
     if (p.channels == 0)
       continue; // nothing to copy, maybe from an empty constant's null bytes
     const PlanTensor &from = run.tensor(p.from), &to = run.tensor(p.to);
-    size_t size = getElementByteSize(from.kind);
+    size_t size = getElementByteSize(to.kind);
     // NHWC: a tile is a row of pixels, each with its channels. ONNX layout:
     // a tile is one row, its span the elements from the axis on.
     bool nhwc = from.layout == PlanLayout::Nhwc;
@@ -248,6 +248,15 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
     int64_t toC = nhwc ? to.shape[1] : to.numElements() / rows;
     const char *src = run.read(p.from);
     char *dst = run.write(p.to);
+    if (p.grid) { // f32 -> int8 bytes: the tiles' pixels in one call
+      int64_t first = tileBegin * width, pixels = (tileEnd - tileBegin) * width;
+      quantizeFloatRuns(
+          run.getPlan().isa,
+          reinterpret_cast<const float *>(src) + first * fromC + p.fromChannel,
+          fromC, p.channels, pixels, *p.grid,
+          reinterpret_cast<uint8_t *>(dst) + first * toC + p.toChannel, toC);
+      continue;
+    }
     for (int64_t pixel = tileBegin * width, end = tileEnd * width; pixel < end;
          ++pixel) {
       char *dstPixel = dst + (pixel * toC + p.toChannel) * size;

@@ -91,6 +91,16 @@ private:
            ", not 0 or 1");
     return v == 1;
   }
+  /// A quantize grid (scale, zero point, signedness, flip); the verifier
+  /// checks it against its tensor.
+  QuantizeGrid grid() {
+    QuantizeGrid g;
+    g.scale = f32("grid scale");
+    g.zero = i32("grid zero point");
+    g.isSigned = flag("grid signedness");
+    g.flip = u8("grid flip");
+    return g;
+  }
   /// An enum stored as one byte, at most `last`.
   template <typename E> E enumValue(E last, const char *what) {
     uint8_t v = u8(what);
@@ -471,6 +481,8 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
       p.channels = i64("piece");
       llvm::StringRef table = blob("piece table");
       p.table.assign(table.bytes_begin(), table.bytes_end());
+      if (version >= 6 && flag("piece grid flag"))
+        p.grid = grid();
     }
     s = std::make_unique<ChannelCopyStep>(name, std::move(pieces), rows);
     break;
@@ -485,11 +497,7 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
     break;
   }
   case PlanStep::Kind::Quantize: {
-    QuantizeGrid g;
-    g.scale = f32("quantize scale");
-    g.zero = i32("quantize zero point");
-    g.isSigned = flag("quantize signedness");
-    g.flip = u8("quantize flip");
+    QuantizeGrid g = grid();
     Shape shape = ints("quantize shape");
     bool toNhwc = flag("quantize layout");
     if (failed)

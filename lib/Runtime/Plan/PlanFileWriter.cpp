@@ -53,6 +53,12 @@ private:
                '\0');
     out.append(static_cast<const char *>(data), size);
   }
+  void grid(const QuantizeGrid &g) {
+    f32(g.scale);
+    i32(g.zero);
+    u8(g.isSigned);
+    u8(g.flip);
+  }
   void ints(llvm::ArrayRef<int64_t> v) {
     u64(v.size());
     for (int64_t x : v)
@@ -251,6 +257,9 @@ llvm::Error PlanFileWriter::step(const PlanStep &s) {
       i64(piece.toChannel);
       i64(piece.channels);
       blob(piece.table.data(), piece.table.size());
+      u8(piece.grid.has_value());
+      if (piece.grid)
+        grid(*piece.grid);
     }
   } else if (const auto *r = llvm::dyn_cast<ResizeStep>(&s)) {
     const ResizeStep::Geometry &g = r->getGeometry();
@@ -259,11 +268,7 @@ llvm::Error PlanFileWriter::step(const PlanStep &s) {
     ints(r->getSourceRows());
     ints(r->getSourceCols());
   } else if (const auto *q = llvm::dyn_cast<QuantizeStep>(&s)) {
-    const QuantizeGrid &g = q->getGrid();
-    f32(g.scale);
-    i32(g.zero);
-    u8(g.isSigned);
-    u8(g.flip);
+    grid(q->getGrid());
     ints(q->getShape());
     u8(q->isToNhwc());
   }

@@ -423,12 +423,20 @@ private:
         return makeError("a piece copies from a tensor the step does not "
                          "read or into one it does not write");
       const PlanTensor &from = plan.tensors[p.from], &to = plan.tensors[p.to];
+      if (p.grid) {
+        if (from.kind != ElementKind::F32 || !isInt8Kind(to.kind) ||
+            !p.table.empty())
+          return makeError("a piece quantizes '" + from.name + "' into '" +
+                           to.name + "', which is not f32 into int8 bytes");
+        if (auto err = checkGrid(*p.grid, to))
+          return err;
+      }
       unsigned size = getElementByteSize(from.kind);
       int64_t rows = step.getNumTiles();
       // Each test only once the ones before it hold: no subtraction or
       // product below can overflow.
       auto fitsBoth = [&]() {
-        if (size == 0 || getElementByteSize(to.kind) != size ||
+        if (size == 0 || (!p.grid && getElementByteSize(to.kind) != size) ||
             p.channels < 0 || p.fromChannel < 0 || p.toChannel < 0 ||
             !(p.table.empty() || (p.table.size() == 256 && size == 1)))
           return false;
@@ -493,6 +501,17 @@ private:
     return llvm::Error::success();
   }
 
+  /// A quantize grid onto int8 tensor `y`: a positive finite scale, a zero
+  /// point of y's type, y's signedness and stored flip.
+  llvm::Error checkGrid(const QuantizeGrid &g, const PlanTensor &y) const {
+    int32_t lowest = g.isSigned ? -128 : 0, highest = g.isSigned ? 127 : 255;
+    if (!(g.scale > 0) || !std::isfinite(g.scale) || g.zero < lowest ||
+        g.zero > highest || g.isSigned != (y.kind == ElementKind::I8) ||
+        g.flip != y.getStoredFlip())
+      return makeError("its grid does not fit its result '" + y.name + "'");
+    return llvm::Error::success();
+  }
+
   llvm::Error verifyQuantize(const QuantizeStep &step) const {
     if (auto err = checkOperands(step, 1, 1))
       return err;
@@ -507,11 +526,7 @@ private:
       return makeError("quantizes f32 '" + x.name + "' into int8 '" + y.name +
                        "' of shape " + shapeToString(step.getShape()) +
                        ", which they are not (or not in those layouts)");
-    if (!(g.scale > 0) || !std::isfinite(g.scale) ||
-        g.isSigned != (y.kind == ElementKind::I8) ||
-        g.flip != y.getStoredFlip())
-      return makeError("its grid does not fit its result '" + y.name + "'");
-    return llvm::Error::success();
+    return checkGrid(g, y);
   }
 
   const Plan &plan;

@@ -1,0 +1,110 @@
+//===- FuseQuantize.cpp - Quantize steps done by the copies feeding them --===//
+//
+// A quantize step whose f32 operand a channel copy step writes (a Concat or
+// Split of f32 tensors, as YOLO's C2f blocks leave them before a conv's
+// input quantizer) becomes part of that copy: each piece that wrote the
+// operand's channels quantizes the same channels of its source straight
+// into the quantize's result. Quantizing is element by element, so the
+// bytes are the quantize step's; the f32 tensor is neither written whole
+// nor read back.
+//
+//   %c = channel copy (%a -> %c[0, m),    =>   %y = channel copy
+//                      %b -> %c[m, n))              (%a -> %y[0, m) on g,
+//   %y = quantize %c on g                            %b -> %y[m, n) on g)
+//
+// When another step reads %c too (the half of a Split that a residual Add
+// also reads), the copy writes both %c, as before, and %y.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanBuilderImpl.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+
+using namespace qopt;
+using namespace qopt::codegen;
+using namespace qopt::rt;
+
+namespace {
+
+/// Whether `copy`'s pieces into `id` copy f32 channels from other tensors
+/// with nothing on the way, and write all of its channels.
+bool copiesEveryChannelOf(const Plan &plan, const ChannelCopyStep &copy,
+                          int id) {
+  const PlanTensor &t = plan.tensors[id];
+  int64_t channels =
+      t.layout == PlanLayout::Nhwc
+          ? t.shape[1]
+          : t.numElements() / std::max<int64_t>(copy.getNumTiles(), 1);
+  int64_t written = 0;
+  for (const ChannelCopyStep::Piece &p : copy.getPieces()) {
+    if (p.to != id)
+      continue;
+    if (p.from == id || !p.table.empty() || p.grid ||
+        plan.tensors[p.from].kind != ElementKind::F32)
+      return false;
+    written += p.channels;
+  }
+  return written == channels;
+}
+
+} // namespace
+
+void codegen::fuseQuantizeIntoCopies(Plan &plan) {
+  Readers readers(plan);
+  // The step writing each tensor; -2 where more than one does.
+  std::vector<int> producer(plan.tensors.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int id : plan.steps[i]->outputs)
+      if (id >= 0)
+        producer[id] = producer[id] == -1 ? int(i) : -2;
+  bool fused = false;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const auto *quantize =
+        llvm::dyn_cast_or_null<QuantizeStep>(plan.steps[i].get());
+    if (!quantize || quantize->isToNhwc())
+      continue;
+    int operand = quantize->inputs[0], result = quantize->outputs[0];
+    int at = producer[operand];
+    const auto *copy =
+        at < 0 ? nullptr
+               : llvm::dyn_cast<ChannelCopyStep>(plan.steps[at].get());
+    const PlanTensor &from = plan.tensors[operand];
+    const PlanTensor &to = plan.tensors[result];
+    if (!copy || from.layout != to.layout || from.shape != to.shape ||
+        !copiesEveryChannelOf(plan, *copy, operand))
+      continue;
+    bool keepOperand = !readers.onlyReader(operand, 1);
+    std::vector<ChannelCopyStep::Piece> pieces;
+    for (const ChannelCopyStep::Piece &p : copy->getPieces()) {
+      if (p.to != operand || keepOperand)
+        pieces.push_back(p);
+      if (p.to != operand)
+        continue;
+      ChannelCopyStep::Piece quantized = p;
+      quantized.to = result;
+      quantized.grid = quantize->getGrid();
+      pieces.push_back(std::move(quantized));
+    }
+    std::string name = copy->getName().str();
+    if (!quantize->getName().empty())
+      name += (name.empty() ? "" : "+") + quantize->getName().str();
+    auto step = std::make_unique<ChannelCopyStep>(
+        std::move(name), std::move(pieces), copy->getNumTiles());
+    step->op = copy->op + "+" + quantize->op;
+    step->inputs = copy->inputs;
+    step->outputs = copy->outputs;
+    if (!keepOperand)
+      llvm::erase_value(step->outputs, operand);
+    step->outputs.push_back(result);
+    producer[result] = at;
+    plan.steps[at] = std::move(step);
+    plan.steps[i].reset();
+    fused = true;
+  }
+  if (fused)
+    plan.steps.erase(std::remove(plan.steps.begin(), plan.steps.end(), nullptr),
+                     plan.steps.end());
+}
