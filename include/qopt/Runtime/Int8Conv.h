@@ -33,8 +33,8 @@
 // An int8 gemm step (Plan.h) runs a 1x1 conv over M x 1 pixels: its x, y
 // and residual are then M rows of K or N, NHWC's layout for [1, M, 1, K].
 //
-// The epilogue runs 8 channels at a time where the machine has AVX2 and the
-// activation is none, relu, leaky relu, clip, sigmoid or SiLU, giving the
+// The epilogue runs 8 or 16 channels at a time where the machine has AVX2 and
+// the activation is none, relu, leaky relu, clip, sigmoid or SiLU, giving the
 // scalar epilogue's bits (lib/Runtime/Int8/EpilogueKernels.h); the others
 // (tanh, hard sigmoid and swish) run scalar on every ISA.
 //

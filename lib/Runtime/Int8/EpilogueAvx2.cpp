@@ -19,6 +19,8 @@ namespace {
 /// EpilogueBody.h's lane operations on ymm registers.
 struct Avx2Lanes {
   static constexpr int kLanes = 8;
+  static constexpr bool kIntegerGrid = false; ///< no unsigned-saturating
+                                              ///< dword-to-byte store
   using F = __m256;
   using I = __m256i;
   using M = __m256; ///< all ones where the compare holds

@@ -20,6 +20,7 @@ namespace {
 /// EpilogueBody.h's lane operations on zmm registers.
 struct Avx512Lanes {
   static constexpr int kLanes = 16;
+  static constexpr bool kIntegerGrid = true;
   using F = __m512;
   using I = __m512i;
   using M = __mmask16;
@@ -78,9 +79,20 @@ struct Avx512Lanes {
   static QOPT_EPILOGUE_INLINE void storeF(F y, float *out) {
     _mm512_storeu_ps(out, y);
   }
-  /// Lanes holding 0..255, narrowed to their low bytes.
+  /// Lanes holding 0 or more, saturated to 255 (vpmovusdb).
   static QOPT_EPILOGUE_INLINE void storeBytes(I v, uint8_t *out) {
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(out), _mm512_cvtepi32_epi8(v));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out),
+                     _mm512_cvtusepi32_epi8(v));
+  }
+  /// The float grid's values with one operation fewer: capped at 2^30
+  /// (NaN stays: minps returns its second operand), rounded to nearest
+  /// even by the conversion (NaN and below -2^31 give INT32_MIN), the zero
+  /// point added in int32, negatives raised to 0; the store saturates.
+  static QOPT_EPILOGUE_INLINE I gridInts(F quotient, I zero) {
+    I rounded =
+        _mm512_cvtps_epi32(_mm512_min_ps(_mm512_set1_ps(0x1p30f), quotient));
+    return _mm512_max_epi32(_mm512_add_epi32(rounded, zero),
+                            _mm512_setzero_si512());
   }
 };
 

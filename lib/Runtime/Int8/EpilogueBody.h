@@ -20,7 +20,12 @@
 //   select(m, a, b)          b where m is set, a elsewhere
 //   loadI, loadBytes         kLanes int32s, or bytes widened to int32
 //   storeF, storeBytes       kLanes floats, or lanes holding 0..255 as
-//                            bytes
+//                            bytes (an integer grid's: 0 or more,
+//                            saturated to 255)
+//   kIntegerGrid, gridInts   whether V has gridInts(quotient, zero): the
+//                            int32 lanes of nearbyint(quotient) + zero,
+//                            NaN and below 0 as 0, more than 255 as
+//                            anything above it
 //
 // whole vectors only: a row's last channels, fewer than kLanes, go through
 // padded copies here (loadLanes, storeLanes).
@@ -98,13 +103,12 @@ QOPT_EPILOGUE_INLINE typename V::F expOfNegatedLanes(typename V::F x) {
   F n = V::round(V::mul(c, V::set1(-kLog2E)));
   F r = V::fnmsub(n, V::set1(kLn2Hi), c); // n * -ln2hi + t, as t = -c
   r = V::fma(n, V::set1(-kLn2Lo), r);
-  auto pair = [&](int i) { // kPoly[i] * r + kPoly[i + 1]
-    return V::fma(V::set1(kPoly[i]), r, V::set1(kPoly[i + 1]));
-  };
-  F z = V::mul(r, r);
-  F r4 = V::mul(z, z);
-  F p = V::fma(pair(0), r4, V::fma(pair(2), z, pair(4)));
-  F e = V::add(V::fma(p, z, r), V::set1(1.0f));
+  F one = V::set1(1.0f);
+  F e = V::set1(kPoly[0]);
+#pragma GCC unroll 5
+  for (int i = 1; i < 6; ++i)
+    e = V::fma(e, r, V::set1(kPoly[i]));
+  e = V::fma(V::fma(e, r, one), r, one);
   return V::timesPowerOf2(e, n);
 }
 
@@ -119,7 +123,7 @@ QOPT_EPILOGUE_INLINE typename V::F sigmoidLanes(typename V::F x) {
 /// The row's constants, splat once.
 template <typename V> struct Lanes {
   typename V::F outputScale, outputZero, residualScale, alpha, beta, zero, top;
-  typename V::I residualZero;
+  typename V::I residualZero, outputZeroI, pairOutputZeroI;
   typename V::F pairScaleV, pairZeroV, pairScaleW, pairLow, pairHigh,
       pairOutputScale, pairOutputZero;
   typename V::I pairZeroW;
@@ -129,6 +133,8 @@ template <typename V> struct Lanes {
         residualScale(V::set1(p.residualScale)), alpha(V::set1(p.alpha)),
         beta(V::set1(p.beta)), zero(V::zero()), top(V::set1(255.0f)),
         residualZero(V::set1i(p.residualZero)),
+        outputZeroI(V::set1i(int32_t(p.outputZero))),
+        pairOutputZeroI(V::set1i(int32_t(p.pairOutputZero))),
         pairScaleV(V::set1(p.pairScaleV)), pairZeroV(V::set1(p.pairZeroV)),
         pairScaleW(V::set1(p.pairScaleW)), pairLow(V::set1(p.pairLow)),
         pairHigh(V::set1(p.pairHigh)),
@@ -193,12 +199,17 @@ gridLanes(const Lanes<V> &l, typename V::F quotient, typename V::F zero) {
   return V::min(V::max(q, l.zero), l.top); // max: NaN -> 0
 }
 
-/// clamp(nearbyint(y / scale) + zero, 0, 255) with NaN -> 0, in float.
+/// gridLanes as int32 lanes for V::storeBytes: V's own integer sequence
+/// where it has one (V::kIntegerGrid; the same values, or more than 255
+/// where the store saturates them to 255), else gridLanes converted.
 template <typename V>
-QOPT_EPILOGUE_INLINE typename V::F
-quantizeLanes(const Lanes<V> &l, typename V::F y, typename V::F scale,
-              typename V::F zero) {
-  return gridLanes<V>(l, V::div(y, scale), zero);
+QOPT_EPILOGUE_INLINE typename V::I
+gridInts(const Lanes<V> &l, typename V::F quotient, typename V::F zero,
+         typename V::I zeroI) {
+  if constexpr (V::kIntegerGrid)
+    return V::gridInts(quotient, zeroI);
+  else
+    return V::toInt(gridLanes<V>(l, quotient, zero));
 }
 
 /// Stores y (the first `count` lanes) at `out`: as u8 = clamp(nearbyint(y /
@@ -210,18 +221,20 @@ QOPT_EPILOGUE_INLINE void storeLanes(const Lanes<V> &l, typename V::F y,
                                      typename V::I w, void *out,
                                      int64_t count) {
   if constexpr (Quantized) {
-    typename V::F q = OverScale
-                          ? gridLanes<V>(l, y, l.outputZero)
-                          : quantizeLanes<V>(l, y, l.outputScale, l.outputZero);
+    typename V::F quotient = OverScale ? y : V::div(y, l.outputScale);
+    typename V::I bytes;
     if constexpr (Pair) { // RequantizedAdd::apply, operation for operation
+      typename V::F q = gridLanes<V>(l, quotient, l.outputZero);
       typename V::F sum =
           V::add(V::mul(V::sub(q, l.pairZeroV), l.pairScaleV),
                  V::mul(V::toFloat(V::subi(w, l.pairZeroW)), l.pairScaleW));
       sum = V::select(V::less(sum, l.pairLow), sum, l.pairLow);
       sum = V::select(V::less(l.pairHigh, sum), sum, l.pairHigh);
-      q = quantizeLanes<V>(l, sum, l.pairOutputScale, l.pairOutputZero);
+      bytes = gridInts<V>(l, V::div(sum, l.pairOutputScale), l.pairOutputZero,
+                          l.pairOutputZeroI);
+    } else {
+      bytes = gridInts<V>(l, quotient, l.outputZero, l.outputZeroI);
     }
-    typename V::I bytes = V::toInt(q);
     storePadded<V>(static_cast<uint8_t *>(out), count,
                    [&](uint8_t *to) { V::storeBytes(bytes, to); });
   } else {
@@ -286,7 +299,7 @@ template <typename V, typename Var>
 void finishRows(const Params &p, const Lanes<V> &l, const int32_t *acc,
                 int64_t pixels, int64_t channels, const uint8_t *residual,
                 void *output, int64_t stride) {
-  constexpr int kPixelBatch = 4;
+  constexpr int kPixelBatch = 8;
   constexpr int64_t kLanes = V::kLanes;
   size_t elementBytes = Var::kQuantized ? 1 : sizeof(float);
   int64_t full = channels / kLanes * kLanes;

@@ -46,8 +46,9 @@ inline void _mm512_mask_storeu_epi32(void *dst, __mmask16 k, __m512i v) {
 // The conversions the 16-lane epilogue uses (EpilogueAvx512.cpp), lane by
 // lane as the instructions define them for the values it converts: int32
 // to float rounds to nearest even, float to int32 rounds to nearest even
-// (the default MXCSR mode; the epilogue's values are integral and in
-// range), bytes widen with zeros, int32 narrows to its low byte.
+// (the default MXCSR mode; NaN and values out of range give INT32_MIN),
+// bytes widen with zeros, int32 narrows to its low byte (or, as unsigned,
+// saturates to 255).
 template <typename Result, typename Out, typename In, typename Vector,
           typename Convert>
 inline Result convert16Lanes(Vector v, Convert convert) {
@@ -67,8 +68,11 @@ inline __m512 _mm512_cvtepi32_ps(__m512i v) {
       v, [](int32_t x) { return float(x); });
 }
 inline __m512i _mm512_cvtps_epi32(__m512 v) {
-  return convert16Lanes<__m512i, int32_t, float>(
-      v, [](float x) { return int32_t(__builtin_nearbyintf(x)); });
+  return convert16Lanes<__m512i, int32_t, float>(v, [](float x) {
+    float r = __builtin_nearbyintf(x);
+    // NaN and out of range: the "integer indefinite" value.
+    return r >= -0x1p31f && r < 0x1p31f ? int32_t(r) : INT32_MIN;
+  });
 }
 inline __m512i _mm512_cvtepu8_epi32(__m128i v) {
   return convert16Lanes<__m512i, int32_t, uint8_t>(
@@ -77,6 +81,10 @@ inline __m512i _mm512_cvtepu8_epi32(__m128i v) {
 inline __m128i _mm512_cvtepi32_epi8(__m512i v) {
   return convert16Lanes<__m128i, uint8_t, int32_t>(
       v, [](int32_t x) { return uint8_t(x); });
+}
+inline __m128i _mm512_cvtusepi32_epi8(__m512i v) {
+  return convert16Lanes<__m128i, uint8_t, uint32_t>(
+      v, [](uint32_t x) { return uint8_t(x > 255 ? 255 : x); });
 }
 
 // SIMDe's portable fused multiply-adds round twice (a product, then a
