@@ -15,10 +15,12 @@
 // 16 x 16 x 64 products into its C tile).
 //
 // A is read in place, rows lda apart, except where a tile would read past
-// its rows: the rows of a block of fewer than 32 are copied into the
-// caller's scratch (32 rows of k rounded up to 64), and in full blocks, when
-// k is not a multiple of 64, the last chunk's bytes are copied into a
-// zeroed 32 x 64 buffer. Each C tile with fewer than 16 rows or channels to
+// A's end: the rows of a block of fewer than 32 are copied into the
+// caller's scratch (32 rows of k rounded up to 64), and when k is not a
+// multiple of 64, the last chunk of a full block whose last row is too
+// close to A's end is copied into a zeroed 32 x 64 buffer. (Elsewhere that
+// chunk's bytes past k are those of the rows after, which B's zero rows
+// cancel.) Each C tile with fewer than 16 rows or channels to
 // keep goes through a buffer and is copied out.
 //
 //===----------------------------------------------------------------------===//
@@ -140,6 +142,11 @@ void gemm::amx(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
         std::memcpy(copy + r * paddedK, blockA + r * lda, size_t(b.k));
       blockA = copy;
       blockLda = paddedK;
+      chunks = paddedK / kTileBytes;
+    } else if (tailBytes &&
+               (row + kBlockRows - 1) * lda + paddedK <= (m - 1) * lda + b.k) {
+      // The last chunk read in place: its bytes past k are the next rows'
+      // (inside A), and B's zero rows past k cancel them.
       chunks = paddedK / kTileBytes;
     } else if (tailBytes) {
       std::memset(tail, 0, sizeof(tail));
