@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -187,6 +188,48 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
   auto inputs = makeRandomInputs(b->model->getGraph(), 11);
   ASSERT_TRUE(bool(inputs));
   expectMatchesInterpreter(*b, *inputs);
+}
+
+// Runs take the arena and scratch the last finished run left: what a run
+// leaves in them does not reach the next one's results, whatever their
+// inputs and thread counts, and runs at once on two threads each get
+// their own.
+TEST(PlanBuilder, RunsReuseTheirBuffersWithoutCarryingValues) {
+  auto b = build(kDataSteps);
+  auto first = makeRandomInputs(b->model->getGraph(), 21);
+  auto second = makeRandomInputs(b->model->getGraph(), 22);
+  ASSERT_TRUE(first && second);
+  auto expectSame = [](const std::vector<Tensor> &got,
+                       const std::vector<Tensor> &want, const char *what) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(got[i].identicalTo(want[i])) << what << ", output " << i;
+  };
+  auto want = b->plan->run(*first, PlanRunOptions{1});
+  auto other = b->plan->run(*second, PlanRunOptions{2});
+  ASSERT_TRUE(want && other);
+  EXPECT_FALSE((*want)[0].identicalTo((*other)[0])) << "the inputs differ";
+  for (unsigned threads : {1u, 2u, 1u}) {
+    auto again = b->plan->run(*first, PlanRunOptions{threads});
+    ASSERT_TRUE(bool(again));
+    expectSame(*again, *want, "after another run");
+  }
+  std::vector<Tensor> fromThread[2];
+  std::thread runners[2];
+  for (int t = 0; t < 2; ++t)
+    runners[t] = std::thread([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto got = b->plan->run(t ? *second : *first, PlanRunOptions{1});
+        if (got)
+          fromThread[t] = std::move(*got);
+        else
+          llvm::consumeError(got.takeError());
+      }
+    });
+  for (std::thread &runner : runners)
+    runner.join();
+  expectSame(fromThread[0], *want, "on a thread of its own");
+  expectSame(fromThread[1], *other, "on a thread of its own");
 }
 
 // The NHWC max pool keeps the reference's rules for NaN (a NaN first in

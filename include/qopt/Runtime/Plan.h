@@ -38,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 namespace qopt {
@@ -418,6 +419,8 @@ public:
   void print(llvm::raw_ostream &os) const;
 
   /// Runs with inputs by graph-input name; returns the outputs in order.
+  /// The arena and scratch come from the last run that finished, when it
+  /// had enough: a run allocates nothing else but its outputs.
   llvm::Expected<std::vector<Tensor>>
   run(const std::map<std::string, Tensor> &inputs,
       const PlanRunOptions &options = {}) const;
@@ -432,6 +435,12 @@ public:
   Isa isa = Isa::Scalar;
   /// Owns the quantized types the float steps' KernelOps point to.
   Context types;
+
+private:
+  struct RunBuffers;
+  /// A finished run's buffers, for the next run to take.
+  mutable std::mutex spareLock;
+  mutable std::unique_ptr<RunBuffers> spare;
 };
 
 /// Checks that every step's tensors are what its kernel assumes (ids in

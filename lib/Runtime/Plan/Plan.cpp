@@ -2,11 +2,14 @@
 //
 // One run: an arena of the plan's size, the inputs copied in, each step in
 // order with its tiles spread over TBB's workers (each worker with its own
-// scratch, allocated before the steps run), the outputs copied out.
+// scratch), the outputs copied out. The arena and scratch are kept for the next
+// run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qopt/Runtime/Plan.h"
+
+#include "llvm/ADT/ScopeExit.h"
 
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -179,6 +182,13 @@ struct AlignedBuffer {
 
 } // namespace
 
+struct Plan::RunBuffers {
+  RunBuffers(size_t arenaBytes, size_t scratchBytes)
+      : arena(arenaBytes), scratch(scratchBytes), scratchBytes(scratchBytes) {}
+  AlignedBuffer arena, scratch;
+  size_t scratchBytes;
+};
+
 unsigned PlanRunOptions::getThreadCount() const {
   return threads ? threads
                  : static_cast<unsigned>(
@@ -188,11 +198,36 @@ unsigned PlanRunOptions::getThreadCount() const {
 llvm::Expected<std::vector<Tensor>>
 Plan::run(const std::map<std::string, Tensor> &given,
           const PlanRunOptions &options) const {
-  AlignedBuffer arena(arenaBytes);
-  if (!arena.data)
+  std::optional<tbb::global_control> threadLimit;
+  if (options.threads)
+    threadLimit.emplace(tbb::global_control::max_allowed_parallelism,
+                        options.threads);
+  // One scratch slab per thread index TBB can hand out.
+  size_t arenaSlots =
+      static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  size_t workers = options.getThreadCount();
+  size_t slots = std::max(workers, arenaSlots);
+  size_t scratchBytes = 0;
+  for (const auto &step : steps)
+    scratchBytes = std::max(scratchBytes, (step->getScratchBytes() + 63) & ~63);
+
+  std::unique_ptr<RunBuffers> buffers;
+  {
+    std::lock_guard<std::mutex> lock(spareLock);
+    buffers = std::move(spare);
+  }
+  if (!buffers || buffers->scratchBytes < scratchBytes * slots)
+    buffers = std::make_unique<RunBuffers>(arenaBytes, scratchBytes * slots);
+  if (!buffers->arena.data || !buffers->scratch.data)
     return makeError("cannot allocate the plan's arena of " +
-                     llvm::Twine(arenaBytes) + " bytes");
-  PlanRun state(*this, arena.data);
+                     llvm::Twine(arenaBytes) + " bytes and " +
+                     llvm::Twine(scratchBytes * slots) + " bytes of scratch");
+  auto keepBuffers = llvm::make_scope_exit([&] {
+    std::lock_guard<std::mutex> lock(spareLock);
+    spare = std::move(buffers);
+  });
+  char *scratch = buffers->scratch.data;
+  PlanRun state(*this, buffers->arena.data);
   for (int id : inputs) {
     const PlanTensor &t = tensors[id];
     auto it = given.find(t.name);
@@ -208,28 +243,12 @@ Plan::run(const std::map<std::string, Tensor> &given,
       std::memcpy(state.write(id), it->second.bytes(), t.byteSize());
   }
 
-  std::optional<tbb::global_control> threadLimit;
-  if (options.threads)
-    threadLimit.emplace(tbb::global_control::max_allowed_parallelism,
-                        options.threads);
-  // One scratch slab per thread index TBB can hand out.
-  size_t arenaSlots =
-      static_cast<size_t>(tbb::this_task_arena::max_concurrency());
-  size_t workers = options.getThreadCount();
-  size_t slots = std::max(workers, arenaSlots);
-  size_t scratchBytes = 0;
-  for (const auto &step : steps)
-    scratchBytes = std::max(scratchBytes, (step->getScratchBytes() + 63) & ~63);
-  AlignedBuffer scratch(scratchBytes * slots);
-  if (!scratch.data)
-    return makeError("cannot allocate scratch memory");
-
   for (const auto &step : steps) {
     if (options.beforeStep)
       options.beforeStep(*step, state);
     int64_t tiles = step->getNumTiles();
     if (tiles <= 1 || workers <= 1) {
-      if (auto err = step->run(state, 0, tiles, scratch.data))
+      if (auto err = step->run(state, 0, tiles, scratch))
         return std::move(err);
       if (options.afterStep)
         options.afterStep(*step, state);
@@ -247,7 +266,7 @@ Plan::run(const std::map<std::string, Tensor> &given,
                                             llvm::Twine(slot) +
                                             " is outside the scratch slots")
                                 : step->run(state, r.begin(), r.end(),
-                                            scratch.data + scratchBytes * slot);
+                                            scratch + scratchBytes * slot);
                         if (err) {
                           std::lock_guard<std::mutex> lock(errorLock);
                           if (firstError)
