@@ -175,6 +175,10 @@ void fuseTablesIntoConvs(rt::Plan &plan);
 /// Quantize steps whose f32 operand a channel copy step writes, done by
 /// the copy (FuseQuantize.cpp); before arena placement.
 void fuseQuantizeIntoCopies(rt::Plan &plan);
+/// Reformats into ONNX layout feeding a last-axis Concat (through a
+/// Reshape's copy or not) write into its result (PlaceReformats.cpp);
+/// before arena placement.
+void placeReformatsInConcats(rt::Plan &plan);
 
 } // namespace codegen
 } // namespace qopt

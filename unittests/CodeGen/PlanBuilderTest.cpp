@@ -190,6 +190,68 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
   expectMatchesInterpreter(*b, *inputs);
 }
 
+// A detection head's tail: NHWC f32 results concatenated along channels,
+// taken to NCHW, reshaped to rows and concatenated along the last axis
+// with a part in ONNX layout. The reformats write their rows into the
+// Concat's result (%out) and the Reshapes' copies go; the part from %e
+// stays a piece of the Concat. %ra, a Reshape of a reformatted %a that the
+// graph returns, takes its reformat's rows directly; %rb, returned besides,
+// stays a piece.
+const char *kDetectTail = R"(
+!x = !quant.uniform<i8:f32, 0.5>
+!w = !quant.uniform<i8:f32, 0.015625>
+graph @g(%x: tensor<1x4x6x6xf32>, %e: tensor<1x8x5xf32>) -> (tensor<1x8x50xf32>, tensor<1x4x36xf32>, tensor<1x8x9xf32>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %s36 = onnx.Constant() {value = dense<[1, 8, 36]>} : tensor<3xi64>
+  %s9 = onnx.Constant() {value = dense<[1, 8, 9]>} : tensor<3xi64>
+  %sa = onnx.Constant() {value = dense<[1, 4, 36]>} : tensor<3xi64>
+  %qx = q.quantize(%x) : tensor<1x4x6x6x!x>
+  %a = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6xf32>
+  %a2 = q.conv(%qx, %w) {kernel_shape = [1, 1], activation = "relu"} : tensor<1x4x6x6xf32>
+  %b = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2]} : tensor<1x4x3x3xf32>
+  %b2 = q.conv(%qx, %w) {kernel_shape = [1, 1], strides = [2, 2], activation = "relu"} : tensor<1x4x3x3xf32>
+  %ca = onnx.Concat(%a, %a2) {axis = 1} : tensor<1x8x6x6xf32>
+  %cb = onnx.Concat(%b, %b2) {axis = 1} : tensor<1x8x3x3xf32>
+  %rca = onnx.Reshape(%ca, %s36) : tensor<1x8x36xf32>
+  %rb = onnx.Reshape(%cb, %s9) : tensor<1x8x9xf32>
+  %out = onnx.Concat(%e, %rca, %rb) {axis = 2} : tensor<1x8x50xf32>
+  %ra = onnx.Reshape(%a, %sa) : tensor<1x4x36xf32>
+  return %out, %ra, %rb
+}
+)";
+
+TEST(PlanBuilder, ReformatsWriteIntoTheConcatTheyFeed) {
+  auto b = build(kDetectTail);
+  const Plan &plan = *b->plan;
+  std::map<std::string, int> placed; // result name -> reformats into it
+  int reshapes = 0;
+  const ChannelCopyStep *outCopy = nullptr;
+  for (const auto &step : plan.steps) {
+    if (const auto *r = llvm::dyn_cast<ReformatStep>(step.get());
+        r && r->rowStride)
+      placed[plan.tensors[r->outputs[0]].name] += int(1 + r->columnOffset);
+    if (step->op == "onnx.Reshape")
+      ++reshapes;
+    if (auto *copy = llvm::dyn_cast<ChannelCopyStep>(step.get()))
+      if (plan.tensors[copy->outputs[0]].name == "out")
+        outCopy = copy;
+  }
+  // One reformat each, %rca's at column 5 of %out (%rb is returned too).
+  EXPECT_EQ(placed["out"], 6);
+  EXPECT_EQ(placed["ra"], 1);
+  EXPECT_EQ(placed["rb"], 1);
+  EXPECT_EQ(reshapes, 0);
+  ASSERT_TRUE(outCopy);
+  std::set<std::string> sources;
+  for (const auto &p : outCopy->getPieces())
+    sources.insert(plan.tensors[p.from].name);
+  EXPECT_EQ(sources, (std::set<std::string>{"rb", "e"}));
+  ASSERT_FALSE(verifyPlan(plan));
+  auto inputs = makeRandomInputs(b->model->getGraph(), 5);
+  ASSERT_TRUE(bool(inputs));
+  expectMatchesInterpreter(*b, *inputs);
+}
+
 // Runs take the arena and scratch the last finished run left: what a run
 // leaves in them does not reach the next one's results, whatever their
 // inputs and thread counts, and runs at once on two threads each get
@@ -270,7 +332,8 @@ TEST(PlanBuilder, MaxPoolNaNAndEmptyWindowsAsTheReference) {
 // order in ONNX layout, and a Concat of tensors that live there (along the
 // last axis, and along the first) copies rows: every one of them is a copy
 // step, none a float step, and the bytes are the interpreter's, with the
-// NHWC result of a conv reshaped through a reformat too.
+// NHWC result of a conv flattened by its reformat to NCHW (written as the
+// Flatten's result, no copy).
 const char *kCopies = R"(
 !x = !quant.uniform<i8:f32, 0.5>
 !w = !quant.uniform<i8:f32, 0.015625>
@@ -300,9 +363,12 @@ TEST(PlanBuilder, ReshapesAndOnnxLayoutConcatsAreCopies) {
     ++kinds[(step->getKindName() + " " + step->op).str()];
   for (const char *op : {"onnx.Reshape", "onnx.Flatten", "onnx.Squeeze",
                          "onnx.Unsqueeze", "onnx.Identity"})
-    EXPECT_EQ(kinds[std::string("channel copy ") + op],
-              std::string(op) == "onnx.Flatten" ? 2 : 1)
-        << op;
+    EXPECT_EQ(kinds[std::string("channel copy ") + op], 1) << op;
+  EXPECT_TRUE(llvm::any_of(b->plan->steps, [&](const auto &step) {
+    const auto *r = llvm::dyn_cast<ReformatStep>(step.get());
+    return r && r->rowStride == 6 &&
+           b->plan->tensors[r->outputs[0]].name == "fc";
+  })) << "the conv's reformat writes %fc";
   EXPECT_EQ(kinds["channel copy onnx.Concat"], 2);
   for (const auto &step : b->plan->steps)
     EXPECT_NE(step->getKind(), PlanStep::Kind::Float) << step->getName().str();

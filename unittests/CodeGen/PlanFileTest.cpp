@@ -26,7 +26,8 @@ namespace {
 // per-channel operand (a broadcast table), max pool, a q.add table,
 // channel Concat/Split (one part quantized by the Split), a requantizing
 // q.concat of 3-D tensors (rows in ONNX layout), a q.matmul (u8 weights, an
-// int8 gemm step), a nearest Resize, dequantize tables, reformats, and float
+// int8 gemm step), a nearest Resize, dequantize tables, reformats (one
+// written into a Reshape's result), and float
 // steps with attributes (Transpose's perm, Softmax's axis) and a constant
 // operand.
 const char *kEveryStep = R"(
@@ -37,7 +38,7 @@ const char *kEveryStep = R"(
 !b = !quant.uniform<i32:f32:0, {0.0078125,0.015625,0.00390625,0.0078125}>
 !wu = !quant.uniform<u8:f32:0, {0.015625:120,0.03125:131,0.0078125:128,0.015625:255}>
 !wm = !quant.uniform<u8:f32, 0.03:100>
-graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>, tensor<1x24x4xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x3x3xf32>) {
+graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x6x6x4xf32>, tensor<1x4x3x3xf32>, tensor<1x24x12xf32>, tensor<1x4x6x6xf32>, tensor<1x24x4xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x3x3xf32>, tensor<1x4x9xf32>) {
   %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
   %w3 = onnx.Constant() {value = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32, 33, -34, 35, -36, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -15, -16, -17, -18, -19, -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -32, -33, -34, -35, -36, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72]>} : tensor<4x4x3x3x!w>
   %wu = onnx.Constant() {value = dense<[0, 255, 120, 7, 131, 9, 200, 64, 128, 1, 250, 3, 255, 254, 0, 17]>} : tensor<4x4x1x1x!wu>
@@ -46,6 +47,7 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %k = onnx.Constant() {value = dense<[2.0, 0.5, -1.0, 4.0]>} : tensor<1x4x1x1xf32>
   %rows = onnx.Constant() {value = dense<[1, 24, 6]>} : tensor<3xi64>
   %two = onnx.Constant() {value = dense<[1.0, 1.0, 2.0, 2.0]>} : tensor<4xf32>
+  %r9 = onnx.Constant() {value = dense<[1, 4, 9]>} : tensor<3xi64>
   %qx = q.quantize(%x) : tensor<1x4x6x6x!x>
   %c = q.conv(%qx, %w) {kernel_shape = [1, 1]} : tensor<1x4x6x6x!y>
   %r = q.conv(%qx, %w3, %bias, %c) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], activation = "silu"} : tensor<1x4x6x6x!y>
@@ -79,7 +81,8 @@ graph @g(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, 
   %dup = q.dequantize(%up) : tensor<1x4x6x6xf32>
   %qs1 = q.quantize(%s1) : tensor<1x4x3x3x!u>
   %ds1 = q.dequantize(%qs1) : tensor<1x4x3x3xf32>
-  return %da, %cat, %sm, %s, %drc, %dup, %dmm, %d5, %dbm, %ds1
+  %fr = onnx.Reshape(%f, %r9) : tensor<1x4x9xf32>
+  return %da, %cat, %sm, %s, %drc, %dup, %dmm, %d5, %dbm, %ds1, %fr
 }
 )";
 
@@ -155,6 +158,10 @@ TEST(PlanFile, RoundTripGivesTheSameBitsOnEveryIsa) {
     return copy && llvm::any_of(copy->getPieces(),
                                 [](const auto &p) { return bool(p.grid); });
   })) << "no copy quantizing its pieces";
+  EXPECT_TRUE(llvm::any_of(b->plan->steps, [](const auto &s) {
+    const auto *reformat = llvm::dyn_cast<ReformatStep>(s.get());
+    return reformat && reformat->rowStride == 9;
+  })) << "no reformat written into a larger result";
 
   std::string file = serialized(*b->plan);
   ASSERT_TRUE(isPlanFile(file));
@@ -472,6 +479,17 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
     });
   });
   EXPECT_NE(e.find("which is not f32 into int8 bytes"), std::string::npos) << e;
+
+  // A reformat's rows placed past the end of its result.
+  e = damaged([&](Plan &p) {
+    for (auto &step : p.steps)
+      if (auto *r = llvm::dyn_cast<ReformatStep>(step.get()))
+        if (r->rowStride)
+          r->columnOffset = 1;
+  });
+  EXPECT_NE(e.find("elements apart from 1 on in 'fr', which they do not fit"),
+            std::string::npos)
+      << e;
 
   // A resize map pointing past the input's rows.
   e = damaged([&](Plan &p) {

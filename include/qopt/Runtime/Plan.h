@@ -182,6 +182,11 @@ public:
   }
   /// Set by the builder: the logical NCHW shape.
   Shape shape;
+  /// Into ONNX layout only: where the N * C rows of H * W elements lie in
+  /// the result tensor, rowStride elements apart from columnOffset on (a
+  /// part of a Concat along the last axis, written in place); rowStride 0:
+  /// the result is the NCHW tensor itself.
+  int64_t rowStride = 0, columnOffset = 0;
 };
 
 /// An op the plan runs with the reference interpreter's kernel, on tensors

@@ -35,7 +35,8 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// kOldestPlanFileVersion on (2 added the conv steps' input dilation, 3
 /// their weight zero points and output tables, the int8 gemm steps and the
 /// tables' broadcast operands, 4 the conv steps' pair tables, 5 their
-/// arithmetic, 6 the copy pieces' quantize grids).
+/// arithmetic, 6 the copy pieces' quantize grids and the reformats'
+/// placement in a larger result).
 constexpr uint32_t kPlanFileVersion = 6;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 

@@ -159,6 +159,9 @@ void Plan::print(llvm::raw_ostream &os) const {
       describe(s.outputs[k]);
     }
     os << ")";
+    if (const auto *r = llvm::dyn_cast<ReformatStep>(&s); r && r->rowStride)
+      os << " rows " << r->rowStride << " apart from column "
+         << r->columnOffset;
     if (s.getMacs())
       os << " " << s.getMacs() << " MACs, " << s.getNumTiles()
          << (s.getNumTiles() == 1 ? " tile" : " tiles");

@@ -423,6 +423,10 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
   case PlanStep::Kind::Reformat: {
     auto r = std::make_unique<ReformatStep>(name);
     r->shape = ints("reformat shape");
+    if (version >= 6) {
+      r->rowStride = i64("reformat row stride");
+      r->columnOffset = i64("reformat column offset");
+    }
     if (!failed && r->shape.size() != 4)
       fail("reformat '" + name + "' is not of a 4-D shape");
     s = std::move(r);

@@ -207,6 +207,8 @@ llvm::Error PlanFileWriter::step(const PlanStep &s) {
     conv(g->getConv());
   } else if (const auto *r = llvm::dyn_cast<ReformatStep>(&s)) {
     ints(r->shape);
+    i64(r->rowStride);
+    i64(r->columnOffset);
   } else if (const auto *f = llvm::dyn_cast<FloatStep>(&s)) {
     const KernelOp &op = f->getOp();
     if (!KernelRegistry::get().lookup(op.op))

@@ -357,13 +357,32 @@ private:
     const PlanTensor &from = plan.tensors[step.inputs[0]];
     const PlanTensor &to = plan.tensors[step.outputs[0]];
     unsigned size = getElementByteSize(from.kind);
+    bool placed = step.rowStride != 0 || step.columnOffset != 0;
     if (step.shape.size() != 4 || from.shape != step.shape ||
-        to.shape != step.shape || from.kind != to.kind ||
+        (!placed && to.shape != step.shape) || from.kind != to.kind ||
         from.layout == to.layout || (size != 1 && size != 4))
       return makeError("moves " + shapeToString(step.shape) + " from '" +
                        from.name + "' to '" + to.name +
                        "', which are not that shape in the two layouts with "
                        "one element kind of 1 or 4 bytes");
+    if (!placed)
+      return llvm::Error::success();
+    // Rows of h * w elements, rowStride apart from columnOffset on, inside
+    // the result; each product checked before the next uses it.
+    const Shape &s = step.shape;
+    int64_t rows, rowElements, total;
+    bool fits = to.layout == PlanLayout::Onnx && step.rowStride > 0 &&
+                step.columnOffset >= 0 &&
+                !llvm::MulOverflow(s[0], s[1], rows) &&
+                !llvm::MulOverflow(s[2], s[3], rowElements) &&
+                rowElements <= step.rowStride - step.columnOffset &&
+                !llvm::MulOverflow(rows, step.rowStride, total) &&
+                total == to.numElements();
+    if (!fits)
+      return makeError("places the rows of " + shapeToString(s) + " " +
+                       llvm::Twine(step.rowStride) + " elements apart from " +
+                       llvm::Twine(step.columnOffset) + " on in '" + to.name +
+                       "', which they do not fit");
     return llvm::Error::success();
   }
 
