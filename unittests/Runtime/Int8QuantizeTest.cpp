@@ -135,3 +135,40 @@ TEST(Int8Quantize, RunsWithStridesGiveQuantizeLinearsBytes) {
           }
       }
 }
+
+// Planes of an NCHW row into NHWC pixels: every element's byte is
+// QuantizeLinear's at its interleaved place, for one to five planes (three,
+// an image's, through byte shuffles), every length around the blocks of 16
+// pixels, and nothing past the last pixel is written.
+TEST(Int8Quantize, PlanesInterleaveIntoPixels) {
+  std::mt19937 rng(13);
+  const float scale = 0.0213f;
+  std::vector<float> values = interestingValues(scale, rng);
+  for (Isa isa : getSupportedIsas())
+    for (int64_t planes : {1, 2, 3, 4, 5})
+      for (int64_t count : {1, 7, 15, 16, 17, 31, 32, 33, 50})
+        for (bool isSigned : {false, true}) {
+          QuantizeGrid grid{scale, isSigned ? 5 : 131, isSigned,
+                            uint8_t(isSigned ? 0x80 : 0)};
+          ElementKind storage = isSigned ? ElementKind::I8 : ElementKind::U8;
+          const int64_t planeStride = count + 9;
+          std::vector<float> x(planes * planeStride);
+          for (size_t i = 0; i < x.size(); ++i)
+            x[i] = values[(i * 104729 + count) % values.size()];
+          std::vector<uint8_t> out(count * planes + 16, 0xa5);
+          quantizeFloatPlanes(isa, x.data(), planeStride, planes, count, grid,
+                              out.data());
+          for (int64_t i = 0; i < count; ++i)
+            for (int64_t p = 0; p < planes; ++p) {
+              float v = x[p * planeStride + i];
+              uint8_t want =
+                  uint8_t(quant::quantizeValue(v, scale, grid.zero, storage) ^
+                          grid.flip);
+              ASSERT_EQ(out[i * planes + p], want)
+                  << getIsaName(isa).str() << " planes " << planes << " count "
+                  << count << " at " << i << ", plane " << p;
+            }
+          for (size_t k = count * planes; k < out.size(); ++k)
+            ASSERT_EQ(out[k], 0xa5) << "wrote past the last pixel";
+        }
+}

@@ -36,6 +36,12 @@ void quantizeFloats(Isa isa, const float *x, int64_t count,
 void quantizeFloatRuns(Isa isa, const float *x, int64_t xStride, int64_t count,
                        int64_t runs, const QuantizeGrid &grid, uint8_t *out,
                        int64_t outStride);
+/// quantizeFloats on `planes` planes of `count` elements (plane p from x +
+/// p * planeStride), interleaved: element i of plane p into out[i * planes
+/// + p] (an NCHW row of an image into NHWC).
+void quantizeFloatPlanes(Isa isa, const float *x, int64_t planeStride,
+                         int64_t planes, int64_t count,
+                         const QuantizeGrid &grid, uint8_t *out);
 
 } // namespace rt
 } // namespace qopt

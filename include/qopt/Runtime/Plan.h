@@ -381,7 +381,6 @@ public:
   }
   /// Rows of pixels (batch * height) to NHWC, else runs of elements.
   int64_t getNumTiles() const override;
-  size_t getScratchBytes() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   const QuantizeGrid &getGrid() const { return grid; }

@@ -72,3 +72,73 @@ void quantize::avx2(const float *x, int64_t xStride, int64_t count,
     }
   }
 }
+
+namespace {
+
+/// Sixteen elements of x onto the grid, their bytes in order; the lanes
+/// past `count` (at most 16) are zeros' bytes, read through masked loads.
+inline __m128i quantize16(const GridLanes &g, const float *x, int64_t count) {
+  if (count >= 16)
+    return _mm_unpacklo_epi64(quantize8(g, _mm256_loadu_ps(x)),
+                              quantize8(g, _mm256_loadu_ps(x + 8)));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i low = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(count)), lane);
+  __m256i high =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(count) - 8), lane);
+  return _mm_unpacklo_epi64(quantize8(g, _mm256_maskload_ps(x, low)),
+                            quantize8(g, _mm256_maskload_ps(x + 8, high)));
+}
+
+/// pshufb masks that interleave three planes' 16 bytes into 48: byte k of
+/// output block b takes byte (16b + k) / 3 of plane (16b + k) % 3.
+struct ThreePlaneMasks {
+  ThreePlaneMasks() {
+    for (int b = 0; b < 3; ++b)
+      for (int p = 0; p < 3; ++p) {
+        alignas(16) int8_t bytes[16];
+        for (int k = 0; k < 16; ++k)
+          bytes[k] =
+              (16 * b + k) % 3 == p ? int8_t((16 * b + k) / 3) : int8_t(-128);
+        masks[b][p] = _mm_load_si128(reinterpret_cast<const __m128i *>(bytes));
+      }
+  }
+  __m128i masks[3][3];
+};
+
+} // namespace
+
+void quantize::avx2Planes(const float *x, int64_t planeStride, int64_t planes,
+                          int64_t count, const Grid &grid, uint8_t *out) {
+  GridLanes g(grid);
+  static const ThreePlaneMasks three;
+  for (int64_t i = 0; i < count; i += 16) {
+    int64_t n = count - i < 16 ? count - i : 16;
+    uint8_t *to = out + i * planes;
+    if (planes == 3) {
+      __m128i q[3];
+      for (int p = 0; p < 3; ++p)
+        q[p] = quantize16(g, x + p * planeStride + i, n);
+      alignas(16) uint8_t block[48];
+      for (int b = 0; b < 3; ++b) {
+        __m128i v = _mm_or_si128(
+            _mm_or_si128(_mm_shuffle_epi8(q[0], three.masks[b][0]),
+                         _mm_shuffle_epi8(q[1], three.masks[b][1])),
+            _mm_shuffle_epi8(q[2], three.masks[b][2]));
+        if (n == 16)
+          _mm_storeu_si128(reinterpret_cast<__m128i *>(to + 16 * b), v);
+        else
+          _mm_store_si128(reinterpret_cast<__m128i *>(block + 16 * b), v);
+      }
+      for (int64_t k = 0; n < 16 && k < 3 * n; ++k)
+        to[k] = block[k];
+      continue;
+    }
+    for (int64_t p = 0; p < planes; ++p) {
+      alignas(16) uint8_t bytes[16];
+      _mm_store_si128(reinterpret_cast<__m128i *>(bytes),
+                      quantize16(g, x + p * planeStride + i, n));
+      for (int64_t k = 0; k < n; ++k)
+        to[k * planes + p] = bytes[k];
+    }
+  }
+}

@@ -314,12 +314,8 @@ int64_t QuantizeStep::getNumTiles() const {
   return (elements + kTableTileElements - 1) / kTableTileElements;
 }
 
-size_t QuantizeStep::getScratchBytes() const {
-  return toNhwc ? size_t(shape[1] * shape[3]) : 0;
-}
-
 llvm::Error QuantizeStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
-                              void *scratch) const {
+                              void * /*scratch*/) const {
   const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
   uint8_t *y = reinterpret_cast<uint8_t *>(run.write(outputs[0]));
   if (!toNhwc) {
@@ -328,19 +324,13 @@ llvm::Error QuantizeStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     quantizeFloats(isa, x + begin, end - begin, grid, y + begin);
     return llvm::Error::success();
   }
-  // Each channel's row quantized into scratch ([channel][w]), then written
-  // out pixel by pixel.
+  // Each row: the channels' planes quantized and interleaved into pixels.
   int64_t channels = shape[1], height = shape[2], width = shape[3];
-  uint8_t *rows = static_cast<uint8_t *>(scratch);
   for (int64_t row = tileBegin; row < tileEnd; ++row) {
     int64_t n = row / height, h = row % height;
-    for (int64_t c = 0; c < channels; ++c)
-      quantizeFloats(isa, x + ((n * channels + c) * height + h) * width, width,
-                     grid, rows + c * width);
-    uint8_t *out = y + row * width * channels;
-    for (int64_t w = 0; w < width; ++w)
-      for (int64_t c = 0; c < channels; ++c)
-        out[w * channels + c] = rows[c * width + w];
+    quantizeFloatPlanes(isa, x + (n * channels * height + h) * width,
+                        height * width, channels, width, grid,
+                        y + row * width * channels);
   }
   return llvm::Error::success();
 }
