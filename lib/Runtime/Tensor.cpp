@@ -3,6 +3,7 @@
 #include "qopt/Runtime/Tensor.h"
 #include "qopt/Support/FloatFormat.h"
 
+#include <cassert>
 #include <cmath>
 #include <cstring>
 
@@ -38,6 +39,18 @@ Tensor::Tensor(ElementKind kind, Shape shape)
     strs.resize(count);
   else
     storage.assign(static_cast<size_t>(count) * getElementByteSize(kind), 0);
+}
+
+Tensor Tensor::copyOf(ElementKind kind, Shape shape, const char *bytes) {
+  assert(kind != ElementKind::String && "strings are not bytes");
+  Tensor t;
+  t.elemKind = kind;
+  t.dims = std::move(shape);
+  t.valid = true;
+  t.count = shapeNumElements(t.dims).value_or(0);
+  size_t size = static_cast<size_t>(t.count) * getElementByteSize(kind);
+  t.storage.assign(bytes, bytes + size);
+  return t;
 }
 
 llvm::Expected<Tensor> Tensor::allocate(ElementKind kind, Shape shape) {

@@ -36,6 +36,9 @@ public:
   Tensor(ElementKind kind, Shape shape);
   /// Checked allocation: fails instead of allocating absurd sizes.
   static llvm::Expected<Tensor> allocate(ElementKind kind, Shape shape);
+  /// A tensor holding a copy of `bytes` (its byte size of them; not for
+  /// strings), without first filling it with zeros.
+  static Tensor copyOf(ElementKind kind, Shape shape, const char *bytes);
   static Tensor fromDense(const DenseElements &d);
   static Tensor scalar(ElementKind kind, double value);
 

@@ -80,10 +80,9 @@ Tensor PlanRun::copyOut(int id) const {
   const PlanTensor &t = plan.tensors[id];
   if (t.constant)
     return *t.constant;
-  Tensor out(t.kind, t.shape);
-  if (out.byteSize()) // an empty tensor has no bytes to point to
-    std::memcpy(out.bytes(), read(id), out.byteSize());
-  return out;
+  if (t.kind == ElementKind::String || !t.byteSize())
+    return Tensor(t.kind, t.shape); // no bytes to point to
+  return Tensor::copyOf(t.kind, t.shape, read(id));
 }
 
 /// Element (n, c, h, w) of a 4-D NCHW shape at its NHWC offset.
