@@ -252,6 +252,45 @@ TEST(PlanBuilder, ReformatsWriteIntoTheConcatTheyFeed) {
   expectMatchesInterpreter(*b, *inputs);
 }
 
+// Add, Sub, Mul and Div of same-shape f32 tensors run as the kernel's
+// arithmetic in tiles of 16,384 elements (25,600 here: two tiles, the last
+// short), threads sharing them, with the interpreter's bits.
+const char *kArithmetic = R"(
+graph @g(%x: tensor<1x4x80x80xf32>, %y: tensor<1x4x80x80xf32>) -> (tensor<1x4x80x80xf32>) {
+  %a = onnx.Add(%x, %y) : tensor<1x4x80x80xf32>
+  %s = onnx.Sub(%a, %x) : tensor<1x4x80x80xf32>
+  %m = onnx.Mul(%s, %a) : tensor<1x4x80x80xf32>
+  %d = onnx.Div(%m, %y) : tensor<1x4x80x80xf32>
+  return %d
+}
+)";
+
+TEST(PlanBuilder, SameShapeArithmeticRunsInTiles) {
+  auto b = build(kArithmetic);
+  const Plan &plan = *b->plan;
+  ASSERT_EQ(plan.steps.size(), 4u);
+  auto inputs = makeRandomInputs(b->model->getGraph(), 9);
+  ASSERT_TRUE(bool(inputs));
+  expectMatchesInterpreter(*b, *inputs);
+  // Each tile on its own, last first, into an arena of NaNs: together they
+  // write every element.
+  std::vector<float> arena(plan.arenaBytes / sizeof(float) + 16,
+                           std::numeric_limits<float>::quiet_NaN());
+  PlanRun run(plan, reinterpret_cast<char *>(arena.data()));
+  for (int id : plan.inputs)
+    ASSERT_TRUE(run.writeValue(id, inputs->at(plan.tensors[id].name)));
+  for (const auto &step : plan.steps) {
+    ASSERT_EQ(step->getNumTiles(run), 2) << step->op;
+    for (int64_t tile = 1; tile >= 0; --tile)
+      ASSERT_FALSE(step->run(run, tile, tile + 1, nullptr));
+  }
+  auto interp = Interpreter::create(*b->model);
+  ASSERT_TRUE(bool(interp));
+  auto want = (*interp)->run(*inputs);
+  ASSERT_TRUE(bool(want));
+  EXPECT_TRUE(run.readValue(plan.outputs[0]).identicalTo((*want)[0]));
+}
+
 // Runs take the arena and scratch the last finished run left: what a run
 // leaves in them does not reach the next one's results, whatever their
 // inputs and thread counts, and runs at once on two threads each get

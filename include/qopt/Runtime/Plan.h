@@ -100,6 +100,10 @@ public:
 
   /// Independent pieces of work; run() is called on disjoint ranges.
   virtual int64_t getNumTiles() const { return 1; }
+  /// The same for a run, where a step's tiling depends on its tensors.
+  virtual int64_t getNumTiles(const PlanRun & /*run*/) const {
+    return getNumTiles();
+  }
   /// Scratch bytes one caller of run() needs.
   virtual size_t getScratchBytes() const { return 0; }
   /// Multiply-accumulates the step does (0 where it does not count them).
@@ -196,6 +200,10 @@ public:
 class FloatStep : public PlanStep {
 public:
   FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset);
+  using PlanStep::getNumTiles;
+  /// Runs of elements where its arithmetic runs without the kernel (see
+  /// sameShapeElements), else 1.
+  int64_t getNumTiles(const PlanRun &run) const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
   const KernelOp &getOp() const { return op; }
@@ -203,9 +211,12 @@ public:
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Float; }
 
 private:
-  /// Add, Sub, Mul or Div of two f32 tensors of the result's shape and
-  /// layout, in the arena: the kernel's arithmetic without its copies.
-  bool runSameShapeArithmetic(PlanRun &run) const;
+  /// The elements of an Add, Sub, Mul or Div of two f32 tensors of the
+  /// result's shape and layout, in the arena, which runs as the kernel's
+  /// arithmetic without its copies; 0 for any other step.
+  int64_t sameShapeElements(const PlanRun &run) const;
+  /// That arithmetic on elements [begin, end).
+  void runSameShapeArithmetic(PlanRun &run, int64_t begin, int64_t end) const;
 
   KernelOp op;
   KernelFn fn;

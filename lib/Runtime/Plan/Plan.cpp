@@ -248,7 +248,7 @@ Plan::run(const std::map<std::string, Tensor> &given,
   for (const auto &step : steps) {
     if (options.beforeStep)
       options.beforeStep(*step, state);
-    int64_t tiles = step->getNumTiles();
+    int64_t tiles = step->getNumTiles(state);
     if (tiles <= 1 || workers <= 1) {
       if (auto err = step->run(state, 0, tiles, scratch))
         return std::move(err);

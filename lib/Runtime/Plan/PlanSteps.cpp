@@ -259,22 +259,35 @@ static void sameShapeArithmetic(const float *x, const float *z, float *y,
     y[i] = float(op(double(x[i]), double(z[i])));
 }
 
-bool FloatStep::runSameShapeArithmetic(PlanRun &run) const {
+/// Elements a tile of a same-shape arithmetic step takes.
+static constexpr int64_t kArithmeticTileElements = 16384;
+
+int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
   if (arithmetic == Arithmetic::None || inputs.size() != 2 ||
       outputs.size() != 1 || inputs[0] < 0 || inputs[1] < 0 || outputs[0] < 0)
-    return false;
+    return 0;
   const PlanTensor &a = run.tensor(inputs[0]), &b = run.tensor(inputs[1]);
   const PlanTensor &y = run.tensor(outputs[0]);
   for (const PlanTensor *t : {&a, &b})
     if (t->kind != ElementKind::F32 || t->shape != y.shape ||
         t->layout != y.layout)
-      return false;
+      return 0;
   if (y.kind != ElementKind::F32)
-    return false;
-  const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
-  const float *z = reinterpret_cast<const float *>(run.read(inputs[1]));
-  float *out = reinterpret_cast<float *>(run.write(outputs[0]));
-  int64_t n = y.numElements();
+    return 0;
+  return y.numElements();
+}
+
+int64_t FloatStep::getNumTiles(const PlanRun &run) const {
+  int64_t n = sameShapeElements(run);
+  return n ? (n + kArithmeticTileElements - 1) / kArithmeticTileElements : 1;
+}
+
+void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
+                                       int64_t end) const {
+  const float *x = reinterpret_cast<const float *>(run.read(inputs[0])) + begin;
+  const float *z = reinterpret_cast<const float *>(run.read(inputs[1])) + begin;
+  float *out = reinterpret_cast<float *>(run.write(outputs[0])) + begin;
+  int64_t n = end - begin;
   switch (arithmetic) {
   case Arithmetic::Add:
     sameShapeArithmetic(x, z, out, n, std::plus<double>());
@@ -289,15 +302,20 @@ bool FloatStep::runSameShapeArithmetic(PlanRun &run) const {
     sameShapeArithmetic(x, z, out, n, std::divides<double>());
     break;
   case Arithmetic::None:
-    return false;
+    break;
   }
-  return true;
 }
 
-llvm::Error FloatStep::run(PlanRun &run, int64_t /*tileBegin*/,
-                           int64_t /*tileEnd*/, void * /*scratch*/) const {
-  if (runSameShapeArithmetic(run))
+llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                           void * /*scratch*/) const {
+  if (int64_t n = sameShapeElements(run)) {
+    runSameShapeArithmetic(run,
+                           std::min(n, tileBegin * kArithmeticTileElements),
+                           std::min(n, tileEnd * kArithmeticTileElements));
     return llvm::Error::success();
+  }
+  if (tileBegin > 0 || tileEnd <= tileBegin)
+    return llvm::Error::success(); // the kernel runs whole, as tile 0
   std::vector<Tensor> values;
   values.reserve(inputs.size()); // operands point into it
   std::vector<const Tensor *> operands;
