@@ -359,6 +359,7 @@ llvm::Error PlanBuilder::build() {
   fuseTableChains(plan);
   fuseTablesIntoConvs(plan);
   fuseQuantizeIntoCopies(plan);
+  forwardCopiedChannels(plan);
   placeReformatsInConcats(plan);
   assignArena();
   return llvm::Error::success();

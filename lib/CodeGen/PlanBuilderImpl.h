@@ -175,6 +175,10 @@ void fuseTablesIntoConvs(rt::Plan &plan);
 /// Quantize steps whose f32 operand a channel copy step writes, done by
 /// the copy (FuseQuantize.cpp); before arena placement.
 void fuseQuantizeIntoCopies(rt::Plan &plan);
+/// Copy pieces reading channels another copy step wrote unchanged read
+/// them from its source; parts nothing reads then go (ForwardCopies.cpp);
+/// after fuseQuantizeIntoCopies.
+void forwardCopiedChannels(rt::Plan &plan);
 /// Reformats into ONNX layout feeding a last-axis Concat (through a
 /// Reshape's copy or not) write into its result (PlaceReformats.cpp);
 /// before arena placement.

@@ -252,6 +252,56 @@ TEST(PlanBuilder, ReformatsWriteIntoTheConcatTheyFeed) {
   expectMatchesInterpreter(*b, *inputs);
 }
 
+// A C2f block's data movement: a conv's f32 result split in halves, one
+// half added to another conv's result, the halves and the sum concatenated
+// and quantized. The Concat reads the halves from the conv's result: the
+// Split writes only the half the Add reads (and, quantized, the half %qb
+// the graph returns).
+const char *kSplitConcat = R"(
+!x = !quant.uniform<i8:f32, 0.5>
+!w = !quant.uniform<i8:f32, 0.015625>
+!y = !quant.uniform<u8:f32, 0.125:100>
+graph @g(%x: tensor<1x4x5x7xf32>) -> (tensor<1x6x5x7xf32>, tensor<1x2x5x7xf32>) {
+  %w = onnx.Constant() {value = dense<[3, -5, 7, 1, -2, 4, 6, -8, 9, 2, -3, 5, -7, 8, 1, -1]>} : tensor<4x4x1x1x!w>
+  %w2 = onnx.Constant() {value = dense<[1, 2, -3, 4, 5, -6, 7, 8]>} : tensor<2x4x1x1x!w>
+  %qx = q.quantize(%x) : tensor<1x4x5x7x!x>
+  %c = q.conv(%qx, %w) {kernel_shape = [1, 1], activation = "silu"} : tensor<1x4x5x7xf32>
+  %a, %b = onnx.Split(%c) {axis = 1} : tensor<1x2x5x7xf32>, tensor<1x2x5x7xf32>
+  %d = q.conv(%qx, %w2) {kernel_shape = [1, 1]} : tensor<1x2x5x7xf32>
+  %s = onnx.Add(%b, %d) : tensor<1x2x5x7xf32>
+  %cat = onnx.Concat(%a, %b, %s) {axis = 1} : tensor<1x6x5x7xf32>
+  %q = q.quantize(%cat) : tensor<1x6x5x7x!y>
+  %dq = q.dequantize(%q) : tensor<1x6x5x7xf32>
+  %qb = q.quantize(%b) : tensor<1x2x5x7x!y>
+  %dqb = q.dequantize(%qb) : tensor<1x2x5x7xf32>
+  return %dq, %dqb
+}
+)";
+
+TEST(PlanBuilder, ConcatsReadSplitPartsFromTheirSource) {
+  auto b = build(kSplitConcat);
+  const Plan &plan = *b->plan;
+  const PlanStep *split = nullptr, *concat = nullptr;
+  for (const auto &step : plan.steps) {
+    if (step->op == "onnx.Split+q.quantize")
+      split = step.get();
+    if (step->op == "onnx.Concat+q.quantize")
+      concat = step.get();
+  }
+  ASSERT_TRUE(split && concat);
+  auto names = [&](const std::vector<int> &ids) {
+    std::set<std::string> out;
+    for (int id : ids)
+      out.insert(plan.tensors[id].name);
+    return out;
+  };
+  EXPECT_EQ(names(split->outputs), (std::set<std::string>{"b", "qb"}));
+  EXPECT_EQ(names(concat->inputs), (std::set<std::string>{"c", "s"}));
+  auto inputs = makeRandomInputs(b->model->getGraph(), 17);
+  ASSERT_TRUE(bool(inputs));
+  expectMatchesInterpreter(*b, *inputs);
+}
+
 // Add, Sub, Mul and Div of same-shape f32 tensors run as the kernel's
 // arithmetic in tiles of 16,384 elements (25,600 here: two tiles, the last
 // short), threads sharing them, with the interpreter's bits.
