@@ -30,7 +30,7 @@ using namespace qopt::rt;
 namespace {
 
 /// Whether `copy`'s pieces into `id` copy f32 channels from other tensors
-/// with nothing on the way, and write all of its channels.
+/// with nothing on the way, and write each of its channels once.
 bool copiesEveryChannelOf(const Plan &plan, const ChannelCopyStep &copy,
                           int id) {
   const PlanTensor &t = plan.tensors[id];
@@ -38,16 +38,21 @@ bool copiesEveryChannelOf(const Plan &plan, const ChannelCopyStep &copy,
       t.layout == PlanLayout::Nhwc
           ? t.shape[1]
           : t.numElements() / std::max<int64_t>(copy.getNumTiles(), 1);
-  int64_t written = 0;
+  std::vector<bool> written(std::max<int64_t>(channels, 0), false);
   for (const ChannelCopyStep::Piece &p : copy.getPieces()) {
     if (p.to != id)
       continue;
     if (p.from == id || !p.table.empty() || p.grid ||
-        plan.tensors[p.from].kind != ElementKind::F32)
+        plan.tensors[p.from].kind != ElementKind::F32 || p.toChannel < 0 ||
+        p.channels < 0 || p.toChannel + p.channels > channels)
       return false;
-    written += p.channels;
+    for (int64_t c = p.toChannel; c < p.toChannel + p.channels; ++c) {
+      if (written[c])
+        return false;
+      written[c] = true;
+    }
   }
-  return written == channels;
+  return llvm::all_of(written, [](bool w) { return w; });
 }
 
 } // namespace

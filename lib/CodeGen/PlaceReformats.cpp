@@ -50,6 +50,83 @@ bool isWholeCopy(const Plan &plan, const ChannelCopyStep &copy) {
 
 } // namespace
 
+/// A reformat into ONNX layout of an NHWC Concat's result that nothing
+/// else reads becomes one reformat per part, each writing its channels'
+/// rows where the Concat's reformat would have; the Concat goes.
+///
+///   %x = copy (%a -> %x[.., 0, m), %b -> %x[.., m, n))   (NHWC)
+///   %y = reformat %x to NCHW        =>   %y[rows 0, m) = reformat %a
+///                                        %y[rows m, n) = reformat %b
+static void splitReformatsByParts(Plan &plan) {
+  Readers readers(plan);
+  std::vector<int> producer(plan.tensors.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int id : plan.steps[i]->outputs)
+      if (id >= 0)
+        producer[id] = producer[id] == -1 ? int(i) : -2;
+  bool changed = false;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    auto *reformat = llvm::dyn_cast_or_null<ReformatStep>(plan.steps[i].get());
+    if (!reformat)
+      continue;
+    int x = reformat->inputs[0];
+    const PlanTensor &joined = plan.tensors[x];
+    int at = producer[x];
+    auto *concat = at < 0
+                       ? nullptr
+                       : llvm::dyn_cast<ChannelCopyStep>(plan.steps[at].get());
+    if (!concat || joined.layout != PlanLayout::Nhwc ||
+        plan.tensors[reformat->outputs[0]].layout != PlanLayout::Onnx ||
+        !readers.onlyReader(x, 1) || concat->outputs.size() != 1)
+      continue;
+    // Whole NHWC tensors of the same pixels and kind, every channel of %x.
+    int64_t channels = 0;
+    bool wholeParts = true;
+    for (const ChannelCopyStep::Piece &p : concat->getPieces()) {
+      const PlanTensor &part = plan.tensors[p.from];
+      wholeParts =
+          wholeParts && p.to == x && p.from != x && p.table.empty() &&
+          !p.grid && p.fromChannel == 0 && part.layout == PlanLayout::Nhwc &&
+          part.kind == joined.kind && part.shape.size() == 4 &&
+          part.shape[0] == joined.shape[0] && part.shape[1] == p.channels &&
+          part.shape[2] == joined.shape[2] && part.shape[3] == joined.shape[3];
+      channels += p.channels;
+    }
+    if (!wholeParts || channels != joined.shape[1])
+      continue;
+    const Shape &s = reformat->shape;
+    int64_t rowStride = reformat->rowStride ? reformat->rowStride : s[2] * s[3];
+    int64_t batchRows = reformat->batchRows ? reformat->batchRows : s[1];
+    std::vector<std::unique_ptr<PlanStep>> parts;
+    for (const ChannelCopyStep::Piece &p : concat->getPieces()) {
+      auto part = std::make_unique<ReformatStep>(plan.tensors[p.from].name +
+                                                 " to NCHW");
+      part->shape = plan.tensors[p.from].shape;
+      part->rowStride = rowStride;
+      part->columnOffset = reformat->columnOffset;
+      part->firstRow = reformat->firstRow + p.toChannel;
+      part->batchRows = batchRows;
+      part->inputs = {p.from};
+      part->outputs = reformat->outputs;
+      parts.push_back(std::move(part));
+    }
+    plan.steps[at].reset();
+    plan.steps.erase(plan.steps.begin() + i);
+    plan.steps.insert(plan.steps.begin() + i,
+                      std::make_move_iterator(parts.begin()),
+                      std::make_move_iterator(parts.end()));
+    // Indices after i moved: find producers afresh.
+    for (size_t k = 0; k < plan.steps.size(); ++k)
+      for (int id : plan.steps[k] ? plan.steps[k]->outputs : std::vector<int>())
+        if (id >= 0)
+          producer[id] = k;
+    changed = true;
+  }
+  if (changed)
+    plan.steps.erase(std::remove(plan.steps.begin(), plan.steps.end(), nullptr),
+                     plan.steps.end());
+}
+
 void codegen::placeReformatsInConcats(Plan &plan) {
   Readers readers(plan);
   // The step writing each tensor; -2 where more than one does.
@@ -144,4 +221,5 @@ void codegen::placeReformatsInConcats(Plan &plan) {
   if (changed)
     plan.steps.erase(std::remove(plan.steps.begin(), plan.steps.end(), nullptr),
                      plan.steps.end());
+  splitReformatsByParts(plan);
 }

@@ -271,9 +271,13 @@ void PlanBuilder::assignArena() {
   for (int id : plan.inputs)
     first[id] = 0;
   for (size_t i = 0; i < numSteps; ++i) {
+    // A tensor several steps write (reformats placed in a Concat's result)
+    // lives until the last of them too, read or not.
     for (int id : plan.steps[i]->outputs)
-      if (id >= 0)
+      if (id >= 0) {
         first[id] = std::min(first[id], i);
+        last[id] = std::max(last[id], i);
+      }
     for (int id : plan.steps[i]->inputs)
       if (id >= 0)
         last[id] = std::max(last[id], i);

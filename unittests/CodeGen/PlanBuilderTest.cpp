@@ -193,10 +193,11 @@ TEST(PlanBuilder, DataStepsKeepNhwcAndMatchInterpreter) {
 // A detection head's tail: NHWC f32 results concatenated along channels,
 // taken to NCHW, reshaped to rows and concatenated along the last axis
 // with a part in ONNX layout. The reformats write their rows into the
-// Concat's result (%out) and the Reshapes' copies go; the part from %e
-// stays a piece of the Concat. %ra, a Reshape of a reformatted %a that the
-// graph returns, takes its reformat's rows directly; %rb, returned besides,
-// stays a piece.
+// Concat's result (%out), one per part of the channel Concat (rows 0-3
+// and 4-7), so that neither the channel Concats nor the Reshapes' copies
+// remain; the part from %e stays a piece of the Concat. %ra, a Reshape of a
+// reformatted %a that the graph returns, takes its reformat's rows
+// directly; %rb, returned besides, stays a piece.
 const char *kDetectTail = R"(
 !x = !quant.uniform<i8:f32, 0.5>
 !w = !quant.uniform<i8:f32, 0.015625>
@@ -224,23 +225,31 @@ TEST(PlanBuilder, ReformatsWriteIntoTheConcatTheyFeed) {
   auto b = build(kDetectTail);
   const Plan &plan = *b->plan;
   std::map<std::string, int> placed; // result name -> reformats into it
-  int reshapes = 0;
+  int reshapes = 0, channelConcats = 0, fromRow4 = 0;
   const ChannelCopyStep *outCopy = nullptr;
   for (const auto &step : plan.steps) {
     if (const auto *r = llvm::dyn_cast<ReformatStep>(step.get());
-        r && r->rowStride)
+        r && r->rowStride) {
       placed[plan.tensors[r->outputs[0]].name] += int(1 + r->columnOffset);
+      fromRow4 += r->firstRow == 4 && r->batchRows == 8;
+    }
     if (step->op == "onnx.Reshape")
       ++reshapes;
+    if (step->op == "onnx.Concat" &&
+        plan.tensors[step->outputs[0]].layout == PlanLayout::Nhwc)
+      ++channelConcats;
     if (auto *copy = llvm::dyn_cast<ChannelCopyStep>(step.get()))
       if (plan.tensors[copy->outputs[0]].name == "out")
         outCopy = copy;
   }
-  // One reformat each, %rca's at column 5 of %out (%rb is returned too).
-  EXPECT_EQ(placed["out"], 6);
+  // Two reformats each but %ra's, %rca's at column 5 of %out (%rb is
+  // returned too); the second part's from row 4.
+  EXPECT_EQ(placed["out"], 12);
   EXPECT_EQ(placed["ra"], 1);
-  EXPECT_EQ(placed["rb"], 1);
+  EXPECT_EQ(placed["rb"], 2);
+  EXPECT_EQ(fromRow4, 2);
   EXPECT_EQ(reshapes, 0);
+  EXPECT_EQ(channelConcats, 0);
   ASSERT_TRUE(outCopy);
   std::set<std::string> sources;
   for (const auto &p : outCopy->getPieces())

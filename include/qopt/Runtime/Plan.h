@@ -187,10 +187,11 @@ public:
   /// Set by the builder: the logical NCHW shape.
   Shape shape;
   /// Into ONNX layout only: where the N * C rows of H * W elements lie in
-  /// the result tensor, rowStride elements apart from columnOffset on (a
-  /// part of a Concat along the last axis, written in place); rowStride 0:
-  /// the result is the NCHW tensor itself.
-  int64_t rowStride = 0, columnOffset = 0;
+  /// the result tensor (a part of a Concat, written in place). Row (n, c)
+  /// is its row n * batchRows + firstRow + c (batchRows 0: C), rows
+  /// rowStride elements apart, from element columnOffset of the row on.
+  /// rowStride 0: the result is the NCHW tensor itself.
+  int64_t rowStride = 0, columnOffset = 0, firstRow = 0, batchRows = 0;
 };
 
 /// An op the plan runs with the reference interpreter's kernel, on tensors

@@ -62,9 +62,6 @@ llvm::StringRef PlanStep::getKindName() const {
   return "?";
 }
 
-Plan::Plan() = default;
-Plan::~Plan() = default;
-
 const char *PlanRun::read(int id) const {
   const PlanTensor &t = plan.tensors[id];
   if (t.constant)
@@ -159,8 +156,9 @@ void Plan::print(llvm::raw_ostream &os) const {
     }
     os << ")";
     if (const auto *r = llvm::dyn_cast<ReformatStep>(&s); r && r->rowStride)
-      os << " rows " << r->rowStride << " apart from column "
-         << r->columnOffset;
+      os << " rows " << r->rowStride << " apart from column " << r->columnOffset
+         << ", row " << r->firstRow << " on of "
+         << (r->batchRows ? r->batchRows : r->shape[1]) << " an image";
     if (s.getMacs())
       os << " " << s.getMacs() << " MACs, " << s.getNumTiles()
          << (s.getNumTiles() == 1 ? " tile" : " tiles");
@@ -186,10 +184,14 @@ struct AlignedBuffer {
 
 struct Plan::RunBuffers {
   RunBuffers(size_t arenaBytes, size_t scratchBytes)
-      : arena(arenaBytes), scratch(scratchBytes), scratchBytes(scratchBytes) {}
+      : arena(arenaBytes), scratch(scratchBytes), arenaBytes(arenaBytes),
+        scratchBytes(scratchBytes) {}
   AlignedBuffer arena, scratch;
-  size_t scratchBytes;
+  size_t arenaBytes, scratchBytes;
 };
+
+Plan::Plan() = default;
+Plan::~Plan() = default;
 
 unsigned PlanRunOptions::getThreadCount() const {
   return threads ? threads
@@ -218,7 +220,8 @@ Plan::run(const std::map<std::string, Tensor> &given,
     std::lock_guard<std::mutex> lock(spareLock);
     buffers = std::move(spare);
   }
-  if (!buffers || buffers->scratchBytes < scratchBytes * slots)
+  if (!buffers || buffers->arenaBytes < arenaBytes ||
+      buffers->scratchBytes < scratchBytes * slots)
     buffers = std::make_unique<RunBuffers>(arenaBytes, scratchBytes * slots);
   if (!buffers->arena.data || !buffers->scratch.data)
     return makeError("cannot allocate the plan's arena of " +

@@ -424,8 +424,9 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
     auto r = std::make_unique<ReformatStep>(name);
     r->shape = ints("reformat shape");
     if (version >= 6) {
-      r->rowStride = i64("reformat row stride");
-      r->columnOffset = i64("reformat column offset");
+      for (int64_t *v :
+           {&r->rowStride, &r->columnOffset, &r->firstRow, &r->batchRows})
+        *v = i64("reformat placement");
     }
     if (!failed && r->shape.size() != 4)
       fail("reformat '" + name + "' is not of a 4-D shape");

@@ -207,8 +207,8 @@ llvm::Error PlanFileWriter::step(const PlanStep &s) {
     conv(g->getConv());
   } else if (const auto *r = llvm::dyn_cast<ReformatStep>(&s)) {
     ints(r->shape);
-    i64(r->rowStride);
-    i64(r->columnOffset);
+    for (int64_t v : {r->rowStride, r->columnOffset, r->firstRow, r->batchRows})
+      i64(v);
   } else if (const auto *f = llvm::dyn_cast<FloatStep>(&s)) {
     const KernelOp &op = f->getOp();
     if (!KernelRegistry::get().lookup(op.op))

@@ -179,17 +179,20 @@ int64_t ReformatStep::getNumTiles() const { return shape[0] * shape[2]; }
 namespace {
 
 /// Rows (n, h) of a 4-D tensor moved between NCHW and NHWC; `flip` toggles
-/// the top bit of each byte (s8 <-> u8 + 128). NCHW rows (n, c) of h * w
-/// elements lie `rowStride` apart from `columnOffset` on.
+/// the top bit of each byte (s8 <-> u8 + 128). NCHW row (n, c) of h * w
+/// elements is row n * batchRows + firstRow + c of rows `rowStride` apart,
+/// from `columnOffset` on.
 template <typename T>
 void reformatRows(const T *in, T *out, const Shape &shape, bool toNhwc,
                   bool flip, int64_t rowStride, int64_t columnOffset,
-                  int64_t rowBegin, int64_t rowEnd) {
+                  int64_t firstRow, int64_t batchRows, int64_t rowBegin,
+                  int64_t rowEnd) {
   int64_t c = shape[1], h = shape[2], w = shape[3];
   for (int64_t row = rowBegin; row < rowEnd; ++row) {
     int64_t n = row / h, y = row % h;
     for (int64_t ch = 0; ch < c; ++ch) {
-      int64_t nchw = (n * c + ch) * rowStride + columnOffset + y * w;
+      int64_t nchw =
+          (n * batchRows + firstRow + ch) * rowStride + columnOffset + y * w;
       int64_t nhwc = (n * h + y) * w * c + ch;
       for (int64_t x = 0; x < w; ++x) {
         const T &from = toNhwc ? in[nchw + x] : in[nhwc + x * c];
@@ -212,16 +215,19 @@ llvm::Error ReformatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   bool toNhwc = to.layout == PlanLayout::Nhwc;
   bool flip = from.getStoredFlip() != to.getStoredFlip();
   int64_t stride = rowStride ? rowStride : shape[2] * shape[3];
+  int64_t rows = batchRows ? batchRows : shape[1];
   switch (getElementByteSize(from.kind)) {
   case 1:
     reformatRows(reinterpret_cast<const uint8_t *>(run.read(inputs[0])),
                  reinterpret_cast<uint8_t *>(run.write(outputs[0])), shape,
-                 toNhwc, flip, stride, columnOffset, tileBegin, tileEnd);
+                 toNhwc, flip, stride, columnOffset, firstRow, rows, tileBegin,
+                 tileEnd);
     return llvm::Error::success();
   case 4:
     reformatRows(reinterpret_cast<const uint32_t *>(run.read(inputs[0])),
                  reinterpret_cast<uint32_t *>(run.write(outputs[0])), shape,
-                 toNhwc, false, stride, columnOffset, tileBegin, tileEnd);
+                 toNhwc, false, stride, columnOffset, firstRow, rows, tileBegin,
+                 tileEnd);
     return llvm::Error::success();
   default:
     return makeError("reformat of '" + from.name + "': no NHWC layout for " +

@@ -357,7 +357,8 @@ private:
     const PlanTensor &from = plan.tensors[step.inputs[0]];
     const PlanTensor &to = plan.tensors[step.outputs[0]];
     unsigned size = getElementByteSize(from.kind);
-    bool placed = step.rowStride != 0 || step.columnOffset != 0;
+    bool placed = step.rowStride != 0 || step.columnOffset != 0 ||
+                  step.firstRow != 0 || step.batchRows != 0;
     if (step.shape.size() != 4 || from.shape != step.shape ||
         (!placed && to.shape != step.shape) || from.kind != to.kind ||
         from.layout == to.layout || (size != 1 && size != 4))
@@ -367,13 +368,16 @@ private:
                        "one element kind of 1 or 4 bytes");
     if (!placed)
       return llvm::Error::success();
-    // Rows of h * w elements, rowStride apart from columnOffset on, inside
-    // the result; each product checked before the next uses it.
+    // Rows of h * w elements, rowStride apart from columnOffset on, rows
+    // firstRow to firstRow + C of batchRows an image, inside the result;
+    // each product checked before the next uses it.
     const Shape &s = step.shape;
+    int64_t batchRows = step.batchRows ? step.batchRows : s[1];
     int64_t rows, rowElements, total;
     bool fits = to.layout == PlanLayout::Onnx && step.rowStride > 0 &&
-                step.columnOffset >= 0 &&
-                !llvm::MulOverflow(s[0], s[1], rows) &&
+                step.columnOffset >= 0 && step.firstRow >= 0 &&
+                step.batchRows >= 0 && s[1] <= batchRows - step.firstRow &&
+                !llvm::MulOverflow(s[0], batchRows, rows) &&
                 !llvm::MulOverflow(s[2], s[3], rowElements) &&
                 rowElements <= step.rowStride - step.columnOffset &&
                 !llvm::MulOverflow(rows, step.rowStride, total) &&
@@ -381,7 +385,9 @@ private:
     if (!fits)
       return makeError("places the rows of " + shapeToString(s) + " " +
                        llvm::Twine(step.rowStride) + " elements apart from " +
-                       llvm::Twine(step.columnOffset) + " on in '" + to.name +
+                       llvm::Twine(step.columnOffset) + " on, from row " +
+                       llvm::Twine(step.firstRow) + " of " +
+                       llvm::Twine(batchRows) + " an image, in '" + to.name +
                        "', which they do not fit");
     return llvm::Error::success();
   }
