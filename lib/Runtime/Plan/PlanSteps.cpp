@@ -2,6 +2,7 @@
 
 #include "../NNUtil.h"
 #include "qopt/Runtime/Plan.h"
+#include "qopt/Runtime/Transpose.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -223,12 +224,25 @@ llvm::Error ReformatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                  toNhwc, flip, stride, columnOffset, firstRow, rows, tileBegin,
                  tileEnd);
     return llvm::Error::success();
-  case 4:
-    reformatRows(reinterpret_cast<const uint32_t *>(run.read(inputs[0])),
-                 reinterpret_cast<uint32_t *>(run.write(outputs[0])), shape,
-                 toNhwc, false, stride, columnOffset, firstRow, rows, tileBegin,
-                 tileEnd);
+  case 4: {
+    // Each image row: a transpose between its pixels' channels and its
+    // channels' rows.
+    const uint32_t *in =
+        reinterpret_cast<const uint32_t *>(run.read(inputs[0]));
+    uint32_t *out = reinterpret_cast<uint32_t *>(run.write(outputs[0]));
+    int64_t c = shape[1], h = shape[2], w = shape[3];
+    Isa isa = run.getPlan().isa;
+    for (int64_t row = tileBegin; row < tileEnd; ++row) {
+      int64_t n = row / h, y = row % h;
+      int64_t pixels = (n * h + y) * w * c;
+      int64_t channels = (n * rows + firstRow) * stride + columnOffset + y * w;
+      if (toNhwc)
+        transpose32(isa, in + channels, stride, c, w, out + pixels, c);
+      else
+        transpose32(isa, in + pixels, c, w, c, out + channels, stride);
+    }
     return llvm::Error::success();
+  }
   default:
     return makeError("reformat of '" + from.name + "': no NHWC layout for " +
                      getElementKindName(from.kind));
