@@ -107,6 +107,10 @@ const Case kCases[] = {
     {shapeOf(1, 3, 3, 4, 44, 3, 1, 1, 1, 1), 128},
     {shapeOf(1, 2, 5, 7, 29, 1, 1, 0, 1, 1), 33},
     {shapeOf(1, 3, 3, 3, 30, 3, 1, 1, 1, 1), 250},
+    // Kernel rows of 120 and of 3 bytes inside the input: the im2col runs'
+    // 32-byte moves (three, the last overlapping) and single bytes.
+    {shapeOf(1, 4, 6, 40, 16, 3, 1, 1, 1, 1), 7},
+    {shapeOf(1, 5, 6, 1, 16, 3, 1, 1, 1, 1), 3},
 };
 
 /// Random u8 activations and s8 weights (OIHW) for a conv of shape `s`.

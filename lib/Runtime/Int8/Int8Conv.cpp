@@ -3,6 +3,7 @@
 #include "qopt/Runtime/Int8Conv.h"
 #include "../ActivationMath.h"
 #include "../CopyRun.h"
+#include "CopyRunsKernels.h"
 #include "EpilogueKernels.h"
 #include "SigmoidFloat.h"
 #include "qopt/Runtime/ByteTable.h"
@@ -417,9 +418,15 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
           inputRow + (inside * shape.strideW - shape.padLeft) * shape.inC;
       uint8_t *dst = tapRow + inside * depth;
       int64_t srcStep = shape.strideW * shape.inC;
-      for (int64_t ow = inside; ow < insideEnd;
-           ++ow, src += srcStep, dst += depth)
-        copyRun(dst, src, tapRowBytes);
+      if (packed[0].getIsa() != Isa::Scalar && insideEnd > inside) {
+        // Every family but scalar has AVX2: 32-byte moves.
+        copyruns::avx2(dst, depth, src, srcStep, tapRowBytes,
+                       insideEnd - inside);
+      } else {
+        for (int64_t ow = inside; ow < insideEnd;
+             ++ow, src += srcStep, dst += depth)
+          copyRun(dst, src, tapRowBytes);
+      }
     } else {
       for (int64_t ow = inside; ow < insideEnd; ++ow)
         column(ow);
