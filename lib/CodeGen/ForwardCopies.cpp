@@ -40,12 +40,7 @@ bool samePixels(const PlanTensor &a, const PlanTensor &b) {
 } // namespace
 
 void codegen::forwardCopiedChannels(Plan &plan) {
-  // The step writing each tensor; -2 where more than one does.
-  std::vector<int> producer(plan.tensors.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i]->outputs)
-      if (id >= 0)
-        producer[id] = producer[id] == -1 ? int(i) : -2;
+  std::vector<int> producer = findProducers(plan);
   bool changed = false;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const auto *reader = llvm::dyn_cast<ChannelCopyStep>(plan.steps[i].get());
@@ -77,14 +72,7 @@ void codegen::forwardCopiedChannels(Plan &plan) {
     }
     if (!forwarded)
       continue;
-    auto step = std::make_unique<ChannelCopyStep>(
-        reader->getName().str(), std::move(pieces), reader->getNumTiles());
-    step->op = reader->op;
-    for (const ChannelCopyStep::Piece &p : step->getPieces())
-      if (!llvm::is_contained(step->inputs, p.from))
-        step->inputs.push_back(p.from);
-    step->outputs = reader->outputs;
-    plan.steps[i] = std::move(step);
+    plan.steps[i] = rebuildCopy(*reader, std::move(pieces), reader->outputs);
     changed = true;
   }
   if (!changed)
@@ -107,16 +95,11 @@ void codegen::forwardCopiedChannels(Plan &plan) {
       s.reset();
       continue;
     }
-    auto step = std::make_unique<ChannelCopyStep>(
-        copy->getName().str(), std::move(pieces), copy->getNumTiles());
-    step->op = copy->op;
-    for (const ChannelCopyStep::Piece &p : step->getPieces())
-      if (!llvm::is_contained(step->inputs, p.from))
-        step->inputs.push_back(p.from);
+    std::vector<int> outputs;
     for (int id : copy->outputs)
       if (!unread(id))
-        step->outputs.push_back(id);
-    s = std::move(step);
+        outputs.push_back(id);
+    s = rebuildCopy(*copy, std::move(pieces), std::move(outputs));
   }
   plan.steps.erase(std::remove(plan.steps.begin(), plan.steps.end(), nullptr),
                    plan.steps.end());

@@ -59,12 +59,7 @@ bool copiesEveryChannelOf(const Plan &plan, const ChannelCopyStep &copy,
 
 void codegen::fuseQuantizeIntoCopies(Plan &plan) {
   Readers readers(plan);
-  // The step writing each tensor; -2 where more than one does.
-  std::vector<int> producer(plan.tensors.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i]->outputs)
-      if (id >= 0)
-        producer[id] = producer[id] == -1 ? int(i) : -2;
+  std::vector<int> producer = findProducers(plan);
   bool fused = false;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const auto *quantize =

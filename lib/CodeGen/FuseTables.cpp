@@ -139,12 +139,7 @@ ConvStep *convFeeding(const Plan &plan, const std::vector<int> &producer,
 
 void codegen::fuseTablesIntoConvs(Plan &plan) {
   Readers readers(plan);
-  // The step writing each tensor.
-  std::vector<int> producer(plan.tensors.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i]->outputs)
-      if (id >= 0)
-        producer[id] = int(i);
+  std::vector<int> producer = findProducers(plan);
   bool fused = false;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const auto *table = llvm::dyn_cast_or_null<TableStep>(plan.steps[i].get());

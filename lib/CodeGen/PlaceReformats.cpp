@@ -59,11 +59,7 @@ bool isWholeCopy(const Plan &plan, const ChannelCopyStep &copy) {
 ///                                        %y[rows m, n) = reformat %b
 static void splitReformatsByParts(Plan &plan) {
   Readers readers(plan);
-  std::vector<int> producer(plan.tensors.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i]->outputs)
-      if (id >= 0)
-        producer[id] = producer[id] == -1 ? int(i) : -2;
+  std::vector<int> producer = findProducers(plan);
   bool changed = false;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     auto *reformat = llvm::dyn_cast_or_null<ReformatStep>(plan.steps[i].get());
@@ -115,11 +111,7 @@ static void splitReformatsByParts(Plan &plan) {
     plan.steps.insert(plan.steps.begin() + i,
                       std::make_move_iterator(parts.begin()),
                       std::make_move_iterator(parts.end()));
-    // Indices after i moved: find producers afresh.
-    for (size_t k = 0; k < plan.steps.size(); ++k)
-      for (int id : plan.steps[k] ? plan.steps[k]->outputs : std::vector<int>())
-        if (id >= 0)
-          producer[id] = k;
+    producer = findProducers(plan); // indices after i moved
     changed = true;
   }
   if (changed)
@@ -129,12 +121,7 @@ static void splitReformatsByParts(Plan &plan) {
 
 void codegen::placeReformatsInConcats(Plan &plan) {
   Readers readers(plan);
-  // The step writing each tensor; -2 where more than one does.
-  std::vector<int> producer(plan.tensors.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i]->outputs)
-      if (id >= 0)
-        producer[id] = producer[id] == -1 ? int(i) : -2;
+  std::vector<int> producer = findProducers(plan);
   auto stepAt = [&](int id) -> PlanStep * {
     return producer[id] < 0 ? nullptr : plan.steps[producer[id]].get();
   };
@@ -209,14 +196,7 @@ void codegen::placeReformatsInConcats(Plan &plan) {
       plan.steps[i].reset();
       continue;
     }
-    auto step = std::make_unique<ChannelCopyStep>(concat->getName().str(),
-                                                  std::move(kept), rows);
-    step->op = concat->op;
-    for (const ChannelCopyStep::Piece &p : step->getPieces())
-      if (!llvm::is_contained(step->inputs, p.from))
-        step->inputs.push_back(p.from);
-    step->outputs = {result};
-    plan.steps[i] = std::move(step);
+    plan.steps[i] = rebuildCopy(*concat, std::move(kept), {result});
   }
   if (changed)
     plan.steps.erase(std::remove(plan.steps.begin(), plan.steps.end(), nullptr),

@@ -16,6 +16,29 @@ using namespace qopt;
 using namespace qopt::codegen;
 using namespace qopt::rt;
 
+std::vector<int> codegen::findProducers(const Plan &plan) {
+  std::vector<int> producer(plan.tensors.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int id : plan.steps[i] ? plan.steps[i]->outputs : std::vector<int>())
+      if (id >= 0)
+        producer[id] = producer[id] == -1 ? int(i) : -2;
+  return producer;
+}
+
+std::unique_ptr<ChannelCopyStep>
+codegen::rebuildCopy(const ChannelCopyStep &old,
+                     std::vector<ChannelCopyStep::Piece> pieces,
+                     std::vector<int> outputs) {
+  auto step = std::make_unique<ChannelCopyStep>(
+      old.getName().str(), std::move(pieces), old.getNumTiles());
+  step->op = old.op;
+  for (const ChannelCopyStep::Piece &p : step->getPieces())
+    if (!llvm::is_contained(step->inputs, p.from))
+      step->inputs.push_back(p.from);
+  step->outputs = std::move(outputs);
+  return step;
+}
+
 llvm::Error codegen::makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }

@@ -165,6 +165,17 @@ struct Readers {
   std::vector<bool> isOutput;
 };
 
+/// The step writing each tensor of a plan: its index, -1 where none does,
+/// -2 where more than one does.
+std::vector<int> findProducers(const rt::Plan &plan);
+
+/// A copy step like `old` (name, op, rows) with `pieces`: its inputs the
+/// pieces' sources, its outputs `outputs`.
+std::unique_ptr<rt::ChannelCopyStep>
+rebuildCopy(const rt::ChannelCopyStep &old,
+            std::vector<rt::ChannelCopyStep::Piece> pieces,
+            std::vector<int> outputs);
+
 /// Table steps whose operand another table step writes for them alone,
 /// composed into one table (FuseTables.cpp); before arena placement.
 void fuseTableChains(rt::Plan &plan);

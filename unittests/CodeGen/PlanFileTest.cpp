@@ -425,34 +425,14 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
   EXPECT_NE(e.find("the step needs i8 or u8[1,4,6,6] nhwc"), std::string::npos)
       << e;
 
-  // A copy piece starting at the most negative channel: refused before
-  // any arithmetic on it (which would overflow).
-  e = damaged([&](Plan &p) {
-    for (auto &step : p.steps)
-      if (auto *copy = llvm::dyn_cast<ChannelCopyStep>(step.get())) {
-        std::vector<ChannelCopyStep::Piece> pieces = copy->getPieces().vec();
-        pieces.front().fromChannel = std::numeric_limits<int64_t>::min();
-        auto changed = std::make_unique<ChannelCopyStep>(
-            copy->getName().str(), std::move(pieces), copy->getNumTiles());
-        changed->inputs = step->inputs;
-        changed->outputs = step->outputs;
-        changed->op = step->op;
-        step = std::move(changed);
-        return;
-      }
-  });
-  EXPECT_NE(e.find("does not fit both tensors' pixels and channels"),
-            std::string::npos)
-      << e;
-
-  // A copy piece quantizing onto a zero point past u8's range, and one
-  // quantizing into an f32 tensor the step writes.
-  auto changePiece = [&](Plan &p, auto change) {
+  // The first copy piece (that quantizes, if `quantizing`) through
+  // change(plan, piece, the step's outputs), its step rebuilt around it.
+  auto changePiece = [&](Plan &p, bool quantizing, auto change) {
     for (auto &step : p.steps)
       if (auto *copy = llvm::dyn_cast<ChannelCopyStep>(step.get())) {
         std::vector<ChannelCopyStep::Piece> pieces = copy->getPieces().vec();
         for (ChannelCopyStep::Piece &piece : pieces)
-          if (piece.grid) {
+          if (piece.grid || !quantizing) {
             change(p, piece, step->outputs);
             auto changed = std::make_unique<ChannelCopyStep>(
                 copy->getName().str(), std::move(pieces), copy->getNumTiles());
@@ -463,20 +443,38 @@ TEST(PlanFile, VerifierRefusesStepsThatWouldLeaveTheirTensors) {
             return;
           }
       }
-    ADD_FAILURE() << "no quantizing piece";
+    ADD_FAILURE() << "no such piece";
   };
+
+  // A copy piece starting at the most negative channel: refused before
+  // any arithmetic on it (which would overflow).
   e = damaged([&](Plan &p) {
-    changePiece(p, [](Plan &, ChannelCopyStep::Piece &piece,
-                      const std::vector<int> &) { piece.grid->zero = 256; });
+    changePiece(
+        p, false,
+        [](Plan &, ChannelCopyStep::Piece &piece, const std::vector<int> &) {
+          piece.fromChannel = std::numeric_limits<int64_t>::min();
+        });
+  });
+  EXPECT_NE(e.find("does not fit both tensors' pixels and channels"),
+            std::string::npos)
+      << e;
+
+  // A copy piece quantizing onto a zero point past u8's range, and one
+  // quantizing into an f32 tensor the step writes.
+  e = damaged([&](Plan &p) {
+    changePiece(p, true,
+                [](Plan &, ChannelCopyStep::Piece &piece,
+                   const std::vector<int> &) { piece.grid->zero = 256; });
   });
   EXPECT_NE(e.find("its grid does not fit its result"), std::string::npos) << e;
   e = damaged([&](Plan &p) {
-    changePiece(p, [](Plan &p, ChannelCopyStep::Piece &piece,
-                      const std::vector<int> &outputs) {
-      for (int id : outputs)
-        if (p.tensors[id].kind == ElementKind::F32)
-          piece.to = id;
-    });
+    changePiece(p, true,
+                [](Plan &p, ChannelCopyStep::Piece &piece,
+                   const std::vector<int> &outputs) {
+                  for (int id : outputs)
+                    if (p.tensors[id].kind == ElementKind::F32)
+                      piece.to = id;
+                });
   });
   EXPECT_NE(e.find("which is not f32 into int8 bytes"), std::string::npos) << e;
 
