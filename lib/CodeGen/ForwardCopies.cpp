@@ -56,19 +56,26 @@ void codegen::forwardCopiedChannels(Plan &plan) {
       if (!writer || writer == reader ||
           !samePixels(plan.tensors[p.from], plan.tensors[p.to]))
         continue;
-      // The writer's plain piece that put these channels there.
-      for (const ChannelCopyStep::Piece &w : writer->getPieces()) {
-        if (w.to != p.from || !w.table.empty() || w.grid || w.from == w.to ||
-            p.fromChannel < w.toChannel ||
-            p.fromChannel + p.channels > w.toChannel + w.channels ||
-            !samePixels(plan.tensors[w.from], plan.tensors[p.from]) ||
-            plan.tensors[w.from].kind != plan.tensors[p.from].kind)
-          continue;
-        p.fromChannel = w.fromChannel + (p.fromChannel - w.toChannel);
-        p.from = w.from;
-        forwarded = true;
-        break;
-      }
+      // The writer's one piece that put these channels there, a plain copy
+      // from a tensor nothing else writes.
+      const ChannelCopyStep::Piece *source = nullptr;
+      int overlapping = 0;
+      for (const ChannelCopyStep::Piece &w : writer->getPieces())
+        if (w.to == p.from && w.toChannel < p.fromChannel + p.channels &&
+            p.fromChannel < w.toChannel + w.channels) {
+          ++overlapping;
+          source = &w;
+        }
+      const ChannelCopyStep::Piece *w = overlapping == 1 ? source : nullptr;
+      if (!w || !w->table.empty() || w->grid || w->from == w->to ||
+          producer[w->from] == -2 || p.fromChannel < w->toChannel ||
+          p.fromChannel + p.channels > w->toChannel + w->channels ||
+          !samePixels(plan.tensors[w->from], plan.tensors[p.from]) ||
+          plan.tensors[w->from].kind != plan.tensors[p.from].kind)
+        continue;
+      p.fromChannel = w->fromChannel + (p.fromChannel - w->toChannel);
+      p.from = w->from;
+      forwarded = true;
     }
     if (!forwarded)
       continue;

@@ -61,10 +61,13 @@ static void splitReformatsByParts(Plan &plan) {
   Readers readers(plan);
   std::vector<int> producer = findProducers(plan);
   bool changed = false;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
+  // A split's first part is looked at again: it may be a Concat's too.
+  for (size_t i = 0; i < plan.steps.size();) {
     auto *reformat = llvm::dyn_cast_or_null<ReformatStep>(plan.steps[i].get());
-    if (!reformat)
+    if (!reformat) {
+      ++i;
       continue;
+    }
     int x = reformat->inputs[0];
     const PlanTensor &joined = plan.tensors[x];
     int at = producer[x];
@@ -73,23 +76,31 @@ static void splitReformatsByParts(Plan &plan) {
                        : llvm::dyn_cast<ChannelCopyStep>(plan.steps[at].get());
     if (!concat || joined.layout != PlanLayout::Nhwc ||
         plan.tensors[reformat->outputs[0]].layout != PlanLayout::Onnx ||
-        !readers.onlyReader(x, 1) || concat->outputs.size() != 1)
+        !readers.onlyReader(x, 1) || concat->outputs.size() != 1) {
+      ++i;
       continue;
-    // Whole NHWC tensors of the same pixels and kind, every channel of %x.
+    }
+    // Whole NHWC tensors of the same pixels and kind, each once, every
+    // channel of %x.
     int64_t channels = 0;
     bool wholeParts = true;
+    std::vector<int> seen;
     for (const ChannelCopyStep::Piece &p : concat->getPieces()) {
       const PlanTensor &part = plan.tensors[p.from];
       wholeParts =
-          wholeParts && p.to == x && p.from != x && p.table.empty() &&
-          !p.grid && p.fromChannel == 0 && part.layout == PlanLayout::Nhwc &&
-          part.kind == joined.kind && part.shape.size() == 4 &&
-          part.shape[0] == joined.shape[0] && part.shape[1] == p.channels &&
-          part.shape[2] == joined.shape[2] && part.shape[3] == joined.shape[3];
+          wholeParts && !llvm::is_contained(seen, p.from) && p.to == x &&
+          p.from != x && p.table.empty() && !p.grid && p.fromChannel == 0 &&
+          part.layout == PlanLayout::Nhwc && part.kind == joined.kind &&
+          part.shape.size() == 4 && part.shape[0] == joined.shape[0] &&
+          part.shape[1] == p.channels && part.shape[2] == joined.shape[2] &&
+          part.shape[3] == joined.shape[3];
       channels += p.channels;
+      seen.push_back(p.from);
     }
-    if (!wholeParts || channels != joined.shape[1])
+    if (!wholeParts || channels != joined.shape[1]) {
+      ++i;
       continue;
+    }
     const Shape &s = reformat->shape;
     int64_t rowStride = reformat->rowStride ? reformat->rowStride : s[2] * s[3];
     int64_t batchRows = reformat->batchRows ? reformat->batchRows : s[1];
@@ -111,7 +122,9 @@ static void splitReformatsByParts(Plan &plan) {
     plan.steps.insert(plan.steps.begin() + i,
                       std::make_move_iterator(parts.begin()),
                       std::make_move_iterator(parts.end()));
-    producer = findProducers(plan); // indices after i moved
+    // Indices after i moved, and each part has a new reader.
+    producer = findProducers(plan);
+    readers = Readers(plan);
     changed = true;
   }
   if (changed)

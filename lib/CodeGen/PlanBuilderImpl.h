@@ -150,7 +150,7 @@ struct Readers {
   explicit Readers(const rt::Plan &plan)
       : count(plan.tensors.size(), 0), isOutput(plan.tensors.size(), false) {
     for (const auto &s : plan.steps)
-      for (int id : s->inputs)
+      for (int id : s ? s->inputs : std::vector<int>()) // null: removed
         if (id >= 0)
           ++count[id];
     for (int id : plan.outputs)
