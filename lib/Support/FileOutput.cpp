@@ -4,8 +4,42 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 
 using namespace qopt;
+namespace fs = llvm::sys::fs;
+
+/// Runs `writer` on the open descriptor `fd` (closed here) and turns a
+/// stream error into an error naming `path`.
+static llvm::Error
+writeToDescriptor(int fd, llvm::StringRef path,
+                  llvm::function_ref<llvm::Error(llvm::raw_ostream &)> writer) {
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  llvm::Error result = writer(os);
+  os.flush();
+  if (os.has_error()) {
+    std::error_code ec = os.error();
+    os.clear_error();
+    if (!result)
+      result = llvm::createStringError(ec, "cannot write '%s': %s",
+                                       path.str().c_str(),
+                                       ec.message().c_str());
+  }
+  return result;
+}
+
+/// Writes into an existing file that is not a regular one (a device, a FIFO)
+/// where it is: no temporary, no rename, no truncation.
+static llvm::Error
+writeInPlace(llvm::StringRef path,
+             llvm::function_ref<llvm::Error(llvm::raw_ostream &)> writer) {
+  int fd;
+  if (std::error_code ec = fs::openFileForWrite(path, fd, fs::CD_OpenExisting,
+                                                fs::OF_None))
+    return llvm::createStringError(ec, "cannot open '%s' for writing: %s",
+                                   path.str().c_str(), ec.message().c_str());
+  return writeToDescriptor(fd, path, writer);
+}
 
 llvm::Error qopt::writeFileAtomically(
     llvm::StringRef path,
@@ -16,34 +50,40 @@ llvm::Error qopt::writeFileAtomically(
     llvm::outs().flush();
     return llvm::Error::success();
   }
+  // What the path names, through symbolic links.
+  llvm::SmallString<256> target(path);
+  fs::file_status status;
+  if (!fs::status(path, status, /*Follow=*/true)) {
+    if (status.type() == fs::file_type::directory_file)
+      return llvm::createStringError(
+          std::make_error_code(std::errc::is_a_directory),
+          "cannot write '%s': it is a directory", path.str().c_str());
+    if (status.type() != fs::file_type::regular_file)
+      return writeInPlace(path, writer);
+    if (fs::is_symlink_file(path))
+      if (std::error_code ec = fs::real_path(path, target))
+        return llvm::createStringError(ec, "cannot resolve '%s': %s",
+                                       path.str().c_str(),
+                                       ec.message().c_str());
+  }
   llvm::SmallString<256> tmpPath;
   int fd;
-  std::string model = (path + ".tmp-%%%%%%%%").str();
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmpPath))
+  std::string model = (target + ".tmp-%%%%%%%%").str();
+  if (std::error_code ec = fs::createUniqueFile(model, fd, tmpPath))
     return llvm::createStringError(ec,
                                    "cannot create a temporary file next "
                                    "to '%s': %s",
                                    path.str().c_str(), ec.message().c_str());
-  llvm::Error result = llvm::Error::success();
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    result = writer(os);
-    os.flush();
-    if (!result && os.has_error()) {
-      result = llvm::createStringError(os.error(), "cannot write '%s': %s",
-                                       path.str().c_str(),
-                                       os.error().message().c_str());
-      os.clear_error();
-    }
-  }
-  if (result) {
-    llvm::sys::fs::remove(tmpPath);
-    return result;
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmpPath, path)) {
-    llvm::sys::fs::remove(tmpPath);
-    return llvm::createStringError(ec, "cannot rename the output to '%s': %s",
-                                   path.str().c_str(), ec.message().c_str());
-  }
-  return llvm::Error::success();
+  // A signal that ends the process (Ctrl-C, a file-size limit) removes it too.
+  llvm::sys::RemoveFileOnSignal(tmpPath);
+  llvm::Error result = writeToDescriptor(fd, path, writer);
+  if (!result)
+    if (std::error_code ec = fs::rename(tmpPath, target))
+      result =
+          llvm::createStringError(ec, "cannot rename the output to '%s': %s",
+                                  path.str().c_str(), ec.message().c_str());
+  if (result)
+    fs::remove(tmpPath);
+  llvm::sys::DontRemoveFileOnSignal(tmpPath);
+  return result;
 }

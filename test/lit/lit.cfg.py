@@ -28,6 +28,21 @@ if os.path.isdir(os.path.join(config.shared_dir, "models")):
 if os.path.isfile("/usr/bin/python3"):
     config.available_features.add("python-onnx")
 
+# Device nodes made for a test (root, and a filesystem that allows them).
+def _can_mknod():
+    import stat
+    import tempfile
+    if not hasattr(os, "mknod") or os.geteuid() != 0:
+        return False
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            os.mknod(os.path.join(d, "null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            return True
+        except OSError:
+            return False
+if _can_mknod():
+    config.available_features.add("mknod")
+
 # Report rendering: graphviz and headless Chromium (Debian packages).
 if shutil.which("dot"):
     config.available_features.add("dot")

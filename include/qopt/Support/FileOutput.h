@@ -1,9 +1,18 @@
 //===- FileOutput.h - Atomic output files -----------------------*- C++ -*-===//
 //
-// Every tool writes its outputs through writeFileAtomically: the bytes go to a
-// temporary file next to the destination, which is renamed over it only when
-// writing succeeded. On any error the temporary is removed and a previous
-// file at the destination is untouched. "-" writes to stdout.
+// Every tool writes its outputs through writeFileAtomically.
+//
+// - A regular file (or a path that does not exist yet) is written atomically:
+//   the bytes go to a temporary file next to the destination, which is renamed
+//   over it only when writing succeeded. On any error (or a signal that ends
+//   the process) the temporary is removed and a previous file is untouched. A
+//   symbolic link to a regular file stays a link: the file it names is
+//   replaced.
+// - Anything else that exists (a character or block device such as
+//   /dev/null, a FIFO, /dev/stdout, a process substitution's /dev/fd/N) is
+//   opened and written in place, never renamed over: renaming would replace
+//   the device node with a regular file.
+// - A directory is refused; "-" writes to stdout.
 //
 //===----------------------------------------------------------------------===//
 
