@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
+#include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/OpDefinition.h"
 
 using namespace qopt;
@@ -401,10 +402,9 @@ qopt::buildPlan(const Model &model, const PlanBuildOptions &options) {
   return plan;
 }
 
-llvm::Error
-qopt::bindStaticInputShapes(Model &m,
-                            const std::map<std::string, int64_t> &dims,
-                            const std::map<std::string, Shape> &given) {
+llvm::Error qopt::bindStaticInputShapes(
+    Model &m, const std::map<std::string, int64_t> &dims,
+    const std::map<std::string, Shape> &given, bool unboundToOne) {
   Graph &g = m.getGraph();
   bool changed = false;
   for (Value *in : g.getInputs()) {
@@ -439,10 +439,16 @@ qopt::bindStaticInputShapes(Model &m,
       if (d.isStatic())
         continue;
       auto it = dims.find(d.isSymbolic() ? d.symbol : "?");
+      if (it == dims.end() && !unboundToOne)
+        continue;
       d = Dim::fixed(it == dims.end() ? 1 : it->second);
       changed = true;
     }
     in->setType(m.getContext().getTensorType(shape, t->getElementType()));
   }
-  return changed ? inferShapes(m) : llvm::Error::success();
+  if (!changed)
+    return llvm::Error::success();
+  if (auto err = inferShapes(m))
+    return err;
+  return foldConstants(g).takeError();
 }

@@ -240,6 +240,7 @@ struct OpTable {
   get(OPNAME).attributes.push_back(makeAttr(#NAME, AttrKind::KIND, DEFAULT));
 #define WEIGHT(OPNAME, FN) get(OPNAME).weightInfo = FN;
 #define VERIFY(OPNAME, FN) get(OPNAME).verify = FN;
+#define FOLD(OPNAME, FN) get(OPNAME).fold = FN;
 #include "qopt/IR/Ops.def"
 #undef NONE
 #undef REQUIRED

@@ -69,6 +69,11 @@ QOPT_DECLARE_INFER(inferMatMulInteger)
 QOPT_DECLARE_INFER(inferFusedPool)
 #undef QOPT_DECLARE_INFER
 
+// Fold hooks (FoldHooks.cpp).
+#define FOLD(OPNAME, FN) bool FN(FoldContext &ctx);
+#define OP(NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY)
+#include "qopt/IR/Ops.def"
+
 // Per-axis quantization through data movement (ShapeInferenceMovement.cpp).
 // `in`/`out` are operand 0's and the result's shapes.
 llvm::Expected<int64_t> remapSameAxis(const Node &n, int64_t axis,

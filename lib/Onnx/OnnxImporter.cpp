@@ -9,6 +9,7 @@
 
 #include "qopt/Onnx/OnnxImporter.h"
 #include "OnnxImporterImpl.h"
+#include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/Verifier.h"
 
@@ -155,6 +156,8 @@ void Importer::internNames() {
   valueQuant.resize(count);
   values.resize(count);
   absorbedParams.resize(count);
+  foldedValues.resize(count);
+  readOnlyByFolds.resize(count);
 }
 
 std::string Importer::uniqueName(llvm::StringRef stem) {
@@ -398,7 +401,19 @@ llvm::Error Importer::sortNodes() {
 Value *Importer::valueOf(NameId id) {
   if (id == kNoName)
     return nullptr;
-  if (values[id] || !initializers[id])
+  if (values[id])
+    return values[id];
+  if (constantNodes[id] && readOnlyByFolds.test(id)) {
+    // A Constant node whose first readers all folded: emitted again for
+    // this one (it was emitted once already, so this cannot fail).
+    auto node = emitNode(producers[id]);
+    if (!node) {
+      llvm::consumeError(node.takeError());
+      return nullptr;
+    }
+    return values[id];
+  }
+  if (!initializers[id] && !foldedValues.test(id))
     return values[id];
   // An initializer, read for the first time: an unnamed constant node.
   // finishInitializers moves these to the front, in file order.
@@ -441,6 +456,19 @@ llvm::Error Importer::emitNodes() {
   }
 
   for (int i : order) {
+    if (emitted.test(i))
+      continue;
+    auto node = emitNode(i);
+    if (!node)
+      return node.takeError();
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Node *> Importer::emitNode(int i) {
+  Graph &graph = model->getGraph();
+  const onnx::GraphProto &g = proto.graph();
+  {
     const onnx::NodeProto &n = g.node(i);
     llvm::ArrayRef<NameId> ins = inputsOf(i), outs = outputsOf(i);
     LazyNodeDescription where{n};
@@ -542,6 +570,75 @@ llvm::Error Importer::emitNodes() {
       }
     if (asInferred)
       typesAsInferred.insert(node);
+    emitted.set(i);
+    return node;
+  }
+}
+
+/// Nodes that read nothing but constants (exporters' Identity on shared
+/// initializers, Cast/Reshape/Unsqueeze of constants, small constant math)
+/// are emitted first and folded by the op table's fold hooks: their results
+/// become constants like initializers, so a Q/DQ whose zero point an
+/// Identity reads is a q.quantize/q.dequantize with typed parameters.
+/// Initializers that are graph inputs (overridable) are not constants here.
+llvm::Error Importer::foldConstantNodes() {
+  const onnx::GraphProto &g = proto.graph();
+  Graph &graph = model->getGraph();
+  for (int i : order) {
+    const onnx::NodeProto &n = g.node(i);
+    if (!isDefaultDomain(n.domain()) || !captureIds[i].empty())
+      continue;
+    const OpDef *def = lookupOpDef("onnx." + n.op_type());
+    if (!def || !def->fold)
+      continue;
+    llvm::ArrayRef<NameId> ins = inputsOf(i), outs = outputsOf(i);
+    if (outs.size() == 1 && outs[0] != kNoName && constantNodes[outs[0]])
+      continue; // a Constant with a tensor is a constant already
+    bool constantInputs = llvm::all_of(ins, [&](NameId id) {
+      return id == kNoName ||
+             (constantData(id) && !isInitializerInput.test(id));
+    });
+    if (!constantInputs || outs.empty() ||
+        llvm::any_of(outs, [](NameId id) { return id == kNoName; }))
+      continue;
+    for (NameId id : ins)
+      if (id != kNoName && constantNodes[id] && !values[id] &&
+          !emitted.test(producers[id]))
+        if (auto c = emitNode(producers[id]); !c)
+          return c.takeError();
+    auto node = emitNode(i);
+    if (!node)
+      return node.takeError();
+    auto results = foldNode(**node);
+    if (!results)
+      continue; // stays, emitted in place
+    llvm::SmallVector<Node *, 4> operandNodes;
+    for (Value *v : (*node)->getOperands())
+      if (v && v->getDefiningNode() &&
+          !llvm::is_contained(operandNodes, v->getDefiningNode()))
+        operandNodes.push_back(v->getDefiningNode());
+    typesAsInferred.erase(*node);
+    (*node)->dropAllOperands();
+    graph.eraseNode(*node);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      values[outs[k]] = nullptr;
+      constantCache[outs[k]] = (*results)[k];
+      foldedValues.set(outs[k]);
+    }
+    // Constants that only folded nodes read are not emitted: an initializer
+    // or folded value is emitted again if a later node reads it.
+    for (Node *c : operandNodes) {
+      if (c->getResult()->hasUses())
+        continue;
+      auto id =
+          nameIds.find(llvm::CachedHashStringRef(c->getResult()->getName()));
+      if (id != nameIds.end() && values[id->second] == c->getResult()) {
+        values[id->second] = nullptr;
+        readOnlyByFolds.set(id->second);
+      }
+      typesAsInferred.erase(c);
+      graph.eraseNode(c);
+    }
   }
   return llvm::Error::success();
 }
@@ -585,7 +682,8 @@ llvm::Error Importer::emitOutputs() {
 void Importer::finishInitializers() {
   Graph &graph = model->getGraph();
   for (NameId id : llvm::reverse(initializerIds)) {
-    if (!values[id] && absorbedParams.test(id) && !isInitializerInput.test(id))
+    if (!values[id] && (absorbedParams.test(id) || readOnlyByFolds.test(id)) &&
+        !isInitializerInput.test(id))
       continue;
     Node *c = valueOf(id)->getDefiningNode();
     Node *front = &graph.getNodes().front();
@@ -607,6 +705,10 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
     return std::move(err);
   if (auto err = sortNodes())
     return std::move(err);
+  emitted.resize(proto.graph().node_size());
+  qdq.resize(proto.graph().node_size());
+  if (auto err = foldConstantNodes())
+    return std::move(err);
   if (auto err = assignQuantTypes())
     return std::move(err);
   if (auto err = emitNodes())
@@ -614,6 +716,14 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
   if (auto err = emitOutputs())
     return std::move(err);
   finishInitializers();
+  // Shape arithmetic on static shapes (Shape -> Gather -> Concat ->
+  // Reshape) folds once every shape is known; the ops it feeds are
+  // inferred again.
+  auto folded = foldConstants(model->getGraph());
+  if (!folded)
+    return folded.takeError();
+  if (*folded)
+    typesAsInferred.clear();
   VerifyOptions verifyOptions;
   verifyOptions.typesAsInferred = &typesAsInferred;
   if (auto err = verifyModel(*model, verifyOptions))

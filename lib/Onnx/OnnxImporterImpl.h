@@ -73,6 +73,9 @@ private:
   llvm::Error analyzeQdq(int node, QdqInfo &info);
   llvm::Error assignQuantTypes();
   llvm::Error emitNodes();
+  /// Emits node `i` (file order index) with its types inferred.
+  llvm::Expected<Node *> emitNode(int i);
+  llvm::Error foldConstantNodes();
   llvm::Error canonicalizeSpelling(const onnx::NodeProto &n, llvm::StringRef op,
                                    std::vector<Value *> &operands,
                                    std::vector<NamedAttribute> &attrs);
@@ -168,6 +171,13 @@ private:
   std::vector<Value *> values;
   /// Scale/zero-point initializers read by converted Q/DQ nodes.
   llvm::BitVector absorbedParams;
+  /// Results of nodes foldConstantNodes folded: constants, emitted when
+  /// read, as initializers are.
+  llvm::BitVector foldedValues;
+  /// Initializers and folded values whose readers all folded.
+  llvm::BitVector readOnlyByFolds;
+  /// Nodes already emitted (by foldConstantNodes), by file order index.
+  llvm::BitVector emitted;
 
   std::vector<int> order;
   /// Per node (file order): outer names its subgraphs read.

@@ -2,6 +2,7 @@
 
 #include "qopt/Runtime/Interpreter.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/Runtime/Kernel.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -148,7 +149,24 @@ rt::makeRandomInputs(const Graph &graph, uint64_t seed,
       auto it = dims.find(d.isSymbolic() ? d.symbol : "?");
       shape.push_back(it == dims.end() ? 1 : it->second);
     }
-    specs.push_back({in->getName().str(), t->getStorageKind(), shape});
+    InputSpec spec{in->getName().str(), t->getStorageKind(), shape};
+    // Token ids and other indices: in range of every Gather they index.
+    for (const Use &u : in->getUses()) {
+      if (!u.user || !u.user->isa("onnx.Gather") || u.index != 1)
+        continue;
+      const TensorType *data = u.user->getOperand(0)->getType();
+      if (!data->hasRank())
+        continue;
+      int64_t rank = data->getShape().size();
+      int64_t axis = getIntAttrOr(*u.user, "axis", 0);
+      axis = axis < 0 ? axis + rank : axis;
+      if (axis < 0 || axis >= rank || !data->getShape()[axis].isStatic())
+        continue;
+      int64_t size = data->getShape()[axis].size;
+      if (size > 0 && (spec.indexBound == 0 || size < spec.indexBound))
+        spec.indexBound = size;
+    }
+    specs.push_back(std::move(spec));
   }
   return makeRandomInputs(specs, seed, dist);
 }
@@ -200,6 +218,10 @@ llvm::Expected<TensorMap> rt::makeRandomInputs(llvm::ArrayRef<InputSpec> specs,
       bool narrow = getElementByteSize(kind) <= 2;
       int64_t lo = narrow ? range.first : 0;
       int64_t hi = narrow ? range.second : 7;
+      if (in.indexBound > 0) {
+        lo = 0;
+        hi = std::min(in.indexBound - 1, range.second);
+      }
       std::uniform_int_distribution<int64_t> ints(lo, hi);
       for (int64_t i = 0; i < n; ++i)
         tensor->setInt(i, ints(rng));

@@ -21,9 +21,9 @@ writeToDescriptor(int fd, llvm::StringRef path,
     std::error_code ec = os.error();
     os.clear_error();
     if (!result)
-      result = llvm::createStringError(ec, "cannot write '%s': %s",
-                                       path.str().c_str(),
-                                       ec.message().c_str());
+      result =
+          llvm::createStringError(ec, "cannot write '%s': %s",
+                                  path.str().c_str(), ec.message().c_str());
   }
   return result;
 }
@@ -34,8 +34,8 @@ static llvm::Error
 writeInPlace(llvm::StringRef path,
              llvm::function_ref<llvm::Error(llvm::raw_ostream &)> writer) {
   int fd;
-  if (std::error_code ec = fs::openFileForWrite(path, fd, fs::CD_OpenExisting,
-                                                fs::OF_None))
+  if (std::error_code ec =
+          fs::openFileForWrite(path, fd, fs::CD_OpenExisting, fs::OF_None))
     return llvm::createStringError(ec, "cannot open '%s' for writing: %s",
                                    path.str().c_str(), ec.message().c_str());
   return writeToDescriptor(fd, path, writer);

@@ -52,6 +52,13 @@ struct FoldWeightsPass : PassInfoMixin<FoldWeightsPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct FoldConstantsPass : PassInfoMixin<FoldConstantsPass> {
+  int64_t maxElements = int64_t(1) << 20;
+  static llvm::Expected<FoldConstantsPass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 struct CanonicalizePass : PassInfoMixin<CanonicalizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
@@ -71,6 +78,9 @@ struct QuantizeActivationsPass : PassInfoMixin<QuantizeActivationsPass> {
 };
 
 struct FoldConvBatchNormPass : PassInfoMixin<FoldConvBatchNormPass> {
+  /// Weights and bias are rounded to float32 (and int8 weight channels
+  /// negated where gamma < 0): reported in the cost report.
+  bool isLossy() const { return true; }
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 

@@ -1,10 +1,10 @@
 //===- FoldConvBatchNorm.cpp - BatchNormalization into the conv -----------===//
 //
-// Exact at float level: with f[c] = gamma[c] / sqrt(var[c] + eps) computed in
-// float32, the conv gets weights w[c,...] * f[c] and bias
-// (b[c] - mean[c]) * f[c] + beta[c]. The result equals running the BN after
-// the conv up to float rounding of these products, so the pass is checked
-// by cosine similarity (qopt-run --compare-passes), not bit for bit.
+// Lossy at float rounding, reported. With f[c] = gamma[c] / sqrt(var[c] + eps)
+// computed in float32, the conv (or Gemm) gets weights w[c,...] * f[c] and
+// bias (b[c] - mean[c]) * f[c] + beta[c]. The result equals running the BN
+// after the conv up to float rounding of these products, so the pass is
+// checked by cosine similarity (qopt-run --compare-passes), not bit for bit.
 //
 //   %c = onnx.Conv(%x, %w, %b)                %c = onnx.Conv(%x, %w_folded,
 //   %y = onnx.BatchNormalization(%c, %g,  =>                     %b_folded)
@@ -13,20 +13,24 @@
 // The weight may be
 //   - a float constant: scaled directly (any sign of f);
 //   - a float constant behind q.quantize -> q.dequantize: the constant is
-//     scaled before the Q, and the Q/DQ scale of channel c is multiplied by
-//     f[c] (a per-tensor grid becomes per channel), so the stored integers
-//     stay what they were up to float rounding of w*f / (s*f);
-//   - a quantized constant -> q.dequantize: the integers are kept and the
-//     scale of channel c is multiplied by f[c].
-// The quantized forms need every f[c] > 0 (a negative factor would need the
-// integers negated); otherwise the conv is left alone. Per-axis grids must be
-// on the output-channel axis.
+//     scaled by f[c] before the Q, and the Q/DQ scale of channel c is
+//     multiplied by |f[c]| (a per-tensor grid becomes per channel), so the
+//     stored integers stay what they were, negated where f[c] < 0, up to
+//     float rounding of w*f / (s*|f|);
+//   - a quantized constant -> q.dequantize: the integers are kept, negated
+//     around the zero point (q' = 2 zp - q) where f[c] < 0, and the scale
+//     of channel c is multiplied by |f[c]|. Negation saturates: a stored
+//     -128 of an int8 channel with zero point 0 becomes 127, one step of
+//     the new grid from the exact -(-128); the cost report counts them.
+// Per-axis grids must be on the output-channel axis.
 //
 // Conditions: inference-form BN (training_mode 0, only its first result
 // read) whose parameters are f32 constants of one element per channel; the
 // conv output read by the BN alone; the bias absent or a float constant (an
 // i32 bias behind a DQ would change grid: left alone). ConvTranspose folds
-// too when group is 1 (its output channels are weight axis 1).
+// when group is 1 (its output channels are weight axis 1); Gemm when alpha
+// and beta are 1, A is not transposed and C is absent or one value per
+// output channel (the output channel axis of B is 0 with transB, else 1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,7 +115,47 @@ static const QuantType *scaledGrid(Context &ctx, const QuantType *q,
                           scales, zps);
 }
 
-static bool foldBatchNorm(Graph &g, Node &bn) {
+/// `stored` with channel c (along `axis`) negated around q's zero point
+/// where f[c] < 0, saturated to the storage range; `saturated` counts the
+/// elements that could not be negated exactly.
+static DenseElementsRef negateChannels(const DenseElements &stored,
+                                       const QuantType *q, int64_t axis,
+                                       llvm::ArrayRef<float> f,
+                                       int64_t &saturated) {
+  quant::ChannelIndexer channelOf(stored.getDims(), axis);
+  std::vector<int64_t> values(stored.getNumElements());
+  for (int64_t i = 0; i < stored.getNumElements(); ++i) {
+    int64_t c = channelOf(i);
+    int64_t v = stored.getAsInt(i);
+    if (f[c] < 0) {
+      int64_t negated = 2 * quant::getChannelZeroPoint(q, c) - v;
+      v = quant::saturateToStorage(static_cast<double>(negated),
+                                   q->getStorageKind());
+      saturated += v != negated;
+    }
+    values[i] = v;
+  }
+  return quant::makeDenseInt(stored.getKind(), stored.getDims(), values);
+}
+
+/// The output-channel axis of the weight of a conv, ConvTranspose or Gemm
+/// that a BN may fold into, or -1.
+static int64_t foldableWeightAxis(const Node &n) {
+  if (n.isa("onnx.Conv"))
+    return 0;
+  if (n.isa("onnx.ConvTranspose"))
+    return getIntAttrOr(n, "group", 1) == 1 ? 1 : -1;
+  if (n.isa("onnx.Gemm")) {
+    if (getFloatAttrOr(n, "alpha", 1.0f) != 1.0f ||
+        getFloatAttrOr(n, "beta", 1.0f) != 1.0f ||
+        getIntAttrOr(n, "transA", 0) != 0)
+      return -1;
+    return getIntAttrOr(n, "transB", 0) ? 0 : 1;
+  }
+  return -1;
+}
+
+static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
   if (bn.getNumOperands() != 5 || getIntAttrOr(bn, "training_mode", 0) != 0)
     return false;
   for (unsigned i = 1; i < bn.getNumResults(); ++i)
@@ -119,19 +163,20 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
       return false;
   Value *convOut = bn.getOperand(0);
   Node *conv = convOut ? convOut->getDefiningNode() : nullptr;
-  if (!conv || !(conv->isa("onnx.Conv") || conv->isa("onnx.ConvTranspose")) ||
-      conv->getNumResults() != 1 || !convOut->hasOneUse() ||
+  if (!conv || conv->getNumResults() != 1 || !convOut->hasOneUse() ||
       convOut->isGraphOutput() || convOut->isCaptured() ||
       conv->getNumOperands() < 2 || !conv->getOperand(1))
     return false;
-  int64_t axis = 0; // output channels of the weight
-  if (conv->isa("onnx.ConvTranspose")) {
-    if (getIntAttrOr(*conv, "group", 1) != 1)
-      return false;
-    axis = 1;
-  }
+  int64_t axis = foldableWeightAxis(*conv); // output channels of the weight
+  if (axis < 0)
+    return false;
   const TensorType *wt = conv->getOperand(1)->getType();
   if (!wt->hasRank() || !wt->hasStaticShape() || wt->getRank() <= axis)
+    return false;
+  // The BN normalises axis 1 of its input: a Gemm's is its output channel.
+  const TensorType *yt = convOut->getType();
+  if (!yt->hasRank() || yt->getRank() < 2 || !yt->getShape()[1].isStatic() ||
+      yt->getShape()[1].size != wt->getShape()[axis].size)
     return false;
   int64_t channels = wt->getShape()[axis].size;
   auto gamma = channelVector(bn.getOperand(1), channels);
@@ -141,13 +186,14 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
   if (!gamma || !beta || !mean || !var)
     return false;
   float eps = getFloatAttrOr(bn, "epsilon", 1e-5f);
-  std::vector<float> f(channels);
-  bool allPositive = true;
+  std::vector<float> f(channels), magnitude(channels);
+  int64_t negative = 0;
   for (int64_t c = 0; c < channels; ++c) {
     f[c] = (*gamma)[c] / std::sqrt((*var)[c] + eps);
-    if (!std::isfinite(f[c]))
-      return false;
-    allPositive &= f[c] > 0;
+    if (!std::isfinite(f[c]) || f[c] == 0)
+      return false; // a zero factor has no grid to scale
+    magnitude[c] = std::fabs(f[c]);
+    negative += f[c] < 0;
   }
 
   // The bias: absent (zeros) or a float constant.
@@ -177,11 +223,12 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
   } else if (!storedData || isOverridable(dq->getOperand(0))) {
     return false;
   }
+  const QuantType *oldGrid = nullptr;
   if (dq) {
-    const QuantType *old = getStoredQuantType(dq->getOperand(0));
-    if (!allPositive || !old)
+    oldGrid = getStoredQuantType(dq->getOperand(0));
+    if (!oldGrid)
       return false;
-    newGrid = scaledGrid(ctx, old, axis, f);
+    newGrid = scaledGrid(ctx, oldGrid, axis, magnitude);
     if (!newGrid)
       return false;
   }
@@ -190,6 +237,7 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
   std::string qName = q ? q->getResult()->getName().str() : std::string();
   std::string dqName = dq ? dq->getResult()->getName().str() : std::string();
 
+  int64_t saturated = 0;
   PatternRewriter r(g);
   r.setRoot(conv);
   r.setInsertionPoint(conv);
@@ -205,7 +253,9 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
       newW = newQOut = newQ->getResult();
     }
   } else {
-    newW = createConstant(r, *storedData, newGrid,
+    DenseElementsRef stored =
+        negateChannels(*storedData, oldGrid, axis, f, saturated);
+    newW = createConstant(r, *stored, newGrid,
                           foldedName(dq->getOperand(0)->getName()));
   }
   if (dq)
@@ -247,10 +297,22 @@ static bool foldBatchNorm(Graph &g, Node &bn) {
   rename(newQOut, qName);
   if (dq)
     rename(newW, dqName);
+  std::string note = "BatchNormalization '" + bn.getName().str() +
+                     "' folded into " + conv->describe() +
+                     ": weights and bias rounded to float32";
+  if (dq)
+    note += ", weight grid scales times |gamma / sqrt(var + eps)|";
+  if (negative)
+    note += ", " + std::to_string(negative) + " of " +
+            std::to_string(channels) + " channels negated";
+  if (saturated)
+    note += " (" + std::to_string(saturated) +
+            " stored values saturated, one step off)";
+  cost.recordNote("fold-conv-bn", note);
   return true;
 }
 
-PreservedAnalyses FoldConvBatchNormPass::run(Graph &g, AnalysisManager &) {
+PreservedAnalyses FoldConvBatchNormPass::run(Graph &g, AnalysisManager &am) {
   std::vector<Node *> bns;
   for (Node &n : g.getNodes())
     if (n.isa("onnx.BatchNormalization"))
@@ -258,6 +320,6 @@ PreservedAnalyses FoldConvBatchNormPass::run(Graph &g, AnalysisManager &) {
   bool changed = false;
   // A fold erases only its BN and nodes before its conv: never another BN.
   for (Node *bn : bns)
-    changed |= foldBatchNorm(g, *bn);
+    changed |= foldBatchNorm(g, *bn, am.getCostReport());
   return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

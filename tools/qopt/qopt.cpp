@@ -66,8 +66,10 @@ static cl::opt<EmitKind> emitKind(
     cl::init(EmitKind::Default), cl::cat(qoptCategory));
 static cl::list<std::string>
     planDims("dim",
-             cl::desc("With -emit=plan: the size of a dynamic input dim, "
-                      "by its symbol ('?' for unnamed ones); default 1"),
+             cl::desc("The size of a dynamic input dim, by its symbol ('?' "
+                      "for unnamed ones), bound before the pipeline; shape "
+                      "arithmetic on it folds. With -emit=plan every "
+                      "unbound dim is 1"),
              cl::value_desc("name=N"), cl::cat(qoptCategory));
 static cl::opt<int64_t> inlineElementsLimit(
     "inline-elements-limit",
@@ -326,11 +328,7 @@ int main(int argc, char **argv) {
   bool emitPlan = emitKind == EmitKind::Plan ||
                   (emitKind == EmitKind::Default &&
                    llvm::sys::path::extension(outputPath) == ".qplan");
-  if (!planDims.empty() && !emitPlan)
-    return reportError(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                               "only -emit=plan uses it"),
-                       "-dim");
-  if (emitPlan) {
+  if (emitPlan || !planDims.empty()) {
     std::map<std::string, int64_t> dims;
     for (llvm::StringRef d : planDims) {
       auto [name, value] = d.split('=');
@@ -342,7 +340,7 @@ int main(int argc, char **argv) {
                            "-dim");
       dims[name.str()] = v;
     }
-    if (auto err = bindStaticInputShapes(**model, dims))
+    if (auto err = bindStaticInputShapes(**model, dims, {}, emitPlan))
       return reportError(std::move(err), inputPath);
   }
 

@@ -32,12 +32,14 @@ buildPlan(const Model &model, const PlanBuildOptions &options);
 
 /// Gives every graph input of `model` the static shape a plan needs: its
 /// shape in `given` (of data the caller has, by input name) if any, else
-/// each dynamic dim's value in `dims` (by symbol, "?" for unnamed ones) or
-/// 1; then infers the shapes after them again. A given shape that
-/// contradicts the model is an error naming the input.
+/// each dynamic dim's value in `dims` (by symbol, "?" for unnamed ones) or,
+/// with `unboundToOne`, 1; then infers the shapes after them again and
+/// folds the shape arithmetic that became constant (fold-constants). A
+/// given shape that contradicts the model is an error naming the input.
 llvm::Error
 bindStaticInputShapes(Model &model, const std::map<std::string, int64_t> &dims,
-                      const std::map<std::string, rt::Shape> &given = {});
+                      const std::map<std::string, rt::Shape> &given = {},
+                      bool unboundToOne = true);
 
 } // namespace qopt
 

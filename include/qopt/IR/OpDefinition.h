@@ -142,6 +142,7 @@ struct WeightInfo {
 };
 
 class InferenceContext;
+class FoldContext;
 using InferFn = llvm::Error (*)(InferenceContext &);
 /// Maps the quantized axis of operand 0 (shape `in`) to the axis of a
 /// result (shape `out`), or says why per-axis parameters cannot cross.
@@ -151,6 +152,8 @@ using AxisRemapFn = llvm::Expected<int64_t> (*)(const Node &, int64_t axis,
 using WeightInfoFn = std::optional<WeightInfo> (*)(const Node &);
 /// Op-specific checks beyond the signature; types are already checked.
 using VerifyFn = llvm::Error (*)(const Node &);
+/// Computes constant results (qopt/IR/ConstantFolding.h); false declines.
+using FoldFn = bool (*)(FoldContext &);
 
 class OpDef {
 public:
@@ -164,6 +167,7 @@ public:
   AxisRemapFn remapAxis = nullptr;
   WeightInfoFn weightInfo = nullptr;
   VerifyFn verify = nullptr;
+  FoldFn fold = nullptr;
   llvm::StringRef summary;
 
   bool hasTrait(OpTrait t) const {

@@ -70,7 +70,8 @@ enum class InputDistribution {
 
 /// Seeded random tensors for every graph input. Symbolic and unknown dims
 /// come from `dims` by name (or "?" for unnamed), else 1. Integer inputs are
-/// uniform over their range (narrow types) or [0, 8) (wide ones).
+/// uniform over their range (narrow types) or [0, 8) (wide ones); indices
+/// of a Gather (token ids) over [0, the size of the axis they index).
 llvm::Expected<TensorMap>
 makeRandomInputs(const Graph &graph, uint64_t seed,
                  const std::map<std::string, int64_t> &dims = {},
@@ -81,6 +82,9 @@ struct InputSpec {
   std::string name;
   ElementKind kind;
   Shape shape;
+  /// Integer inputs that index something (a Gather's indices: token ids)
+  /// are drawn in [0, indexBound) when it is > 0.
+  int64_t indexBound = 0;
 };
 
 /// The same draws for inputs given by name, kind and shape (a plan's).

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Every shared model as a user brings it: import, the default pipelines, the plan, accuracy.
+
+Models: DIR/models/*.onnx and DIR/models/zoo/*_qat.onnx (raw pytorch-quantization-style
+exports, with fp32 twins NAME_fp32.onnx). For each model:
+
+  import     the .qir has no onnx.QuantizeLinear/DequantizeLinear left (every Q/DQ typed) and
+             no tensor with a '?' or '*' dim;
+  pipelines  default<trt>, default<ort>, default<cpu>, each explained under its own backend's
+             rules (--report JSON): leftovers after <= before and INT8 MACs after >= before;
+             after default<trt>, INT8 MACs >= 99% of all MACs;
+  plan       qopt-run --plan --compare-reference --max-lsb=1 --atol=1e-4 (every step against
+             the reference interpreter on the same inputs, then the outputs);
+  accuracy   with an fp32 twin: cosine of the first output to the twin's, on the same seeded
+             inputs, for the model as given and after each default pipeline; a pipeline may
+             lose at most 0.005 against the input model.
+
+Prints one table row per model and exits non-zero when a check fails.
+usage: check_zoo.py --qopt Q --qopt-run R --shared DIR --work DIR [--filter REGEX]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+PIPELINES = ["trt", "ort", "cpu"]
+DYNAMIC_DIM = re.compile(r"tensor<[^>]*[?*]")
+PLAIN_QDQ = re.compile(r"onnx\.(QuantizeLinear|DequantizeLinear)\(")
+MAX_COSINE_LOSS = 0.005
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def summary(report_path):
+    with open(report_path) as f:
+        plans = json.load(f)["plans"]
+    return plans[0]["summary"], plans[-1]["summary"]
+
+
+def int8_share(s):
+    return s["int8_macs"] / s["total_macs"] if s["total_macs"] else 1.0
+
+
+def first_output(npz_path):
+    with np.load(npz_path) as z:
+        return z[z.files[0]].astype(np.float64).ravel()
+
+
+def cosine(a, b):
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    return float(a @ b / (na * nb)) if na and nb else float("nan")
+
+
+def check_model(args, rel, path, twin, problems):
+    name = os.path.basename(path)[: -len(".onnx")]
+    work = os.path.join(args.work, name)
+    os.makedirs(work, exist_ok=True)
+    row = {"model": rel}
+
+    # Import.
+    r = run([args.qopt, path, "-elide-resource-data"])
+    if r.returncode:
+        problems.append(f"{rel}: import failed: {r.stderr.strip()}")
+        return row
+    row["plain_qdq"] = len(PLAIN_QDQ.findall(r.stdout))
+    row["dynamic"] = sum(1 for line in r.stdout.splitlines()
+                         if not line.lstrip().startswith("//") and DYNAMIC_DIM.search(line))
+    if row["plain_qdq"]:
+        problems.append(f"{rel}: {row['plain_qdq']} Q/DQ kept as plain ONNX ops")
+    if row["dynamic"]:
+        problems.append(f"{rel}: {row['dynamic']} lines with non-static tensors")
+
+    # The default pipelines, each under its own backend's rules.
+    outputs = {}
+    for p in PIPELINES:
+        report = os.path.join(work, f"{p}.json")
+        # qopt's fused q.* ops (default<cpu>) have no ONNX form: .qir.
+        out = os.path.join(work, f"{p}.qir" if p == "cpu" else f"{p}.onnx")
+        r = run([args.qopt, path, f"-passes=default<{p}>", f"--explain={p}",
+                 f"--report={report}", "-o", out])
+        if r.returncode:
+            problems.append(f"{rel}: default<{p}> failed: {r.stderr.strip()}")
+            continue
+        outputs[p] = out
+        before, after = summary(report)
+        row[f"{p}_leftovers"] = f"{before['leftovers']}->{after['leftovers']}"
+        row[f"{p}_int8"] = f"{100 * int8_share(before):.1f}->{100 * int8_share(after):.1f}"
+        if after["leftovers"] > before["leftovers"]:
+            problems.append(f"{rel}: default<{p}> leaves more leftovers under its rules "
+                            f"({before['leftovers']} -> {after['leftovers']})")
+        if after["int8_macs"] < before["int8_macs"]:
+            problems.append(f"{rel}: default<{p}> lowers the INT8 MACs "
+                            f"({before['int8_macs']} -> {after['int8_macs']})")
+        if p == "trt" and before["total_macs"] and int8_share(after) < 0.99:
+            problems.append(f"{rel}: INT8 MACs {100 * int8_share(after):.1f}% < 99% "
+                            "after default<trt>")
+
+    # The plan, step by step against the reference.
+    r = run([args.qopt_run, path, "--plan", "--compare-reference", "--max-lsb=1",
+             "--atol=1e-4", f"--dist={args.dist}"])
+    row["plan"] = "ok" if r.returncode == 0 else "FAIL"
+    if r.returncode:
+        tail = (r.stderr.strip() or r.stdout.strip()).splitlines()[-3:]
+        problems.append(f"{rel}: plan differs from the reference: " + " | ".join(tail))
+
+    # Accuracy against the fp32 twin.
+    if twin:
+        ref = os.path.join(work, "fp32.npz")
+        r = run([args.qopt_run, twin, f"--dist={args.dist}", "-o", ref])
+        if r.returncode:
+            problems.append(f"{rel}: fp32 twin failed: {r.stderr.strip()}")
+            return row
+        want = first_output(ref)
+        cos = {}
+        for label, model in [("input", path)] + sorted(outputs.items()):
+            npz = os.path.join(work, f"{label}.npz")
+            r = run([args.qopt_run, model, f"--dist={args.dist}", "-o", npz])
+            if r.returncode:
+                problems.append(f"{rel}: {label} run failed: {r.stderr.strip()}")
+                continue
+            cos[label] = cosine(first_output(npz), want)
+        row["cosine"] = " ".join(f"{k}={v:.5f}" for k, v in cos.items())
+        for p in PIPELINES:
+            if p in cos and "input" in cos and cos[p] < cos["input"] - MAX_COSINE_LOSS:
+                problems.append(f"{rel}: default<{p}> cosine to fp32 {cos[p]:.5f} < "
+                                f"input's {cos['input']:.5f} - {MAX_COSINE_LOSS}")
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qopt", required=True)
+    ap.add_argument("--qopt-run", required=True)
+    ap.add_argument("--shared", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--filter", help="only models whose relative path matches this regex")
+    ap.add_argument("--dist", default="imagenet")
+    args = ap.parse_args()
+
+    models = []
+    mdir = os.path.join(args.shared, "models")
+    for sub in ["", "zoo"]:
+        d = os.path.join(mdir, sub)
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            if not f.endswith(".onnx") or f.endswith("_fp32.onnx"):
+                continue
+            rel = os.path.join("models", sub, f) if sub else os.path.join("models", f)
+            twin = os.path.join(d, f.replace("_qat.onnx", "_fp32.onnx"))
+            models.append((rel, os.path.join(d, f),
+                           twin if f.endswith("_qat.onnx") and os.path.exists(twin) else None))
+    if args.filter:
+        models = [m for m in models if re.search(args.filter, m[0])]
+    if not models:
+        sys.exit(f"check_zoo: no models under {mdir}")
+
+    problems = []
+    cols = ["model", "plain_qdq", "dynamic"] + [f"{p}_{k}" for p in PIPELINES
+                                               for k in ("leftovers", "int8")] + ["plan", "cosine"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    start = time.time()
+    for rel, path, twin in models:
+        row = check_model(args, rel, path, twin, problems)
+        print("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |", flush=True)
+    for p in problems:
+        print("FAIL " + p)
+    print(f"check-zoo: {len(models)} models, {len(problems)} problems, "
+          f"{time.time() - start:.0f} s")
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
