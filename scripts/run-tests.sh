@@ -36,6 +36,11 @@ if [ -d "$shared/models" ]; then
   /usr/bin/python3 "$root/test/roundtrip/run_roundtrip.py" \
     --qopt "$build/bin/qopt" --shared "$shared" --work "$build/roundtrip" | tail -25 || status=1
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
+    step "every shared and zoo model as exported: import, default pipelines, plan, accuracy vs fp32"
+    /usr/bin/python3 "$root/test/zoo/check_zoo.py" --qopt "$build/bin/qopt" \
+      --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/zoo" || status=1
+  fi
   step "reference interpreter vs ONNX Runtime 1.30 on $shared/models"
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" \
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1

@@ -465,8 +465,17 @@ private:
                                 llvm::Twine(it->second.size()) +
                                 " bytes, which does not match " +
                                 typeToString(type));
-      return std::make_shared<const DenseElements>(kind, dims, it->second,
-                                                   name);
+      // One resource read by several constants is one shared tensor, as
+      // the printer wrote it (it names each distinct tensor once).
+      DenseElementsRef &shared = resourceData[p.resourceName];
+      if (shared && shared->getKind() == kind &&
+          shared->getDims() == llvm::ArrayRef<int64_t>(dims))
+        return shared;
+      auto data =
+          std::make_shared<const DenseElements>(kind, dims, it->second, name);
+      if (!shared)
+        shared = data;
+      return data;
     }
     size_t n = p.elements.size();
     if (static_cast<int64_t>(n) != *count && !(n == 1 && *count == 1))
@@ -746,6 +755,8 @@ private:
   const char *bodyEnd = nullptr;
   llvm::StringMap<const Type *> aliases;
   llvm::StringMap<std::string> resources;
+  /// The tensor made for each resource, for the constants that share it.
+  llvm::StringMap<DenseElementsRef> resourceData;
   llvm::StringMap<Value *> values;
 };
 

@@ -317,50 +317,57 @@ llvm::Error poolKernel(KernelContext &ctx, PoolKind kind) {
   std::vector<double> xv = x->toDoubles();
   int64_t inSize = shapeNumElements(in).value_or(0);
   int64_t outSize = shapeNumElements(out).value_or(0);
-  int64_t kSize = shapeNumElements(kernel).value_or(0);
   Shape inStrides = stridesOf(in);
-  Shape oIdx(k), kIdx(k);
+  // Per window and dim, the taps inside the input are kIdx in [lo, hi): the
+  // loops visit those only (a window of 2^31 taps padded around a 1x1
+  // input costs one tap), and count the padded taps arithmetically.
+  Shape oIdx(k), kIdx(k), lo(k), hi(k);
   for (int64_t plane = 0; plane < n * c; ++plane) {
     const double *xp = xv.data() + plane * inSize;
     std::fill(oIdx.begin(), oIdx.end(), 0);
     for (int64_t o = 0; o < outSize; ++o) {
       double best = -std::numeric_limits<double>::infinity(), sum = 0;
-      int64_t bestIdx = -1, counted = 0, padded = 0;
-      std::fill(kIdx.begin(), kIdx.end(), 0);
-      for (int64_t kp = 0; kp < kSize; ++kp) {
+      int64_t bestIdx = -1, counted = 0;
+      double padded = 1; // taps inside the padded input (may pass 2^63)
+      bool empty = false;
+      for (size_t d = 0; d < k; ++d) {
+        int64_t base = oIdx[d] * strides[d] - padBegin[d];
+        int64_t dil = dilations[d];
+        std::tie(lo[d], hi[d]) = tapsInside(base, dil, in[d], kernel[d]);
+        int64_t padLimit = in[d] + padEnd[d] - base; // taps below it count
+        padded *= static_cast<double>(std::clamp<int64_t>(
+            padLimit <= 0 ? 0 : (padLimit - 1) / dil + 1, 0, kernel[d]));
+        empty |= lo[d] >= hi[d];
+        kIdx[d] = lo[d];
+      }
+      while (!empty) {
         int64_t offset = 0;
-        bool inside = true, inPadded = true;
-        for (size_t d = 0; d < k; ++d) {
-          int64_t pos =
-              oIdx[d] * strides[d] - padBegin[d] + kIdx[d] * dilations[d];
-          inside &= pos >= 0 && pos < in[d];
-          inPadded &= pos < in[d] + padEnd[d];
-          offset += pos * inStrides[d];
+        for (size_t d = 0; d < k; ++d)
+          offset +=
+              (oIdx[d] * strides[d] - padBegin[d] + kIdx[d] * dilations[d]) *
+              inStrides[d];
+        double v = xp[offset];
+        if (v > best || bestIdx < 0) {
+          best = v;
+          bestIdx = offset;
         }
-        if (inside) {
-          double v = xp[offset];
-          if (v > best || bestIdx < 0) {
-            best = v;
-            bestIdx = offset;
-          }
-          sum += v;
-          ++counted;
-        }
-        if (inPadded)
-          ++padded;
-        for (int64_t d = k - 1; d >= 0; --d) {
-          if (++kIdx[d] < kernel[d])
+        sum += v;
+        ++counted;
+        int64_t d = k - 1;
+        for (; d >= 0; --d) {
+          if (++kIdx[d] < hi[d])
             break;
-          kIdx[d] = 0;
+          kIdx[d] = lo[d];
         }
+        empty = d < 0;
       }
       int64_t oi = plane * outSize + o;
       if (kind == PoolKind::Max) {
         y[oi] = best;
         indices[oi] = bestIdx < 0 ? -1 : plane * inSize + bestIdx;
       } else {
-        int64_t div = countPad ? padded : counted;
-        y[oi] = div ? sum / div : 0.0;
+        double div = countPad ? padded : static_cast<double>(counted);
+        y[oi] = div != 0 ? sum / div : 0.0;
       }
       for (int64_t d = k - 1; d >= 0; --d) {
         if (++oIdx[d] < out[d])

@@ -34,6 +34,18 @@ llvm::Error windowGeometry(const KernelContext &ctx, const Shape &in,
                            const Shape &dilations, bool ceilMode,
                            Shape &padBegin, Shape &padEnd, Shape &out);
 
+/// The taps t in [0, kernel) of one window dim that land inside an input of
+/// `size`: base + t * dilation in [0, size), as [first, end) (empty when
+/// first >= end). `base` is the window's first position (out * stride -
+/// pad). Loops over these cost what the input holds, however large the
+/// kernel and padding.
+inline std::pair<int64_t, int64_t> tapsInside(int64_t base, int64_t dilation,
+                                              int64_t size, int64_t kernel) {
+  int64_t first = base >= 0 ? 0 : (-base + dilation - 1) / dilation;
+  int64_t end = base >= size ? 0 : (size - 1 - base) / dilation + 1;
+  return {first, std::min(end, kernel)};
+}
+
 /// y[N, M, out...] = conv(x, w) + bias[M] (bias may be null).
 void convolve(const ConvGeometry &g, const double *x, const double *w,
               const double *bias, double *y);

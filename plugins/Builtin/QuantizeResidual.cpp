@@ -14,7 +14,12 @@
 //    movement of one) gets Q/DQ with the grid of the Add's output Q (Add ->
 //    Q, or Add -> Relu/Clip/LeakyRelu -> Q when that grid holds negative
 //    values), else the grid of the branch's Q/DQ nearest the Add; with
-//    neither, the Add is left alone.
+//    neither, the Add is left alone. The new Q is kept only where the
+//    backend's fusion plan (TensorRT's rules; ONNX Runtime's with
+//    keep-branch-qdq) fuses it: where the skip comes from a float op that
+//    cannot write int8, the Q would be one more float -> int8 reformat for
+//    one float Add less, so it is taken back, the cost report says why,
+//    and the Add's branch is left as it is (step 2 is skipped).
 //
 //      %d = q.dequantize(%cq)                %d = q.dequantize(%cq)
 //      %a = onnx.Add(%d, %skip)       =>     %sq = q.quantize(%skip)
@@ -25,6 +30,9 @@
 //    activation (or the Weighted op when there is none) and the Add are
 //    bypassed: the Add reads the float activation, and the unit
 //    requantizes once at its output. Pairs left without users are erased.
+//    A pair that other nodes read too (the block's output Q/DQ feeding the
+//    next block and the Add) stays: bypassing it only for the Add would
+//    make the unit write float and int8.
 //
 //      %c = onnx.Conv(...)                   %c = onnx.Conv(...)
 //      %cq = q.quantize(%c)           =>     %a = onnx.Add(%c, %sd)
@@ -57,11 +65,13 @@
 #include "BuiltinPasses.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/CostReport.h"
+#include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/Passes/ScaleAnalysis.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -285,6 +295,24 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
   PatternRewriter r(g);
   // Nodes erased by earlier Adds (two Adds may read one branch).
   llvm::DenseSet<Node *> erased;
+  // Adds whose skip stays in float: no unit can take them, so their branch
+  // keeps its Q/DQ (step 2 would only add a float output to the conv).
+  llvm::DenseSet<Node *> floatSkip;
+
+  // 1. The skip on a grid.
+  struct NewSkipQdq {
+    Node *add;
+    unsigned operand;
+    Value *skip;
+    Node *q, *dq;
+    std::string note;
+    /// The nodes whose leftovers the new Q/DQ can change: the Add, its
+    /// branch, the skip back to the op that computes it.
+    llvm::SmallPtrSet<const Node *, 16> around;
+  };
+  const BackendRules *rules = lookupBackendRules(keepBranchQdq ? "ort" : "trt");
+  std::optional<FusionPlan> before;
+  std::vector<NewSkipQdq> added;
   for (Work &w : work) {
     Node &add = *w.add;
     Value *skip = add.getOperand(1 - w.branchIdx);
@@ -292,58 +320,158 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     Node *outQ = outputQuantize(add, throughAct);
     const QuantType *outGrid =
         outQ ? getStoredQuantType(outQ->getResult()) : nullptr;
-
-    // 1. The skip on a grid.
     bool skipOnGrid = getProducer(skip, ops::Dequantize) ||
                       getStoredQuantType(skip) || scales.lookup(skip);
-    if (!skipOnGrid) {
-      const QuantType *grid = nullptr;
-      std::string from;
-      if (outGrid && !outGrid->isPerAxis() &&
-          (!throughAct || quant::representableRange(outGrid).first < 0)) {
-        grid = outGrid;
-        from = "the grid of the Add's output Q " + label(*outQ);
-      } else {
-        for (Node *q : w.branch.qs) {
-          if (erased.count(q))
-            continue;
-          const QuantType *bq = getStoredQuantType(q->getResult());
-          if (bq && !bq->isPerAxis()) {
-            grid = bq;
-            from = "the grid of the branch's Q " + label(*q);
-            break;
-          }
+    if (skipOnGrid)
+      continue;
+    const QuantType *grid = nullptr;
+    std::string from;
+    if (outGrid && !outGrid->isPerAxis() &&
+        (!throughAct || quant::representableRange(outGrid).first < 0)) {
+      grid = outGrid;
+      from = "the grid of the Add's output Q " + label(*outQ);
+    } else {
+      for (Node *q : w.branch.qs) {
+        const QuantType *bq = getStoredQuantType(q->getResult());
+        if (bq && !bq->isPerAxis()) {
+          grid = bq;
+          from = "the grid of the branch's Q " + label(*q);
+          break;
         }
       }
-      if (!grid) {
-        report.recordNote(kPass, label(add) + ": skip input %" +
-                                     skip->getName().str() +
-                                     " left in float: no per-tensor grid at "
-                                     "the Add's output or on its branch");
+    }
+    if (!grid) {
+      report.recordNote(kPass, label(add) + ": skip input %" +
+                                   skip->getName().str() +
+                                   " left in float: no per-tensor grid at "
+                                   "the Add's output or on its branch");
+      floatSkip.insert(&add);
+      continue;
+    }
+    if (!before)
+      before = computeFusionPlan(g, *rules);
+    llvm::SmallPtrSet<const Node *, 16> around;
+    around.insert(&add);
+    for (const Node *n : {w.branch.weighted, w.branch.activation})
+      if (n)
+        around.insert(n);
+    around.insert(w.branch.activationNodes.begin(),
+                  w.branch.activationNodes.end());
+    for (auto *pairs : {&w.branch.pairs, &w.branch.innerPairs})
+      for (auto [q, dq] : *pairs) {
+        around.insert(q);
+        around.insert(dq);
+      }
+    for (Node *n = skip->getDefiningNode(); n;) {
+      around.insert(n);
+      llvm::SmallVector<unsigned, 4> data = getDataOperands(*n);
+      if (!hasTrait(*n, OpTrait::DataMovement) || data.size() != 1)
+        break;
+      n = n->getOperand(data.front())->getDefiningNode();
+    }
+    r.setRoot(&add);
+    r.setInsertionPoint(&add);
+    std::string base = skip->getName().str() + "_residual";
+    Node *q = createQuantize(r, skip, grid, nullptr, base + "_Q");
+    Node *dq = createDequantize(r, q->getResult(), nullptr, base + "_DQ");
+    add.setOperand(1 - w.branchIdx, dq->getResult());
+    r.notifyModified(add);
+    auto [lo, hi] = quant::representableRange(grid);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "%" << skip->getName() << ": new Q/DQ on the skip input of "
+       << label(add) << ", " << quant::describeParams(grid) << " (" << from
+       << "), max error 0.5 LSB within [" << llvm::format("%g", lo) << ", "
+       << llvm::format("%g", hi) << "], clipped outside";
+    around.insert(q);
+    around.insert(dq);
+    added.push_back({&add, 1 - w.branchIdx, skip, q, dq, os.str(), around});
+  }
+  // A new skip Q/DQ is kept only where the backend's fusion plan gets
+  // better around the Add: fewer leftovers touch the Add, its branch and
+  // the skip's producers than before. Where the skip comes from a float op
+  // that cannot write int8, the Q is one more reformat for one float Add
+  // less, and the Q/DQ is taken back.
+  if (!added.empty()) {
+    FusionPlan after = computeFusionPlan(g, *rules);
+    auto leftoversAround = [](const FusionPlan &plan,
+                              const llvm::SmallPtrSetImpl<const Node *> &nodes,
+                              const Leftover **example) {
+      unsigned count = 0;
+      for (const Leftover &l : plan.leftovers)
+        if (llvm::any_of(l.nodes,
+                         [&](const Node *n) { return nodes.count(n) != 0; })) {
+          ++count;
+          if (example && !*example)
+            *example = &l;
+        }
+      return count;
+    };
+    for (NewSkipQdq &a : added) {
+      const Leftover *example = nullptr;
+      unsigned was = leftoversAround(*before, a.around, nullptr);
+      unsigned is = leftoversAround(after, a.around, &example);
+      if (is < was) {
+        report.recordNote(kPass, a.note);
+        changed = true;
         continue;
       }
-      r.setRoot(&add);
-      r.setInsertionPoint(&add);
-      std::string base = skip->getName().str() + "_residual";
-      Node *q = createQuantize(r, skip, grid, nullptr, base + "_Q");
-      Node *dq = createDequantize(r, q->getResult(), nullptr, base + "_DQ");
-      add.setOperand(1 - w.branchIdx, dq->getResult());
-      r.notifyModified(add);
-      auto [lo, hi] = quant::representableRange(grid);
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << "%" << skip->getName() << ": new Q/DQ on the skip input of "
-         << label(add) << ", " << quant::describeParams(grid) << " (" << from
-         << "), max error 0.5 LSB within [" << llvm::format("%g", lo) << ", "
-         << llvm::format("%g", hi) << "], clipped outside";
-      report.recordNote(kPass, os.str());
-      changed = true;
+      a.add->setOperand(a.operand, a.skip);
+      r.notifyModified(*a.add);
+      r.eraseNode(*a.dq);
+      r.eraseNode(*a.q);
+      floatSkip.insert(a.add);
+      std::string why =
+          label(*a.add) + ": skip input %" + a.skip->getName().str() +
+          " left in float: a Q/DQ on it leaves " + std::to_string(is) +
+          " leftovers around the Add under " + rules->title.str() + ", " +
+          std::to_string(was) + " without";
+      if (example)
+        why += " (" + example->reason + ")";
+      report.recordNote(kPass, why);
     }
+  }
+
+  // The Adds step 2 rewrites: a branch pair they all read goes for all.
+  llvm::SmallPtrSet<const Node *, 8> bypassing;
+  for (Work &w : work) {
+    bool throughAct = false;
+    if (!keepBranchQdq && !floatSkip.count(w.add) &&
+        outputQuantize(*w.add, throughAct))
+      bypassing.insert(w.add);
+  }
+  for (Work &w : work) {
+    Node &add = *w.add;
+    if (floatSkip.count(&add))
+      continue;
+    bool throughAct = false;
+    Node *outQ = outputQuantize(add, throughAct);
 
     // 2. No Q/DQ between the activation and the Add when the Add's output
     // is quantized: one requantize, at the unit's output.
     if (!outQ || keepBranchQdq)
       continue;
+    // A pair that something else reads stays: bypassing it for the Add
+    // would make the unit write float for the Add and int8 for the pair.
+    bool shared = false;
+    for (size_t i = 0; i < w.branch.pairs.size() && !shared; ++i) {
+      auto [q, dq] = w.branch.pairs[i];
+      // Pairs are nearest the Add first: each DQ feeds the next pair's Q;
+      // the nearest may feed other Adds that bypass it as well.
+      const Node *next = i == 0 ? &add : w.branch.pairs[i - 1].first;
+      shared = q->getResult()->getNumUses() != 1 ||
+               q->getResult()->isGraphOutput() ||
+               dq->getResult()->isGraphOutput() ||
+               llvm::any_of(dq->getResult()->getUses(), [&](const Use &u) {
+                 return u.user != next && !(i == 0 && bypassing.count(u.user));
+               });
+    }
+    if (shared) {
+      report.recordNote(kPass, label(add) +
+                                   ": Q/DQ between its branch and the Add "
+                                   "kept: other nodes read it too");
+      continue;
+    }
     if (bypassInnerPairs(r, report, w.branch, erased))
       changed = true;
     if (w.branch.pairs.empty())

@@ -4,7 +4,7 @@
 usage: /usr/bin/python3 run_roundtrip.py --qopt PATH --shared DIR --work TMPDIR
            [--node node] [--timeout 120] [--reject-list FILE] [--filter REGEX]
 
-Models: every DIR/models/*.onnx, plus every .onnx file listed in the tables of
+Models: every DIR/models/*.onnx and DIR/models/zoo/*.onnx, plus every .onnx file listed in the tables of
 DIR/peer-cases/README.md together with its tag (first bracketed words of the last column).
 
 must-reject (tag exactly [NEG], [NEG invalid] or [NEG/edge], or moved there by an override):
@@ -113,6 +113,11 @@ def build_model_list(shared, overrides):
         for name in sorted(os.listdir(mdir)):
             if name.endswith(".onnx"):
                 models.append(("models/" + name, "[models]"))
+        zdir = os.path.join(mdir, "zoo")
+        if os.path.isdir(zdir):
+            for name in sorted(os.listdir(zdir)):
+                if name.endswith(".onnx"):
+                    models.append(("models/zoo/" + name, "[models]"))
     models += read_peer_cases(shared)
     result = []
     for rel, tag in models:

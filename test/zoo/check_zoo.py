@@ -15,7 +15,9 @@ exports, with fp32 twins NAME_fp32.onnx). For each model:
              inputs, for the model as given and after each default pipeline; a pipeline may
              lose at most 0.005 against the input model.
 
-Prints one table row per model and exits non-zero when a check fails.
+Prints one table row per model and exits non-zero when a check fails. KNOWN lists the failures
+that are open work (each names its issue): they print as XFAIL, and one that no longer fails
+prints as XPASS and fails the run, so the list is kept true.
 usage: check_zoo.py --qopt Q --qopt-run R --shared DIR --work DIR [--filter REGEX]
 """
 import argparse
@@ -32,6 +34,15 @@ PIPELINES = ["trt", "ort", "cpu"]
 DYNAMIC_DIM = re.compile(r"tensor<[^>]*[?*]")
 PLAIN_QDQ = re.compile(r"onnx\.(QuantizeLinear|DequantizeLinear)\(")
 MAX_COSINE_LOSS = 0.005
+
+# Open work: (model, check) -> why. Checks: "<pipeline>-leftovers", "<pipeline>-int8".
+KNOWN = {
+    ("models/yolo_like_qat_everywhere.onnx", "cpu-leftovers"):
+        "issue 30 item 5: sink-qdq moves the detect head's Reshape above its Q (Concat -> "
+        "Reshape -> Q -> DQ, adjacent Q/DQ for TensorRT/ORT); the CPU rules then find no Q "
+        "on the Concat's output: 2 requantizes become 2 reformats, an island and a reformat "
+        "per level",
+}
 
 
 def run(cmd, **kw):
@@ -67,15 +78,15 @@ def check_model(args, rel, path, twin, problems):
     # Import.
     r = run([args.qopt, path, "-elide-resource-data"])
     if r.returncode:
-        problems.append(f"{rel}: import failed: {r.stderr.strip()}")
+        problems.append((rel, "", f"import failed: {r.stderr.strip()}"))
         return row
     row["plain_qdq"] = len(PLAIN_QDQ.findall(r.stdout))
     row["dynamic"] = sum(1 for line in r.stdout.splitlines()
                          if not line.lstrip().startswith("//") and DYNAMIC_DIM.search(line))
     if row["plain_qdq"]:
-        problems.append(f"{rel}: {row['plain_qdq']} Q/DQ kept as plain ONNX ops")
+        problems.append((rel, "", f"{row['plain_qdq']} Q/DQ kept as plain ONNX ops"))
     if row["dynamic"]:
-        problems.append(f"{rel}: {row['dynamic']} lines with non-static tensors")
+        problems.append((rel, "", f"{row['dynamic']} lines with non-static tensors"))
 
     # The default pipelines, each under its own backend's rules.
     outputs = {}
@@ -86,21 +97,22 @@ def check_model(args, rel, path, twin, problems):
         r = run([args.qopt, path, f"-passes=default<{p}>", f"--explain={p}",
                  f"--report={report}", "-o", out])
         if r.returncode:
-            problems.append(f"{rel}: default<{p}> failed: {r.stderr.strip()}")
+            problems.append((rel, "", f"default<{p}> failed: {r.stderr.strip()}"))
             continue
         outputs[p] = out
         before, after = summary(report)
         row[f"{p}_leftovers"] = f"{before['leftovers']}->{after['leftovers']}"
         row[f"{p}_int8"] = f"{100 * int8_share(before):.1f}->{100 * int8_share(after):.1f}"
         if after["leftovers"] > before["leftovers"]:
-            problems.append(f"{rel}: default<{p}> leaves more leftovers under its rules "
-                            f"({before['leftovers']} -> {after['leftovers']})")
+            problems.append((rel, f"{p}-leftovers",
+                             f"default<{p}> leaves more leftovers under its rules "
+                             f"({before['leftovers']} -> {after['leftovers']})"))
         if after["int8_macs"] < before["int8_macs"]:
-            problems.append(f"{rel}: default<{p}> lowers the INT8 MACs "
-                            f"({before['int8_macs']} -> {after['int8_macs']})")
+            problems.append((rel, f"{p}-int8", f"default<{p}> lowers the INT8 MACs "
+                             f"({before['int8_macs']} -> {after['int8_macs']})"))
         if p == "trt" and before["total_macs"] and int8_share(after) < 0.99:
-            problems.append(f"{rel}: INT8 MACs {100 * int8_share(after):.1f}% < 99% "
-                            "after default<trt>")
+            problems.append((rel, "", f"INT8 MACs {100 * int8_share(after):.1f}% < 99% "
+                            "after default<trt>"))
 
     # The plan, step by step against the reference.
     r = run([args.qopt_run, path, "--plan", "--compare-reference", "--max-lsb=1",
@@ -108,14 +120,14 @@ def check_model(args, rel, path, twin, problems):
     row["plan"] = "ok" if r.returncode == 0 else "FAIL"
     if r.returncode:
         tail = (r.stderr.strip() or r.stdout.strip()).splitlines()[-3:]
-        problems.append(f"{rel}: plan differs from the reference: " + " | ".join(tail))
+        problems.append((rel, "", f"plan differs from the reference: " + " | ".join(tail)))
 
     # Accuracy against the fp32 twin.
     if twin:
         ref = os.path.join(work, "fp32.npz")
         r = run([args.qopt_run, twin, f"--dist={args.dist}", "-o", ref])
         if r.returncode:
-            problems.append(f"{rel}: fp32 twin failed: {r.stderr.strip()}")
+            problems.append((rel, "", f"fp32 twin failed: {r.stderr.strip()}"))
             return row
         want = first_output(ref)
         cos = {}
@@ -123,14 +135,14 @@ def check_model(args, rel, path, twin, problems):
             npz = os.path.join(work, f"{label}.npz")
             r = run([args.qopt_run, model, f"--dist={args.dist}", "-o", npz])
             if r.returncode:
-                problems.append(f"{rel}: {label} run failed: {r.stderr.strip()}")
+                problems.append((rel, "", f"{label} run failed: {r.stderr.strip()}"))
                 continue
             cos[label] = cosine(first_output(npz), want)
         row["cosine"] = " ".join(f"{k}={v:.5f}" for k, v in cos.items())
         for p in PIPELINES:
             if p in cos and "input" in cos and cos[p] < cos["input"] - MAX_COSINE_LOSS:
-                problems.append(f"{rel}: default<{p}> cosine to fp32 {cos[p]:.5f} < "
-                                f"input's {cos['input']:.5f} - {MAX_COSINE_LOSS}")
+                problems.append((rel, "", f"default<{p}> cosine to fp32 {cos[p]:.5f} < "
+                                f"input's {cos['input']:.5f} - {MAX_COSINE_LOSS}"))
     return row
 
 
@@ -171,11 +183,23 @@ def main():
     for rel, path, twin in models:
         row = check_model(args, rel, path, twin, problems)
         print("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |", flush=True)
-    for p in problems:
-        print("FAIL " + p)
-    print(f"check-zoo: {len(models)} models, {len(problems)} problems, "
+    failed = 0
+    seen = set()
+    for rel, check, text in problems:
+        if (rel, check) in KNOWN:
+            seen.add((rel, check))
+            print(f"XFAIL {rel}: {text} ({KNOWN[(rel, check)]})")
+        else:
+            failed += 1
+            print(f"FAIL {rel}: {text}")
+    checked = {m[0] for m in models}
+    for rel, check in sorted(set(KNOWN) - seen):
+        if rel in checked:
+            failed += 1
+            print(f"XPASS {rel}: {check} holds now; remove it from KNOWN")
+    print(f"check-zoo: {len(models)} models, {failed} failed, {len(seen)} known, "
           f"{time.time() - start:.0f} s")
-    sys.exit(1 if problems else 0)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -176,16 +176,18 @@ void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
       T *y = out + ((n * w.outH + oh) * w.outW + ow) * c;
       // f(x) for the window's pixels inside the input, in the reference's
       // order; whether there was one.
+      // Only the taps inside the input are visited (tapsInside), so a
+      // window of 2^31 x 2^31 around a small input costs that input.
+      int64_t baseH = oh * w.strideH - w.padTop;
+      int64_t baseW = ow * w.strideW - w.padLeft;
+      auto [kyBegin, kyEnd] = tapsInside(baseH, w.dilationH, w.inH, w.kernelH);
+      auto [kxBegin, kxEnd] = tapsInside(baseW, w.dilationW, w.inW, w.kernelW);
       auto forEachTap = [&](auto f) {
         bool any = false;
-        for (int64_t ky = 0; ky < w.kernelH; ++ky) {
-          int64_t ih = oh * w.strideH - w.padTop + ky * w.dilationH;
-          if (ih < 0 || ih >= w.inH)
-            continue;
-          for (int64_t kx = 0; kx < w.kernelW; ++kx) {
-            int64_t iw = ow * w.strideW - w.padLeft + kx * w.dilationW;
-            if (iw < 0 || iw >= w.inW)
-              continue;
+        for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
+          int64_t ih = baseH + ky * w.dilationH;
+          for (int64_t kx = kxBegin; kx < kxEnd; ++kx) {
+            int64_t iw = baseW + kx * w.dilationW;
             f(in + ((n * w.inH + ih) * w.inW + iw) * c, !any);
             any = true;
           }
