@@ -63,12 +63,42 @@ qopt::foldNode(const Node &n, const FoldOptions &options) {
     return std::nullopt;
   if (n.isa(ops::Constant) && getConstantData(n.getResult()))
     return std::nullopt; // already a constant
-  // Every operand present must be a constant, except for ops that read
-  // only their operands' shapes.
-  if (!def->hasTrait(OpTrait::ShapeOnly))
-    for (const Value *v : n.getOperands())
-      if (v && !getFoldableConstant(v, options))
+  // A node that does not fit its signature is the verifier's to report.
+  if (n.getNumOperands() < def->getMinOperands() ||
+      n.getNumOperands() > def->getMaxOperands() ||
+      n.getNumResults() < def->getMinResults() ||
+      n.getNumResults() > def->getMaxResults())
+    return std::nullopt;
+  for (unsigned i = 0; i < n.getNumOperands(); ++i) {
+    const SignatureSlot *slot = def->operandSlot(i);
+    if (!n.getOperand(i) && slot && !slot->optional && !slot->variadic)
+      return std::nullopt;
+  }
+  // Every operand present must be a constant whose data is what its type
+  // says (a Constant whose declared type disagrees with its payload is the
+  // verifier's to report), except for ops that read only their operands'
+  // shapes -- and those not of an input a user may override.
+  bool shapeOnly = def->hasTrait(OpTrait::ShapeOnly);
+  for (const Value *v : n.getOperands()) {
+    if (!v)
+      continue;
+    const DenseElements *d = getFoldableConstant(v, options);
+    if (shapeOnly) {
+      if (getConstantData(v) && !d)
+        return std::nullopt; // an overridable initializer
+      continue;
+    }
+    if (!d)
+      return std::nullopt;
+    const TensorType *t = v->getType();
+    if (t->getStorageKind() != d->getKind() || !t->hasRank() ||
+        t->getShape().size() != d->getDims().size())
+      return std::nullopt;
+    for (size_t a = 0; a < d->getDims().size(); ++a)
+      if (!t->getShape()[a].isStatic() ||
+          t->getShape()[a].size != d->getDims()[a])
         return std::nullopt;
+  }
   for (const Value *r : n.getResults())
     if (r->isAbsent())
       return std::nullopt; // optional results (BN's stats): not ours
@@ -159,8 +189,10 @@ llvm::Expected<unsigned> qopt::foldConstants(Graph &graph,
         operandNodes.push_back(v->getDefiningNode());
     n.dropAllOperands();
     graph.eraseNode(&n);
+    // (An initializer a user may override stays: the graph lists it.)
     for (Node *c : operandNodes)
-      if (!c->getResult()->hasUses())
+      if (!c->getResult()->hasUses() &&
+          !options.overridable->count(c->getResult()->getName()))
         graph.eraseNode(c);
     // The names are free now: the constants take them.
     for (unsigned i = 0; i < constants.size(); ++i)

@@ -87,9 +87,12 @@ DenseElementsRef gatherElements(const DenseElements &src,
       std::move(bytes));
 }
 
+/// Data the hooks compute on: numbers that getAsInt/getAsDouble read as
+/// they are (u64 past 2^63 would read negative: not folded).
 bool isPlainData(const DenseElements *d) {
   return d && d->getKind() != ElementKind::String &&
-         d->getKind() != ElementKind::Unknown;
+         d->getKind() != ElementKind::Unknown &&
+         d->getKind() != ElementKind::U64;
 }
 
 /// Every operand present is a constant of plain data.
@@ -317,7 +320,8 @@ bool opimpl::foldTranspose(FoldContext &ctx) {
 bool opimpl::foldGather(FoldContext &ctx) {
   const DenseElements *data = ctx.getOperand(0), *indices = ctx.getOperand(1);
   auto dims = ctx.getResultDims();
-  if (!isPlainData(data) || !indices || !dims ||
+  if (!isPlainData(data) || !indices || !isIntegerKind(indices->getKind()) ||
+      indices->getKind() == ElementKind::U64 || !dims ||
       !ctx.fits(numElementsOf(*dims)))
     return false;
   llvm::ArrayRef<int64_t> dd = data->getDims();
@@ -368,6 +372,9 @@ bool opimpl::foldConcat(FoldContext &ctx) {
       if (d->getKind() != first->getKind() ||
           int64_t(d->getDims().size()) != rank)
         return false;
+      for (int64_t a = 0; a < rank; ++a)
+        if (a != axis && d->getDims()[a] != (*dims)[a])
+          return false;
       int64_t block = numElementsOf(d->getDims().drop_front(axis)) * size;
       bytes.append(d->getRawBytes().data() + o * block, block);
     }
@@ -414,6 +421,8 @@ bool opimpl::foldSlice(FoldContext &ctx) {
     seen[a] = true;
     int64_t d = dd[a], st = steps[i];
     int64_t s = (*starts)[i], e = (*ends)[i];
+    if (d == 0 || st == INT64_MIN)
+      return false;
     if (s < 0)
       s = s < -d ? -1 : s + d; // below the first element
     if (e < 0)
@@ -421,11 +430,11 @@ bool opimpl::foldSlice(FoldContext &ctx) {
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, d);
       e = std::clamp<int64_t>(e, 0, d);
-      count[a] = e > s ? (e - s + st - 1) / st : 0;
+      count[a] = e > s ? (e - s - 1) / st + 1 : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, d - 1);
       e = std::clamp<int64_t>(e, -1, d - 1);
-      count[a] = s > e ? (s - e - st - 1) / -st : 0;
+      count[a] = s > e ? (s - e - 1) / -st + 1 : 0;
     }
     first[a] = s;
     step[a] = st;
@@ -472,6 +481,16 @@ bool opimpl::foldTile(FoldContext &ctx) {
       dims->size() != data->getDims().size() || !ctx.fits(numElementsOf(*dims)))
     return false;
   llvm::ArrayRef<int64_t> dd = data->getDims();
+  auto repeats = getConstantInts(ctx.node.getOperand(1));
+  if (!repeats || repeats->size() != dd.size())
+    return false;
+  for (size_t a = 0; a < dd.size(); ++a) {
+    int64_t want;
+    if ((*repeats)[a] < 0 ||
+        __builtin_mul_overflow(dd[a], (*repeats)[a], &want) ||
+        want != (*dims)[a])
+      return false;
+  }
   std::vector<int64_t> inStrides = rowMajorStrides(dd);
   int64_t total = numElementsOf(*dims);
   std::vector<int64_t> flat, coord(dims->size(), 0);
@@ -840,7 +859,11 @@ bool opimpl::foldCast(FoldContext &ctx) {
     }
     return setIntResult(ctx, to, dims, values);
   }
-  if (!isFloatKind(to))
+  // f16 and bf16 results only from f32 (one rounding, as the runtimes
+  // do); from f64 or integers the runtimes round twice, through f32.
+  if (!isFloatKind(to) ||
+      ((to == ElementKind::F16 || to == ElementKind::BF16) &&
+       from != ElementKind::F32))
     return false;
   std::vector<double> values(count);
   for (int64_t e = 0; e < count; ++e) {

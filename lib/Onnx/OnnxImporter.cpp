@@ -609,9 +609,10 @@ llvm::Error Importer::foldConstantNodes() {
     auto node = emitNode(i);
     if (!node)
       return node.takeError();
+    // Folded or not, the node goes again: a node that does not fold is
+    // emitted in its turn, after the Q/DQ types are known (its result may
+    // carry a quantized type), and reads its constants then.
     auto results = foldNode(**node);
-    if (!results)
-      continue; // stays, emitted in place
     llvm::SmallVector<Node *, 4> operandNodes;
     for (Value *v : (*node)->getOperands())
       if (v && v->getDefiningNode() &&
@@ -622,11 +623,16 @@ llvm::Error Importer::foldConstantNodes() {
     graph.eraseNode(*node);
     for (size_t k = 0; k < outs.size(); ++k) {
       values[outs[k]] = nullptr;
+      if (!results)
+        continue;
       constantCache[outs[k]] = (*results)[k];
       foldedValues.set(outs[k]);
     }
-    // Constants that only folded nodes read are not emitted: an initializer
-    // or folded value is emitted again if a later node reads it.
+    if (!results)
+      emitted.reset(i);
+    // Constants nothing else reads yet are not emitted: an initializer,
+    // folded value or Constant node is emitted again when a later node
+    // reads it.
     for (Node *c : operandNodes) {
       if (c->getResult()->hasUses())
         continue;

@@ -174,7 +174,8 @@ private:
   /// Results of nodes foldConstantNodes folded: constants, emitted when
   /// read, as initializers are.
   llvm::BitVector foldedValues;
-  /// Initializers and folded values whose readers all folded.
+  /// Initializers, folded values and Constant nodes whose readers so far
+  /// all folded (or were put back to be emitted in their turn).
   llvm::BitVector readOnlyByFolds;
   /// Nodes already emitted (by foldConstantNodes), by file order index.
   llvm::BitVector emitted;

@@ -334,9 +334,11 @@ llvm::Error poolKernel(KernelContext &ctx, PoolKind kind) {
         int64_t base = oIdx[d] * strides[d] - padBegin[d];
         int64_t dil = dilations[d];
         std::tie(lo[d], hi[d]) = tapsInside(base, dil, in[d], kernel[d]);
-        int64_t padLimit = in[d] + padEnd[d] - base; // taps below it count
-        padded *= static_cast<double>(std::clamp<int64_t>(
-            padLimit <= 0 ? 0 : (padLimit - 1) / dil + 1, 0, kernel[d]));
+        // Taps below in + padEnd count with count_include_pad (128 bits:
+        // pads and bases may be near 2^63).
+        __int128 padLimit = __int128(in[d]) + padEnd[d] - base;
+        __int128 taps = padLimit <= 0 ? 0 : (padLimit - 1) / dil + 1;
+        padded *= static_cast<double>(std::min<__int128>(taps, kernel[d]));
         empty |= lo[d] >= hi[d];
         kIdx[d] = lo[d];
       }

@@ -41,9 +41,13 @@ llvm::Error windowGeometry(const KernelContext &ctx, const Shape &in,
 /// kernel and padding.
 inline std::pair<int64_t, int64_t> tapsInside(int64_t base, int64_t dilation,
                                               int64_t size, int64_t kernel) {
-  int64_t first = base >= 0 ? 0 : (-base + dilation - 1) / dilation;
-  int64_t end = base >= size ? 0 : (size - 1 - base) / dilation + 1;
-  return {first, std::min(end, kernel)};
+  // In 128 bits: base, dilation and size may each be near 2^63.
+  __int128 b = base, d = dilation, n = size;
+  __int128 first = b >= 0 ? 0 : (-b + d - 1) / d;
+  __int128 end = b >= n ? 0 : (n - 1 - b) / d + 1;
+  first = std::min<__int128>(first, kernel);
+  end = std::min<__int128>(end, kernel);
+  return {static_cast<int64_t>(first), static_cast<int64_t>(end)};
 }
 
 /// y[N, M, out...] = conv(x, w) + bias[M] (bias may be null).

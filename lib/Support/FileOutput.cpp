@@ -33,9 +33,11 @@ writeToDescriptor(int fd, llvm::StringRef path,
 static llvm::Error
 writeInPlace(llvm::StringRef path,
              llvm::function_ref<llvm::Error(llvm::raw_ostream &)> writer) {
+  // Appending: /dev/stdout redirected to a file reopens that file, whose
+  // content the shell already truncated ('>') or means to keep ('>>').
   int fd;
   if (std::error_code ec =
-          fs::openFileForWrite(path, fd, fs::CD_OpenExisting, fs::OF_None))
+          fs::openFileForWrite(path, fd, fs::CD_OpenExisting, fs::OF_Append))
     return llvm::createStringError(ec, "cannot open '%s' for writing: %s",
                                    path.str().c_str(), ec.message().c_str());
   return writeToDescriptor(fd, path, writer);
@@ -58,7 +60,11 @@ llvm::Error qopt::writeFileAtomically(
       return llvm::createStringError(
           std::make_error_code(std::errc::is_a_directory),
           "cannot write '%s': it is a directory", path.str().c_str());
-    if (status.type() != fs::file_type::regular_file)
+    // /dev/stdout, /dev/fd/N, /proc/self/fd/N name an open file (maybe a
+    // regular one the shell redirected to): written through, never
+    // replaced.
+    if (status.type() != fs::file_type::regular_file ||
+        path.startswith("/dev/") || path.startswith("/proc/"))
       return writeInPlace(path, writer);
     if (fs::is_symlink_file(path))
       if (std::error_code ec = fs::real_path(path, target))

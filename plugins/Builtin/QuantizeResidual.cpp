@@ -270,6 +270,9 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     Node *add;
     unsigned branchIdx;
     Branch branch;
+    /// The Q on the Add's output before this pass added any (a skip Q/DQ
+    /// added for a later Add reads this Add's output too).
+    Node *outQ = nullptr;
   };
   std::vector<Work> work;
   for (Node &n : g.getNodes()) {
@@ -318,6 +321,7 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     Value *skip = add.getOperand(1 - w.branchIdx);
     bool throughAct = false;
     Node *outQ = outputQuantize(add, throughAct);
+    w.outQ = outQ;
     const QuantType *outGrid =
         outQ ? getStoredQuantType(outQ->getResult()) : nullptr;
     bool skipOnGrid = getProducer(skip, ops::Dequantize) ||
@@ -393,7 +397,6 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
   // that cannot write int8, the Q is one more reformat for one float Add
   // less, and the Q/DQ is taken back.
   if (!added.empty()) {
-    FusionPlan after = computeFusionPlan(g, *rules);
     auto leftoversAround = [](const FusionPlan &plan,
                               const llvm::SmallPtrSetImpl<const Node *> &nodes,
                               const Leftover **example) {
@@ -407,64 +410,75 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
         }
       return count;
     };
-    for (NewSkipQdq &a : added) {
-      const Leftover *example = nullptr;
-      unsigned was = leftoversAround(*before, a.around, nullptr);
-      unsigned is = leftoversAround(after, a.around, &example);
-      if (is < was) {
-        report.recordNote(kPass, a.note);
-        changed = true;
-        continue;
+    // Taking one back changes the plan around the others: decide again
+    // until every kept one still helps.
+    std::vector<bool> kept(added.size(), true);
+    for (bool again = true; again;) {
+      again = false;
+      FusionPlan after = computeFusionPlan(g, *rules);
+      for (size_t k = 0; k < added.size(); ++k) {
+        NewSkipQdq &a = added[k];
+        if (!kept[k])
+          continue;
+        const Leftover *example = nullptr;
+        unsigned was = leftoversAround(*before, a.around, nullptr);
+        unsigned is = leftoversAround(after, a.around, &example);
+        if (is < was)
+          continue;
+        kept[k] = false;
+        again = true;
+        a.add->setOperand(a.operand, a.skip);
+        r.notifyModified(*a.add);
+        r.eraseNode(*a.dq);
+        r.eraseNode(*a.q);
+        floatSkip.insert(a.add);
+        a.note = label(*a.add) + ": skip input %" + a.skip->getName().str() +
+                 " left in float: a Q/DQ on it leaves " + std::to_string(is) +
+                 " leftovers around the Add under " + rules->title.str() +
+                 ", " + std::to_string(was) + " without";
+        if (example)
+          a.note += " (" + example->reason + ")";
       }
-      a.add->setOperand(a.operand, a.skip);
-      r.notifyModified(*a.add);
-      r.eraseNode(*a.dq);
-      r.eraseNode(*a.q);
-      floatSkip.insert(a.add);
-      std::string why =
-          label(*a.add) + ": skip input %" + a.skip->getName().str() +
-          " left in float: a Q/DQ on it leaves " + std::to_string(is) +
-          " leftovers around the Add under " + rules->title.str() + ", " +
-          std::to_string(was) + " without";
-      if (example)
-        why += " (" + example->reason + ")";
-      report.recordNote(kPass, why);
+    }
+    for (size_t k = 0; k < added.size(); ++k) {
+      report.recordNote(kPass, added[k].note);
+      changed |= kept[k];
     }
   }
 
   // The Adds step 2 rewrites: a branch pair they all read goes for all.
-  llvm::SmallPtrSet<const Node *, 8> bypassing;
-  for (Work &w : work) {
-    bool throughAct = false;
-    if (!keepBranchQdq && !floatSkip.count(w.add) &&
-        outputQuantize(*w.add, throughAct))
-      bypassing.insert(w.add);
-  }
+  // Each such Add's branch operand and the DQ nearest it on the branch.
+  llvm::DenseMap<const Node *, std::pair<unsigned, const Node *>> bypassing;
+  for (Work &w : work)
+    if (!keepBranchQdq && !floatSkip.count(w.add) && w.outQ &&
+        !w.branch.pairs.empty())
+      bypassing[w.add] = {w.branchIdx, w.branch.pairs.front().second};
   for (Work &w : work) {
     Node &add = *w.add;
     if (floatSkip.count(&add))
       continue;
-    bool throughAct = false;
-    Node *outQ = outputQuantize(add, throughAct);
-
     // 2. No Q/DQ between the activation and the Add when the Add's output
     // is quantized: one requantize, at the unit's output.
-    if (!outQ || keepBranchQdq)
+    if (!w.outQ || keepBranchQdq)
       continue;
     // A pair that something else reads stays: bypassing it for the Add
     // would make the unit write float for the Add and int8 for the pair.
     bool shared = false;
     for (size_t i = 0; i < w.branch.pairs.size() && !shared; ++i) {
-      auto [q, dq] = w.branch.pairs[i];
+      const Node *q = w.branch.pairs[i].first, *dq = w.branch.pairs[i].second;
       // Pairs are nearest the Add first: each DQ feeds the next pair's Q;
-      // the nearest may feed other Adds that bypass it as well.
+      // the nearest may feed other Adds that bypass it as their branch too.
       const Node *next = i == 0 ? &add : w.branch.pairs[i - 1].first;
-      shared = q->getResult()->getNumUses() != 1 ||
-               q->getResult()->isGraphOutput() ||
-               dq->getResult()->isGraphOutput() ||
-               llvm::any_of(dq->getResult()->getUses(), [&](const Use &u) {
-                 return u.user != next && !(i == 0 && bypassing.count(u.user));
-               });
+      shared =
+          q->getResult()->getNumUses() != 1 ||
+          q->getResult()->isGraphOutput() || dq->getResult()->isGraphOutput() ||
+          llvm::any_of(dq->getResult()->getUses(), [&](const Use &u) {
+            if (u.user == next)
+              return false;
+            auto it = bypassing.find(u.user);
+            return !(i == 0 && it != bypassing.end() &&
+                     it->second.first == u.index && it->second.second == dq);
+          });
     }
     if (shared) {
       report.recordNote(kPass, label(add) +

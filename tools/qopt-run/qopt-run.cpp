@@ -396,6 +396,15 @@ int main(int argc, char **argv) {
   if ((benchRuns || profilePlan || printPlan) && !runPlan && !planFile)
     return fail("--bench, --profile and --print-plan need --plan or a plan "
                 "file");
+  // These runs end without the outputs being written or compared: say so
+  // instead of exiting 0 with nothing written.
+  bool writesOrCompares = !outputPath.empty() || !expectFiles.empty() ||
+                          !compareWith.empty() || !comparePasses.empty();
+  if ((benchRuns || profilePlan || compareReference) && writesOrCompares)
+    return fail(std::string(compareReference ? "--compare-reference"
+                                             : "--bench and --profile") +
+                " cannot be combined with -o, --expect, --compare or "
+                "--compare-passes; run them separately");
   std::map<std::string, int64_t> dims;
   for (llvm::StringRef d : dimValues) {
     auto [name, value] = d.split('=');

@@ -12,6 +12,7 @@
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/QuantMath.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Runtime/Compare.h"
 
@@ -300,4 +301,55 @@ TEST(ConstantFoldingTest, RespectsTheCapAndOverridableInitializers) {
     ASSERT_TRUE(bool(folded));
     EXPECT_EQ(*folded, 0u);
   }
+}
+
+// Nodes a verifier would reject are not the folder's to compute: a Slice
+// without its starts and ends, a Concat and a Tile whose constant operand
+// holds other data than its type says. Folding them read past the data or
+// divided by zero; now they stay, for the verifier to name.
+TEST(ConstantFoldingTest, LeavesMalformedNodesToTheVerifier) {
+  Context ctx;
+  Graph g(ctx);
+  auto f32 = [&](llvm::ArrayRef<int64_t> dims) {
+    return ctx.getTensorType(dims, ctx.getElementType(ElementKind::F32));
+  };
+  auto i64 = [&](llvm::ArrayRef<int64_t> dims) {
+    return ctx.getTensorType(dims, ctx.getElementType(ElementKind::I64));
+  };
+  auto constant = [&](const TensorType *type, DenseElementsRef data) {
+    return g
+        .createNode(ops::Constant, {}, {{type, ""}},
+                    {{"value", Attribute(std::move(data))}})
+        ->getResult();
+  };
+  // A payload of 1x2 declared 3x2, and one of 0 elements declared 2.
+  Value *wrong = constant(f32({3, 2}), quant::makeDenseF32({1, 2}, {1, 2}));
+  Value *empty = constant(f32({2}), quant::makeDenseF32({0}, {}));
+  Value *data = constant(f32({4}), quant::makeDenseF32({4}, {1, 2, 3, 4}));
+  Value *reps =
+      constant(i64({1}), quant::makeDenseInt(ElementKind::I64, {1}, {2}));
+  Node *concat =
+      g.createNode("onnx.Concat", {wrong, wrong}, {{f32({3, 4}), "c"}},
+                   {{"axis", Attribute(int64_t(1))}});
+  Node *tile = g.createNode("onnx.Tile", {empty, reps}, {{f32({4}), "t"}});
+  Node *slice = g.createNode("onnx.Slice", {data}, {{f32({4}), "s"}});
+  for (Node *n : {concat, tile, slice})
+    EXPECT_FALSE(foldNode(*n).has_value()) << n->describe();
+}
+
+// An initializer that is also a graph input may be overridden with another
+// shape: Shape of it stays, and the initializer stays in the graph.
+TEST(ConstantFoldingTest, KeepsShapeOfAnOverridableInitializer) {
+  Context ctx;
+  auto m = parse(ctx, R"(graph @g() -> (tensor<2xi64>) {
+  %w = onnx.Constant() {value = dense<[1.0, 2.0, 3.0, 4.0]>} : tensor<2x2xf32>
+  %s = onnx.Shape(%w) : tensor<2xi64>
+  return %s
+})");
+  ASSERT_TRUE(m);
+  m->getGraph().getInitializerInputs().push_back("w");
+  auto folded = foldConstants(m->getGraph());
+  ASSERT_TRUE(bool(folded));
+  EXPECT_EQ(*folded, 0u);
+  EXPECT_TRUE(m->getGraph().lookupValue("w"));
 }

@@ -9,9 +9,11 @@
 //   symbolic link to a regular file stays a link: the file it names is
 //   replaced.
 // - Anything else that exists (a character or block device such as
-//   /dev/null, a FIFO, /dev/stdout, a process substitution's /dev/fd/N) is
-//   opened and written in place, never renamed over: renaming would replace
-//   the device node with a regular file.
+//   /dev/null, a FIFO, a process substitution's /dev/fd/N), and any path
+//   under /dev/ or /proc/ (/dev/stdout redirected to a file), is opened for
+//   appending and written in place, never renamed over: renaming would
+//   replace the device node, or the file the shell redirected, with a new
+//   regular file.
 // - A directory is refused; "-" writes to stdout.
 //
 //===----------------------------------------------------------------------===//

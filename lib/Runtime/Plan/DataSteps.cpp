@@ -174,14 +174,17 @@ void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
     int64_t n = row / w.outH, oh = row % w.outH;
     for (int64_t ow = 0; ow < w.outW; ++ow) {
       T *y = out + ((n * w.outH + oh) * w.outW + ow) * c;
-      // f(x) for the window's pixels inside the input, in the reference's
-      // order; whether there was one.
       // Only the taps inside the input are visited (tapsInside), so a
       // window of 2^31 x 2^31 around a small input costs that input.
       int64_t baseH = oh * w.strideH - w.padTop;
       int64_t baseW = ow * w.strideW - w.padLeft;
-      auto [kyBegin, kyEnd] = tapsInside(baseH, w.dilationH, w.inH, w.kernelH);
-      auto [kxBegin, kxEnd] = tapsInside(baseW, w.dilationW, w.inW, w.kernelW);
+      int64_t kyBegin, kyEnd, kxBegin, kxEnd;
+      std::tie(kyBegin, kyEnd) =
+          tapsInside(baseH, w.dilationH, w.inH, w.kernelH);
+      std::tie(kxBegin, kxEnd) =
+          tapsInside(baseW, w.dilationW, w.inW, w.kernelW);
+      // f(x) for the window's pixels inside the input, in the reference's
+      // order; whether there was one.
       auto forEachTap = [&](auto f) {
         bool any = false;
         for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
