@@ -237,6 +237,8 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
   std::string qName = q ? q->getResult()->getName().str() : std::string();
   std::string dqName = dq ? dq->getResult()->getName().str() : std::string();
 
+  // For the cost note: the BN is erased by the rewrite.
+  std::string bnName = bn.getName().str(), convName = conv->describe();
   int64_t saturated = 0;
   PatternRewriter r(g);
   r.setRoot(conv);
@@ -297,9 +299,8 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
   rename(newQOut, qName);
   if (dq)
     rename(newW, dqName);
-  std::string note = "BatchNormalization '" + bn.getName().str() +
-                     "' folded into " + conv->describe() +
-                     ": weights and bias rounded to float32";
+  std::string note = "BatchNormalization '" + bnName + "' folded into " +
+                     convName + ": weights and bias rounded to float32";
   if (dq)
     note += ", weight grid scales times |gamma / sqrt(var + eps)|";
   if (negative)
