@@ -75,6 +75,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace qopt;
 
 static constexpr llvm::StringLiteral kPass = "quantize-residual";
@@ -397,33 +399,48 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
   // that cannot write int8, the Q is one more reformat for one float Add
   // less, and the Q/DQ is taken back.
   if (!added.empty()) {
-    auto leftoversAround = [](const FusionPlan &plan,
-                              const llvm::SmallPtrSetImpl<const Node *> &nodes,
-                              const Leftover **example) {
-      unsigned count = 0;
-      for (const Leftover &l : plan.leftovers)
-        if (llvm::any_of(l.nodes,
-                         [&](const Node *n) { return nodes.count(n) != 0; })) {
-          ++count;
-          if (example && !*example)
-            *example = &l;
-        }
-      return count;
+    // The leftovers touching a set of nodes, through an index of each
+    // plan's leftovers by node (candidates look at ~16 nodes each, not at
+    // every leftover); the first one in plan order is the example.
+    using LeftoverIndex = llvm::DenseMap<const Node *, std::vector<unsigned>>;
+    auto indexLeftovers = [](const FusionPlan &plan) {
+      LeftoverIndex index;
+      for (unsigned i = 0; i < plan.leftovers.size(); ++i)
+        for (const Node *n : plan.leftovers[i].nodes)
+          index[n].push_back(i);
+      return index;
     };
+    auto leftoversAround = [](const LeftoverIndex &index,
+                              const llvm::SmallPtrSetImpl<const Node *> &nodes,
+                              unsigned *first) {
+      std::set<unsigned> touched;
+      for (const Node *n : nodes) {
+        auto it = index.find(n);
+        if (it != index.end())
+          touched.insert(it->second.begin(), it->second.end());
+      }
+      if (first && !touched.empty())
+        *first = *touched.begin();
+      return static_cast<unsigned>(touched.size());
+    };
+    LeftoverIndex beforeIndex = indexLeftovers(*before);
+    std::vector<unsigned> was;
+    for (const NewSkipQdq &a : added)
+      was.push_back(leftoversAround(beforeIndex, a.around, nullptr));
     // Taking one back changes the plan around the others: decide again
     // until every kept one still helps.
     std::vector<bool> kept(added.size(), true);
     for (bool again = true; again;) {
       again = false;
       FusionPlan after = computeFusionPlan(g, *rules);
+      LeftoverIndex afterIndex = indexLeftovers(after);
       for (size_t k = 0; k < added.size(); ++k) {
         NewSkipQdq &a = added[k];
         if (!kept[k])
           continue;
-        const Leftover *example = nullptr;
-        unsigned was = leftoversAround(*before, a.around, nullptr);
-        unsigned is = leftoversAround(after, a.around, &example);
-        if (is < was)
+        unsigned first = ~0u;
+        unsigned is = leftoversAround(afterIndex, a.around, &first);
+        if (is < was[k])
           continue;
         kept[k] = false;
         again = true;
@@ -435,9 +452,9 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
         a.note = label(*a.add) + ": skip input %" + a.skip->getName().str() +
                  " left in float: a Q/DQ on it leaves " + std::to_string(is) +
                  " leftovers around the Add under " + rules->title.str() +
-                 ", " + std::to_string(was) + " without";
-        if (example)
-          a.note += " (" + example->reason + ")";
+                 ", " + std::to_string(was[k]) + " without";
+        if (first != ~0u)
+          a.note += " (" + after.leftovers[first].reason + ")";
       }
     }
     for (size_t k = 0; k < added.size(); ++k) {
