@@ -604,6 +604,45 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
   }
 }
 
+/// Ops a Q moves backward through exactly: one data input, its values
+/// moved or selected (never padded or interpolated).
+static bool commutesWithQuantize(const Node &n, const QuantType *grid) {
+  if (!carriesIntegers(n) || n.isa("onnx.Resize") || n.isa("onnx.Pad") ||
+      n.getNumResults() != 1)
+    return false;
+  llvm::SmallVector<unsigned, 4> data = getDataOperands(n);
+  return data.size() == 1 && data[0] == 0 &&
+         whyGridCannotCross(n, grid).empty();
+}
+
+const Value *Planner::quantizedThroughCopies(const Value *out) const {
+  const Value *cur = out;
+  std::vector<const Node *> chain;
+  for (unsigned depth = 0; depth < 8; ++depth) {
+    if (cur->isGraphOutput() || !cur->hasOneUse())
+      return nullptr;
+    const Node *user = cur->getUses().front().user;
+    if (!user || user->getOperand(0) != cur || !carriesIntegers(*user))
+      return nullptr;
+    chain.push_back(user);
+    const Value *next = user->getResult(0);
+    if (!next->isGraphOutput() && next->hasUses() &&
+        allUsersAre(next, ops::Quantize)) {
+      const Value *q = next->getUses().front().user->getResult();
+      const QuantType *grid = getStoredQuantType(q);
+      for (const Use &u : next->getUses())
+        if (!sameGrid(grid, getStoredQuantType(u.user->getResult())))
+          return nullptr;
+      for (const Node *c : chain)
+        if (!commutesWithQuantize(*c, grid))
+          return nullptr;
+      return q;
+    }
+    cur = next;
+  }
+  return nullptr;
+}
+
 bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
                          FloatCause &why) {
   absorbEpilogue(unit);
@@ -636,6 +675,17 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
     if (problem.empty())
       problem = s8ActivationProblem(outGrid,
                                     out->getUses().front().user->getResult());
+  } else if (const Value *q = quantizedThroughCopies(out)) {
+    // The Q moves backward through the data movement after the unit (as
+    // TensorRT's and ONNX Runtime's Q/DQ propagation do): the unit writes
+    // int8 and the data movement runs on it as copies.
+    const QuantType *grid = getStoredQuantType(q);
+    if (activationGridProblem(grid).empty() &&
+        s8ActivationProblem(grid, q).empty()) {
+      copyGrid[out] = grid;
+      unit.outputs.push_back({out, grid});
+      return true;
+    }
   }
   if (outGrid && problem.empty()) {
     // The unit writes the first Q's grid; a Q onto another grid is a

@@ -116,6 +116,9 @@ private:
   /// why).
   bool finishUnit(FusionUnit &unit, const OpRule &rule, FloatCause &why);
   void absorbEpilogue(FusionUnit &unit);
+  /// The Q (all Qs, on one grid) that `out` reaches through single-use
+  /// data movement a Q commutes with, or null.
+  const Value *quantizedThroughCopies(const Value *out) const;
   void addUnit(FusionUnit unit);
   /// Operand `i` of `n` joins `unit` as an int8 input on `grid` (its DQ,
   /// if any, absorbed).

@@ -17,6 +17,10 @@
 //   %t = onnx.Reshape(%d, %shape)    =>        : tensor<..x!q.i8<..>>
 //   %q = q.quantize(%t)                   (users of %q read %t)
 //
+// A unit whose Q sits after data movement it commutes with (Reshape,
+// Transpose, MaxPool, ...) writes int8 on that Q's grid, and the data
+// movement becomes such a copy of its output.
+//
 // A unit the q.* ops cannot express (two activations in a row, a
 // BatchNormalization or a Resize in TensorRT's units, a constant added
 // after a Conv, an i32 bias off the product grid) stays as it was, named
@@ -405,10 +409,15 @@ bool Fuser::fuseUnit(const FusionUnit &unit, std::string &why) {
   rewriter.setRoot(last);
   Node *fused = rewriter.create(op, operands, {{type, ""}}, std::move(attrs),
                                 anchor.getName().str());
-  if (outGrid)
+  if (outGrid) {
+    // Qs of the output read the fused node; so does data movement the Q
+    // moved backward through (a copy unit after this one).
+    storedOf[last->getResult()] = fused->getResult();
     replaceQuantizes(last->getResult(), outGrid, fused->getResult());
-  else
+    maybeDead.push_back(fused); // when no copy after it forms
+  } else {
     replacements.push_back({last, fused->getResult()});
+  }
   for (Node *m : unit.members)
     maybeDead.push_back(m);
   for (Node *a : unit.absorbed)

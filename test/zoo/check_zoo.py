@@ -37,11 +37,7 @@ MAX_COSINE_LOSS = 0.005
 
 # Open work: (model, check) -> why. Checks: "<pipeline>-leftovers", "<pipeline>-int8".
 KNOWN = {
-    ("models/yolo_like_qat_everywhere.onnx", "cpu-leftovers"):
-        "issue 30 item 5: sink-qdq moves the detect head's Reshape above its Q (Concat -> "
-        "Reshape -> Q -> DQ, adjacent Q/DQ for TensorRT/ORT); the CPU rules then find no Q "
-        "on the Concat's output: 2 requantizes become 2 reformats, an island and a reformat "
-        "per level",
+    # (model, check): "issue N: why it fails"
 }
 
 
