@@ -208,15 +208,11 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
     return makeError(n.describe() + ": the CPU plan cannot run op '" +
                      n.getOp() + "'");
   KernelOp op = makeKernelOp(n);
-  bool folds =
-      n.getNumOperands() > 0 && !hasTrait(n, OpTrait::Nondeterministic) &&
-      llvm::all_of(n.getOperands(),
-                   [&](const Value *v) { return !v || isConstant(v); });
   // An elementwise op reads NHWC operands in place when any operand is
   // NHWC already; single elements stay in ONNX layout (any order reads
   // them the same).
   PlanLayout layout = PlanLayout::Onnx;
-  if (!folds && isLayoutFreeElementwise(n))
+  if (isLayoutFreeElementwise(n))
     for (const Value *v : n.getOperands())
       if (v && homeLayout(v) == PlanLayout::Nhwc)
         layout = PlanLayout::Nhwc;
@@ -235,8 +231,6 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
       return id.takeError();
     inputs.push_back(*id);
   }
-  if (folds)
-    return foldConstants(n, op, fn, inputs);
   std::vector<int> outputs;
   for (const Value *v : n.getResults()) {
     if (v->isAbsent()) {
@@ -251,33 +245,6 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
   addStep(
       std::make_unique<FloatStep>(n.getName().str(), std::move(op), fn, opset),
       n, std::move(inputs), std::move(outputs));
-  return llvm::Error::success();
-}
-
-llvm::Error PlanBuilder::foldConstants(const Node &n, const KernelOp &op,
-                                       KernelFn fn,
-                                       llvm::ArrayRef<int> inputs) {
-  std::vector<const Tensor *> operands;
-  for (int id : inputs)
-    operands.push_back(id < 0 ? nullptr : plan.tensors[id].constant.get());
-  KernelContext ctx(op, std::move(operands), opset);
-  if (auto err = fn(ctx))
-    return err;
-  for (unsigned i = 0; i < n.getNumResults(); ++i) {
-    const Value *v = n.getResult(i);
-    if (v->isAbsent())
-      continue;
-    auto id = defineResult(v, PlanLayout::Onnx, v->getType()->getStorageKind());
-    if (!id)
-      return id.takeError();
-    PlanTensor &t = plan.tensors[*id];
-    Tensor &y = ctx.outputs[i];
-    if (!y.isValid() || y.kind() != t.kind || y.shape() != t.shape)
-      return ctx.error("folding constant result #" + llvm::Twine(i) +
-                       ": the kernel's result does not match the type " +
-                       typeToString(v->getType()));
-    t.constant = std::make_shared<const Tensor>(std::move(y));
-  }
   return llvm::Error::success();
 }
 
@@ -394,7 +361,15 @@ llvm::Error PlanBuilder::build() {
 }
 
 llvm::Expected<std::unique_ptr<Plan>>
-qopt::buildPlan(const Model &model, const PlanBuildOptions &options) {
+qopt::buildPlan(Model &model, const PlanBuildOptions &options) {
+  // What the plan would compute on constants is computed once, by the one
+  // constant folder: a weight's q.quantize and q.dequantize a float step
+  // reads become constants, and what reads them folds after them.
+  FoldOptions fold;
+  fold.maxElements = kMaxFoldedElements;
+  fold.foldQdq = true;
+  if (auto folded = foldConstants(model.getGraph(), fold); !folded)
+    return folded.takeError();
   auto plan = std::make_unique<Plan>();
   PlanBuilder builder(model, options, *plan);
   if (auto err = builder.build())

@@ -3,9 +3,9 @@
 // Private to lib/CodeGen. The builder walks the graph in order and gives
 // each node a step; the lowering of each kind of step lives in its own file:
 //
-//   PlanBuilder.cpp      tensors, layouts and reformats, float steps (and
-//                        folding those whose operands are all constant),
-//                        the arena
+//   PlanBuilder.cpp      tensors, layouts and reformats, float steps, the
+//                        arena (constants are folded in the graph before,
+//                        by qopt/IR/ConstantFolding.h)
 //   LowerConv.cpp        q.conv, q.conv_transpose -> int8 conv step; what
 //                        every weighted unit's int8 step needs
 //   LowerGemm.cpp        q.gemm, q.matmul -> int8 gemm step
@@ -121,13 +121,9 @@ private:
   std::optional<rt::Tensor> runReferenceKernel(const Node &n,
                                                std::vector<rt::Tensor> in);
   /// Every node: the interpreter's kernel, on NHWC operands when the op is
-  /// elementwise and they are NHWC, or folded into constants now when every
-  /// operand is one.
+  /// elementwise and they are NHWC.
   llvm::Error addFloatStep(const Node &n);
-  /// Runs `n` now on the constants `inputs`; its results become constants.
-  llvm::Error foldConstants(const Node &n, const rt::KernelOp &op,
-                            rt::KernelFn fn, llvm::ArrayRef<int> inputs);
-  /// Whether `v` is a constant (in the graph, or folded here).
+  /// Whether `v` is a constant of the graph.
   bool isConstant(const Value *v) const;
   /// Whether an elementwise `n` can read its operands as flat arrays of the
   /// result's layout: no per-axis parameters, every operand of the result's

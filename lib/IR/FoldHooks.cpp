@@ -283,6 +283,42 @@ bool opimpl::foldRange(FoldContext &ctx) {
 // Data movement
 //===----------------------------------------------------------------------===//
 
+bool opimpl::foldQuantize(FoldContext &ctx) {
+  const DenseElements *in = ctx.getOperand(0);
+  const QuantType *q = ctx.node.getResult()->getType()->getQuantType();
+  if (!ctx.options.foldQdq || !in || !q || !isFoldableFloat(in->getKind()) ||
+      !ctx.fits(in->getNumElements()))
+    return false;
+  // The interpreter's and ONNX Runtime's QuantizeLinear: x / scale rounded
+  // half to even in float, plus zp, saturated.
+  auto values = quant::quantizeDense(*in, q);
+  if (!values) {
+    llvm::consumeError(values.takeError());
+    return false;
+  }
+  ctx.results.push_back(std::move(*values));
+  return true;
+}
+
+bool opimpl::foldDequantize(FoldContext &ctx) {
+  const DenseElements *in = ctx.getOperand(0);
+  const TensorType *type = ctx.getOperandType(0);
+  const QuantType *q = type ? type->getQuantType() : nullptr;
+  ElementKind kind = ctx.getResultKind();
+  if (!ctx.options.foldQdq || !in || !q || !isFoldableFloat(kind) ||
+      !ctx.fits(in->getNumElements()))
+    return false;
+  // The interpreter's and ONNX Runtime's DequantizeLinear: (x - zp) * scale
+  // in float.
+  auto values = quant::dequantizeDense(*in, q, kind);
+  if (!values) {
+    llvm::consumeError(values.takeError());
+    return false;
+  }
+  ctx.results.push_back(std::move(*values));
+  return true;
+}
+
 bool opimpl::foldIdentity(FoldContext &ctx) {
   DenseElementsRef in = ctx.getOperandRef(0);
   if (!in)

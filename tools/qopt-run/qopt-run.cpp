@@ -446,15 +446,18 @@ int main(int argc, char **argv) {
     pipelineMs = millisecondsSince(phaseStart);
   }
   // The reference interpreter, where it runs: a plan that only runs (or is
-  // timed) does without it, so its memory is not the plan's.
+  // timed) does without it, so its memory is not the plan's. It is made
+  // after the plan is built, since building folds constants in the graph.
   std::unique_ptr<rt::Interpreter> interp;
-  if (model && (!runPlan || compareReference || !opByOp.empty())) {
+  auto createInterpreter = [&]() -> llvm::Error {
+    if (!model || interp || (runPlan && !compareReference && opByOp.empty()))
+      return llvm::Error::success();
     auto created = rt::Interpreter::create(*model);
     if (!created)
-      return fail(llvm::Twine(modelPath) + ": " +
-                  llvm::toString(created.takeError()));
+      return created.takeError();
     interp = std::move(*created);
-  }
+    return llvm::Error::success();
+  };
   // Named as the graph the outputs come from names them (after the
   // pipeline, for --plan).
   std::vector<std::string> outputNames;
@@ -483,8 +486,12 @@ int main(int argc, char **argv) {
   for (auto &[name, t] : given)
     (*inputs)[name] = std::move(t);
 
-  if (!opByOp.empty())
+  if (!opByOp.empty()) {
+    if (auto err = createInterpreter())
+      return fail(llvm::Twine(modelPath) + ": " +
+                  llvm::toString(std::move(err)));
     return runOpByOp(*interp, *inputs);
+  }
 
   if (runPlan) {
     auto isa = rt::selectIsa();
@@ -503,6 +510,8 @@ int main(int argc, char **argv) {
                                    importMs, planPasses.c_str(), pipelineMs,
                                    buildMs, importMs + pipelineMs + buildMs);
   }
+  if (auto err = createInterpreter())
+    return fail(llvm::Twine(modelPath) + ": " + llvm::toString(std::move(err)));
   if (plan && printPlan)
     plan->print(llvm::outs());
   if (plan && compareReference)

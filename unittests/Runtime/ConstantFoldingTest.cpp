@@ -353,3 +353,30 @@ TEST(ConstantFoldingTest, KeepsShapeOfAnOverridableInitializer) {
   EXPECT_EQ(*folded, 0u);
   EXPECT_TRUE(m->getGraph().lookupValue("w"));
 }
+
+// A weight's Q/DQ is what passes work on: it folds only when the caller
+// asks (the plan builder, for weights a float step reads). Then a float
+// weight's fake quantization (Q, DQ) and the Transpose after it fold with
+// the interpreter's bits: per-axis, a zero point, saturation at both ends
+// and ties rounded to even.
+TEST(ConstantFoldingTest, FoldsWeightQdqOnlyWhenAsked) {
+  const char *text = R"(graph @g(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>) {
+  %w = onnx.Constant() {value = dense<[0.25, -1.0, 100.0, 0.75, -100.0, 0.125]>} : tensor<2x3xf32>
+  %q = q.quantize(%w) : tensor<2x3x!quant.uniform<i8:f32:0, {0.5:3,0.25:-2}>>
+  %d = q.dequantize(%q) : tensor<2x3xf32>
+  %t = onnx.Transpose(%d) {perm = [1, 0]} : tensor<3x2xf32>
+  %y = onnx.MatMul(%x, %t) : tensor<2x2xf32>
+  return %y
+})";
+  {
+    Context ctx;
+    auto m = parse(ctx, text);
+    ASSERT_TRUE(m);
+    auto folded = foldConstants(m->getGraph());
+    ASSERT_TRUE(bool(folded));
+    EXPECT_EQ(*folded, 0u);
+  }
+  FoldOptions qdq;
+  qdq.foldQdq = true;
+  expectFoldsExactly({"weight Q/DQ for a float MatMul", text, 3}, qdq);
+}

@@ -27,8 +27,16 @@ struct PlanBuildOptions {
   rt::Isa isa = rt::Isa::Scalar;
 };
 
+/// Largest constant (in elements) the plan builder folds: 2^26, 256 MiB of
+/// f32, beyond any weight of the networks the plan runs.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
+
+/// Lowers `model` to a plan. The graph is changed first as a lowering
+/// changes it (LLVM's CodeGenPrepare): constant subgraphs fold, a weight's
+/// Q/DQ read by a float step included; the values it computes stay
+/// the same, so the model still serves as the plan's reference.
 llvm::Expected<std::unique_ptr<rt::Plan>>
-buildPlan(const Model &model, const PlanBuildOptions &options);
+buildPlan(Model &model, const PlanBuildOptions &options);
 
 /// Gives every graph input of `model` the static shape a plan needs: its
 /// shape in `given` (of data the caller has, by input name) if any, else

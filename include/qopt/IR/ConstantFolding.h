@@ -17,7 +17,10 @@
 // Folding is exact: every hook computes what the ONNX op computes, in the
 // op's element type, or declines (an integer overflow, a division by zero,
 // an index out of range, a float-to-int cast out of range, string data).
-// Q/DQ ops have no hooks: a weight's Q/DQ is fold-weights' business.
+// Q/DQ ops stay: a weight's Q/DQ is what a quantized graph is made of and
+// fold-weights' business. Only a lowering that is done with them (the plan
+// builder) sets FoldOptions::foldQdq to get a q.quantize or q.dequantize of
+// a constant as its values.
 // Ops with results larger than FoldOptions::maxElements stay, so a folded
 // constant never costs more memory than the cap (Identity shares the data
 // and has no cap).
@@ -48,6 +51,9 @@ struct FoldOptions {
   /// Names of constants that are not constant: graph inputs with a default
   /// value (an initializer of the same name), which a user may override.
   const llvm::StringSet<> *overridable = nullptr;
+  /// q.quantize and q.dequantize of constants fold (off: passes keep a
+  /// weight's Q/DQ; the plan builder turns it on for what runs in float).
+  bool foldQdq = false;
 };
 
 /// What a fold hook sees: the node, its operands' data, its inferred result
