@@ -11,7 +11,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?build directory}
 shared=${QOPT_SHARED_DIR:-$root/../shared}
 status=0
-step() { echo; echo "== $* ($(basename "$build"))"; }
+# Each step's header says how long the one before it took (CI's budget).
+last=$(date +%s)
+step() {
+  local now; now=$(date +%s)
+  [ -n "${current:-}" ] && echo "-- $current: $((now - last)) s"
+  current="$*"; current=${current:0:60}; last=$now
+  echo; echo "== $* ($(basename "$build"))"
+}
 step "unit tests"
 "$build/bin/QoptUnitTests" --gtest_brief=1 || status=1
 step "lit tests"
@@ -66,4 +73,5 @@ if [ -d "$shared/models" ]; then
 else
   step "shared models: SKIPPED, nothing at $shared (set QOPT_SHARED_DIR)"
 fi
+step "done"
 exit $status
