@@ -48,6 +48,11 @@ if [ -d "$shared/models" ]; then
     /usr/bin/python3 "$root/test/zoo/check_zoo.py" --qopt "$build/bin/qopt" \
       --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/zoo" || status=1
   fi
+  if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
+    step "TensorRT's own engine graphs (trt-truth) against fusion-plan<trt>"
+    /usr/bin/python3 "$root/test/trt-truth/compare_engines.py" --qopt "$build/bin/qopt" \
+      --truth "$shared/trt-truth" --work "$build/trt-truth" || status=1
+  fi
   step "reference interpreter vs ONNX Runtime 1.30 on $shared/models"
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" \
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1

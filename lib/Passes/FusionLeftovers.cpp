@@ -125,8 +125,26 @@ void Planner::followDequantized(const Node &dq, const Value *v,
       plan.leftovers.push_back(std::move(l));
       continue;
     }
-    if (plan.unitOf.count(user) && !floatNodes.count(user))
-      continue; // read by a unit (as float: a float-input operand)
+    auto unit = plan.unitOf.find(user);
+    if (unit != plan.unitOf.end() && !floatNodes.count(user)) {
+      // Read by a unit as float. TensorRT runs the DQ of a residual that
+      // a float-output unit reads as a layer of its own.
+      if (!rules.floatResidualAddEpilogue || weight || !user->isa("onnx.Add"))
+        continue;
+      const FusionUnit &u = plan.units[unit->second];
+      Leftover l;
+      l.kind = LeftoverKind::Reformat;
+      l.nodes = path;
+      l.nodes.push_back(user);
+      l.reason = "int8 -> float before " + nodeRef(*user) + ": unit #" +
+                 std::to_string(u.id) + " (" + nodeRef(*u.getAnchor()) +
+                 ") writes float, so " + rules.title.str() +
+                 " reads its residual in float";
+      l.fixInModel = "add an output quantizer after " +
+                     nodeRef(*u.members.back());
+      plan.leftovers.push_back(std::move(l));
+      continue;
+    }
     Leftover l;
     l.kind = weight ? LeftoverKind::UnfusedDequantize : LeftoverKind::Reformat;
     l.nodes = path;
@@ -173,11 +191,16 @@ void Planner::collectDequantizeLeftovers() {
 }
 
 void Planner::collectQuantizeLeftovers() {
+  // (input, grid) of the standalone Qs seen, where equal Qs are one layer.
+  llvm::DenseSet<std::pair<const Value *, const QuantType *>> standalone;
   for (Node &n : graph.getNodes()) {
     if (!n.isa(ops::Quantize) || plan.unitOf.count(&n) ||
         extraQuantizes.count(&n))
       continue;
     const Value *in = n.getOperand(0);
+    if (rules.mergesEqualQuantizes &&
+        !standalone.insert({in, getStoredQuantType(n.getResult())}).second)
+      continue; // the same layer as the first such Q
     if (constantValues.count(in) || isConstantValue(in))
       continue; // a weight, folded
     if (readGrid(in))
@@ -199,6 +222,16 @@ void Planner::collectQuantizeLeftovers() {
                    fc->second.reason + ")";
         l.fixPipeline = island.fixPipeline;
         l.fixInModel = island.fixInModel;
+      } else if (unit != plan.unitOf.end() &&
+                 floatResidualUnits.count(unit->second)) {
+        l.reason = "unit #" + std::to_string(unit->second) + " (" +
+                   nodeRef(*plan.units[unit->second].getAnchor()) +
+                   ") reads its residual in float, so " + rules.title.str() +
+                   " writes its output in float";
+        for (const Node *m : plan.units[unit->second].members)
+          if (m->isa("onnx.Add"))
+            l.fixInModel =
+                "add a quantizer on the residual (skip) input of " + nodeRef(*m);
       } else if (unit != plan.unitOf.end()) {
         l.reason = "unit #" + std::to_string(unit->second) + " (" +
                    nodeRef(*plan.units[unit->second].getAnchor()) +

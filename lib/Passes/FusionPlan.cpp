@@ -235,6 +235,8 @@ FloatCause Planner::inputCause(const Node &n, unsigned i) const {
 }
 
 void Planner::classify(Node &n) {
+  floatResidual = false;
+  residualRead.reset();
   if (n.isa(ops::Dequantize) && !isActivationDequantize(n))
     weightValues.insert(n.getResult());
   if (!isComputeNode(n)) {
@@ -542,7 +544,34 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
   return true;
 }
 
+const Node *Planner::weightedProducer(const Value *v) const {
+  const Node *p = v->getDefiningNode();
+  while (p && !hasTrait(*p, OpTrait::Weighted)) {
+    const OpRule *rule = rules.lookup(p->getOp());
+    if (!rule || !(rule->epilogue || rule->role == OpRole::Epilogue) ||
+        p->getNumOperands() == 0 || !p->getOperand(0) ||
+        !p->getOperand(0)->hasOneUse())
+      return nullptr;
+    p = p->getOperand(0)->getDefiningNode();
+  }
+  const OpRule *rule = p ? rules.lookup(p->getOp()) : nullptr;
+  return rule && rule->role == OpRole::Weighted ? p : nullptr;
+}
+
+void Planner::readResidualInFloat(FusionUnit &unit) {
+  if (!residualRead)
+    return;
+  const ResidualRead &r = *residualRead;
+  unit.inputs[r.port] = {r.add->getOperand(r.operand), nullptr};
+  llvm::erase_value(pendingReads, std::make_pair(r.add, r.operand));
+  if (r.dequantize)
+    llvm::erase_value(unit.absorbed, r.dequantize);
+  residualRead.reset();
+}
+
 void Planner::absorbEpilogue(FusionUnit &unit) {
+  residualRead.reset();
+  floatResidual = false;
   bool addSeen = unit.getAnchor()->isa("onnx.Add");
   bool weighted = lookupOpDef(unit.getAnchor()->getOp()) &&
                   hasTrait(*unit.getAnchor(), OpTrait::Weighted);
@@ -579,6 +608,7 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
         // A bias added after Gemm/MatMul.
         unit.members.push_back(user);
         unit.inputs.push_back({o, nullptr});
+        floatResidual = true;
         addSeen = true;
         continue;
       }
@@ -586,12 +616,27 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
         return;
       const QuantType *g = readGrid(o);
       if (!g || !activationGridProblem(g).empty() ||
-          !s8ActivationProblem(g, storedOrSelf(o)).empty())
-        return;
+          !s8ActivationProblem(g, storedOrSelf(o)).empty()) {
+        if (!rules.floatResidualAddEpilogue)
+          return;
+        // Read in float; of two weighted ops feeding the Add, the later
+        // one takes it.
+        const Node *peer = weightedProducer(o);
+        if (peer && nodeOrder.lookup(peer) > nodeOrder.lookup(unit.getAnchor()))
+          return;
+        unit.members.push_back(user);
+        unit.inputs.push_back({o, nullptr});
+        floatResidual = true;
+        addSeen = true;
+        continue;
+      }
       unit.members.push_back(user);
+      Node *dq = getProducer(o, ops::Dequantize);
+      residualRead =
+          ResidualRead{user, other, unit.inputs.size(), dq};
       unit.inputs.push_back({storedOrSelf(o), g});
       pendingReads.push_back({user, other});
-      if (Node *dq = getProducer(o, ops::Dequantize))
+      if (dq)
         unit.absorbed.push_back(dq);
       addSeen = true;
       continue;
@@ -615,13 +660,15 @@ static bool commutesWithQuantize(const Node &n, const QuantType *grid) {
          whyGridCannotCross(n, grid).empty();
 }
 
-const Value *Planner::quantizedThroughCopies(const Value *out) const {
+const Value *
+Planner::quantizedThroughCopies(const Value *out,
+                                std::vector<Node *> &chain) const {
   const Value *cur = out;
-  std::vector<const Node *> chain;
+  chain.clear();
   for (unsigned depth = 0; depth < 8; ++depth) {
     if (cur->isGraphOutput() || !cur->hasOneUse())
       return nullptr;
-    const Node *user = cur->getUses().front().user;
+    Node *user = cur->getUses().front().user;
     if (!user || user->getOperand(0) != cur || !carriesIntegers(*user))
       return nullptr;
     chain.push_back(user);
@@ -668,23 +715,36 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
   }
   const QuantType *outGrid = nullptr;
   std::string problem;
-  if (!out->isGraphOutput() && out->hasUses() &&
-      allUsersAre(out, ops::Quantize)) {
+  if (floatResidual) {
+    // Its Q stays a layer of its own.
+  } else if (!out->isGraphOutput() && out->hasUses() &&
+             allUsersAre(out, ops::Quantize)) {
     outGrid = getStoredQuantType(out->getUses().front().user->getResult());
     problem = activationGridProblem(outGrid);
     if (problem.empty())
       problem = s8ActivationProblem(outGrid,
                                     out->getUses().front().user->getResult());
-  } else if (const Value *q = quantizedThroughCopies(out)) {
+  } else if (std::vector<Node *> chain;
+             const Value *q = quantizedThroughCopies(out, chain)) {
     // The Q moves backward through the data movement after the unit (as
     // TensorRT's and ONNX Runtime's Q/DQ propagation do): the unit writes
     // int8 and the data movement runs on it as copies.
     const QuantType *grid = getStoredQuantType(q);
     if (activationGridProblem(grid).empty() &&
         s8ActivationProblem(grid, q).empty()) {
-      copyGrid[out] = grid;
-      unit.outputs.push_back({out, grid});
-      return true;
+      if (rules.maxPoolJoinsWeightedUnit && chain.size() == 1 &&
+          chain[0]->isa("onnx.MaxPool") &&
+          hasTrait(*unit.getAnchor(), OpTrait::Weighted)) {
+        // TensorRT's ConvActPool: the pool runs in the conv's kernel.
+        unit.members.push_back(chain[0]);
+        last = chain[0];
+        out = last->getResult(0);
+        outGrid = grid;
+      } else {
+        copyGrid[out] = grid;
+        unit.outputs.push_back({out, grid});
+        return true;
+      }
     }
   }
   if (outGrid && problem.empty()) {
@@ -731,6 +791,8 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
     unit.members.resize(1);
     return false;
   }
+  if (rules.floatResidualAddEpilogue)
+    readResidualInFloat(unit);
   unit.outputs.push_back({out, nullptr});
   return true;
 }
@@ -740,6 +802,9 @@ void Planner::addUnit(FusionUnit unit) {
     int8Reads.insert(read);
   pendingReads.clear();
   unit.id = plan.units.size();
+  if (floatResidual)
+    floatResidualUnits.insert(unit.id);
+  floatResidual = false;
   for (Node *m : unit.members)
     plan.unitOf[m] = unit.id;
   for (Node *a : unit.absorbed)
@@ -748,6 +813,8 @@ void Planner::addUnit(FusionUnit unit) {
 }
 
 FusionPlan Planner::run() {
+  for (const Node &n : graph.getNodes())
+    nodeOrder[&n] = nodeOrder.size();
   for (Node &n : graph.getNodes())
     classify(n);
   collectIslands();

@@ -16,6 +16,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,22 @@ private:
   llvm::DenseSet<const Node *> extraQuantizes;
   /// Uses (node, index) whose requantize was already reported.
   llvm::DenseSet<std::pair<const Node *, unsigned>> reportedRequantize;
+  /// Position of each node in the graph.
+  llvm::DenseMap<const Node *, size_t> nodeOrder;
+  /// The int8 residual the unit being formed reads (its Add, the Add's
+  /// operand, the unit's input port and the DQ absorbed), if any.
+  struct ResidualRead {
+    const Node *add = nullptr;
+    unsigned operand = 0;
+    size_t port = 0;
+    Node *dequantize = nullptr;
+  };
+  std::optional<ResidualRead> residualRead;
+  /// The unit being formed reads its residual in float (it then writes
+  /// float: TensorRT's Conv+Add with an FP16/FP32 skip).
+  bool floatResidual = false;
+  /// Units that read a float residual.
+  llvm::DenseSet<unsigned> floatResidualUnits;
 
   bool isComputeNode(const Node &n) const;
   /// The grid `v` is read with as int8, or null.
@@ -117,8 +134,14 @@ private:
   bool finishUnit(FusionUnit &unit, const OpRule &rule, FloatCause &why);
   void absorbEpilogue(FusionUnit &unit);
   /// The Q (all Qs, on one grid) that `out` reaches through single-use
-  /// data movement a Q commutes with, or null.
-  const Value *quantizedThroughCopies(const Value *out) const;
+  /// data movement a Q commutes with (`chain`), or null.
+  const Value *quantizedThroughCopies(const Value *out,
+                                      std::vector<Node *> &chain) const;
+  /// The weighted op whose output reaches `v` through epilogue ops alone,
+  /// each read once, or null.
+  const Node *weightedProducer(const Value *v) const;
+  /// A unit that ends in float reads its residual in float (TensorRT).
+  void readResidualInFloat(FusionUnit &unit);
   void addUnit(FusionUnit unit);
   /// Operand `i` of `n` joins `unit` as an int8 input on `grid` (its DQ,
   /// if any, absorbed).

@@ -80,10 +80,27 @@ constexpr BackendRules kTrtRules = [] {
   r.residualAddEpilogue = true;
   r.siluEpilogue = true;
   r.smallShapesStayFloat = true;
+  // TensorRT's own engines for pytorch-quantization ResNet-18s
+  // (trt-engine-explorer's published engine graphs, ../shared/trt-truth;
+  // test/trt-truth/compare_engines.py checks these against them):
+  // - `Conv_34 + Add_36 + Relu_37` with an Int8 input and an FP16 skip:
+  //   the Add fuses with a float other input; in a downsample block it goes
+  //   to the downsample conv (`Conv_95 + Add_97`), the later of the two;
+  // - `Conv_284 + Add_292 + Relu_293` with Int8 and FP32 inputs and an FP32
+  //   output, `DequantizeLinear_291` a Reformat of its own: a conv that
+  //   writes float reads its residual in float;
+  // - `Conv_9 + MaxPool_12` (ConvActPool), Int8 in and out: the Q after the
+  //   MaxPool moves backward and the pool joins the conv;
+  // - one `QuantizeLinear_65` Reformat where the ONNX has two Qs of the
+  //   tensor on one scale (QuantizeLinear_65 and _88).
+  r.floatResidualAddEpilogue = true;
+  r.maxPoolJoinsWeightedUnit = true;
+  r.mergesEqualQuantizes = true;
   r.documentation =
       "TensorRT Developer Guide, Working with Quantized Types: Q/DQ "
       "propagation, Q/DQ layer fusion, layer-placement recommendations; "
-      "NVIDIA Model Optimizer (ONNX PTQ) small conv/GEMM exclusion";
+      "NVIDIA Model Optimizer (ONNX PTQ) small conv/GEMM exclusion; "
+      "TensorRT's engine graphs of QAT ResNet-18s (trt-engine-explorer)";
   return r;
 }();
 

@@ -7,6 +7,10 @@
 //   %b = onnx.Relu(%x)      =>    %c = onnx.Add(%a, %a)
 //   %c = onnx.Add(%a, %b)
 //
+// Q/DQ parameter records (param_names, param_ranks: the ONNX names their
+// scale and zero point had) do not keep two Qs apart: two Qs of one tensor
+// onto one grid are one Q, whatever their initializers were called.
+//
 // Not merged: q.dequantize (a node unit needs its own DQ per consumer, see
 // ensure-unique-dq), constants (large payload compares; dce handles unused
 // ones), random ops, and nodes whose results are graph outputs or are read
@@ -39,10 +43,22 @@ static bool isMergeable(const Node &n) {
   return true;
 }
 
+/// Attributes that say what a node computes (not a parameter record).
+static std::vector<const NamedAttribute *> computingAttrs(const Node &n) {
+  std::vector<const NamedAttribute *> attrs;
+  for (const NamedAttribute &a : n.getAttrs())
+    if (a.name != "param_names" && a.name != "param_ranks")
+      attrs.push_back(&a);
+  return attrs;
+}
+
 static bool sameNode(const Node &a, const Node &b) {
   if (a.getOp() != b.getOp() || a.getNumOperands() != b.getNumOperands() ||
-      a.getNumResults() != b.getNumResults() ||
-      a.getAttrs().size() != b.getAttrs().size())
+      a.getNumResults() != b.getNumResults())
+    return false;
+  std::vector<const NamedAttribute *> attrsA = computingAttrs(a),
+                                      attrsB = computingAttrs(b);
+  if (attrsA.size() != attrsB.size())
     return false;
   for (unsigned i = 0; i < a.getNumOperands(); ++i)
     if (a.getOperand(i) != b.getOperand(i))
@@ -51,9 +67,9 @@ static bool sameNode(const Node &a, const Node &b) {
     if (a.getResult(i)->getType() != b.getResult(i)->getType() ||
         a.getResult(i)->isAbsent() != b.getResult(i)->isAbsent())
       return false;
-  for (size_t i = 0; i < a.getAttrs().size(); ++i)
-    if (a.getAttrs()[i].name != b.getAttrs()[i].name ||
-        a.getAttrs()[i].value != b.getAttrs()[i].value)
+  for (size_t i = 0; i < attrsA.size(); ++i)
+    if (attrsA[i]->name != attrsB[i]->name ||
+        attrsA[i]->value != attrsB[i]->value)
       return false;
   return true;
 }
@@ -67,8 +83,8 @@ static size_t hashNode(const Node &n) {
     h = llvm::hash_combine(h, v);
   for (const Value *r : n.getResults()) // types are uniqued in the Context
     h = llvm::hash_combine(h, r->getType(), r->isAbsent());
-  for (const NamedAttribute &a : n.getAttrs())
-    h = llvm::hash_combine(h, hash_value(a));
+  for (const NamedAttribute *a : computingAttrs(n))
+    h = llvm::hash_combine(h, hash_value(*a));
   return h;
 }
 

@@ -90,6 +90,17 @@ struct BackendRules {
   /// epilogue; a SiLU (x * Sigmoid(x)) joins too.
   bool residualAddEpilogue = false;
   bool siluEpilogue = false;
+  /// The residual Add joins even when its other input is float (TensorRT's
+  /// Conv+Add fusion reads it in FP16/FP32); of two convs feeding the Add,
+  /// the later in graph order takes it. A unit that ends in float reads its
+  /// residual in float too, its DQ running on its own.
+  bool floatResidualAddEpilogue = false;
+  /// A MaxPool between a weighted unit and its output Q joins the unit
+  /// (TensorRT's ConvActPool layer) instead of running as an int8 copy.
+  bool maxPoolJoinsWeightedUnit = false;
+  /// Qs of one tensor with equal parameters are one layer (TensorRT builds
+  /// one Q; a second one is no second reformat).
+  bool mergesEqualQuantizes = false;
   /// Convs with few or unaligned channels and GEMMs with small K or N stay
   /// float (TensorRT, following NVIDIA Model Optimizer's exclusion rules).
   bool smallShapesStayFloat = false;
