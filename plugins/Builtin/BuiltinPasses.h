@@ -105,6 +105,16 @@ struct QuantizeResidualPass : PassInfoMixin<QuantizeResidualPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+/// borrow-scales<trt|ort|cpu> (BorrowScales.cpp).
+struct BorrowScalesPass : PassInfoMixin<BorrowScalesPass> {
+  /// The backend whose fusion plan must get better for a region to stay.
+  std::string backend = "trt";
+  static llvm::Expected<BorrowScalesPass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  bool isLossy() const { return true; }
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 /// fuse<trt|ort|cpu> (Fuse.cpp).
 struct FusePass : PassInfoMixin<FusePass> {
   /// The backend whose fusion-plan units become q.* nodes.

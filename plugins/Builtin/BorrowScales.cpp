@@ -1,0 +1,280 @@
+//===- BorrowScales.cpp - Grids for float data movement between units ----===//
+//
+// Lossy, reported. pytorch-quantization's automatic patching puts Q/DQ on
+// conv inputs and weights only. Wherever the tensors between two quantized
+// convs pass through data movement (YOLO's C2f Split and Concat, the SPPF
+// MaxPools and Concat, the neck's Resize and Concat) they stay in float,
+// and TensorRT runs those ops in float with a reformat on every edge into
+// a conv. NVIDIA's YOLO QAT guide gives each such Concat, and the MaxPools,
+// Splits and residual Adds around it, Q/DQ with the scale of the quantizer
+// that consumes it. This pass does that:
+//
+//   %m = onnx.Mul(%c, %s)                 %m  = onnx.Mul(%c, %s)
+//                                         %mq = Q/DQ(%m) : B
+//   %p = onnx.MaxPool(%m)          =>     %p  = onnx.MaxPool(%mq)
+//   %k = onnx.Concat(%m, %p)              %k  = onnx.Concat(%mq, %p)
+//   %q = q.quantize(%k) : B               %q  = q.quantize(%k) : B
+//
+// A region is a set of float tensors joined by data movement (the ops
+// QdqUtils' carriesIntegers names, MaxPool and nearest Resize included).
+// Its entries are the members other ops compute (an activation, an Add);
+// its exits are the nodes outside it that read a member. A region is
+// taken when every exit is a q.quantize or an Add whose result is itself
+// an entry or only quantized (a C2f bottleneck's residual Add), at least
+// one exit is a per-tensor Q, and no member is a graph input or output.
+// Each entry that is not already a DQ's result gets a Q/DQ on the grid of
+// the widest exit Q (the largest scale), and the other exit Qs are moved
+// to that grid (the guide's "restricted" scales); remove-redundant-qdq
+// then drops the DQ -> Q pairs that cancel.
+//
+// Cost: every entry is rounded to the grid and clipped to its range, as
+// the consumer's Q did anyway for the values that reach it; a residual Add
+// now adds rounded inputs; an exit Q on a narrower grid gets a coarser
+// one. Each region taken is a note in the cost report, each exit Q moved a
+// regrid entry.
+// A region whose Q/DQ do not leave the backend's fusion plan with fewer
+// leftovers (an entry no unit can write as int8) is taken back, with a
+// note saying so.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BuiltinPasses.h"
+#include "qopt/IR/QuantMath.h"
+#include "qopt/Passes/FusionPlan.h"
+#include "qopt/Passes/QdqUtils.h"
+
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <optional>
+#include <tuple>
+
+using namespace qopt;
+
+static constexpr const char *kPass = "borrow-scales";
+
+llvm::Expected<BorrowScalesPass>
+BorrowScalesPass::parse(llvm::StringRef params) {
+  BorrowScalesPass p;
+  p.backend = params.trim().empty() ? "trt" : params.trim().str();
+  if (!lookupBackendRules(p.backend))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'borrow-scales' takes a backend (trt, ort or cpu), got '%s'",
+        p.backend.c_str());
+  return p;
+}
+
+void BorrowScalesPass::printPipeline(llvm::raw_ostream &os) const {
+  os << kPass << "<" << backend << ">";
+}
+
+namespace {
+
+/// Data movement on float tensors: the ops a region is made of.
+bool joinsRegion(const Node &n) {
+  if (n.getDialect() == "q" || !carriesIntegers(n))
+    return false;
+  for (unsigned i : getDataOperands(n))
+    if (!n.getOperand(i) || getStoredQuantType(n.getOperand(i)))
+      return false;
+  return true;
+}
+
+struct Region {
+  std::vector<Value *> members;
+  std::vector<Value *> entries; ///< members to put on the grid
+  const QuantType *grid = nullptr;
+  const Node *gridFrom = nullptr;
+  std::vector<Node *> exitQs;
+  std::string refused; ///< why the region is not taken
+};
+
+/// The exits of `members` and what they allow.
+void inspect(Region &region, const llvm::DenseSet<const Value *> &members) {
+  auto refuse = [&](std::string why) {
+    if (region.refused.empty())
+      region.refused = std::move(why);
+  };
+  for (Value *v : region.members) {
+    if (v->isGraphInput() || v->isGraphOutput() || isConstantValue(v)) {
+      refuse("'" + v->getName().str() +
+             "' is a graph input, output or constant");
+      continue;
+    }
+    const Node *def = v->getDefiningNode();
+    if (!joinsRegion(*def) && !def->isa(ops::Dequantize))
+      region.entries.push_back(v);
+    for (auto [user, index] : getUsers(v)) {
+      if (joinsRegion(*user))
+        continue;
+      if (user->isa(ops::Quantize)) {
+        region.exitQs.push_back(user);
+        const QuantType *q = getStoredQuantType(user->getResult());
+        if (q && !q->isPerAxis() &&
+            (!region.grid || q->getScales()[0] > region.grid->getScales()[0])) {
+          region.grid = q;
+          region.gridFrom = user;
+        }
+        continue;
+      }
+      if (user->isa("onnx.Add")) {
+        const Value *sum = user->getResult();
+        if (members.count(sum) ||
+            (sum->hasUses() && !sum->isGraphOutput() &&
+             allUsersAre(sum, ops::Quantize)))
+          continue;
+      }
+      refuse(describeNode(*user) + " reads '" + v->getName().str() +
+             "' in float");
+    }
+  }
+  if (!region.grid)
+    refuse("no per-tensor Q reads it");
+  if (region.entries.empty())
+    refuse("every tensor entering it is quantized already");
+}
+
+/// Puts `v` on `grid` through a new Q/DQ right after its producer.
+std::pair<Node *, Node *> quantizeEntry(PatternRewriter &r, Value *v,
+                                       const QuantType *grid) {
+  Node *def = v->getDefiningNode();
+  auto next = std::next(Graph::NodeList::iterator(def));
+  r.setRoot(def);
+  r.setInsertionPoint(&*next);
+  std::vector<std::pair<Node *, unsigned>> users = getUsers(v);
+  std::string base = v->getName().str() + "_borrowed";
+  Node *q = createQuantize(r, v, grid, nullptr, base + "_Q");
+  Node *dq = createDequantize(r, q->getResult(), nullptr, base + "_DQ");
+  for (auto [user, index] : users) {
+    user->setOperand(index, dq->getResult());
+    r.notifyModified(*user);
+  }
+  return {q, dq};
+}
+
+void takeBack(PatternRewriter &r, Value *v, Node *q, Node *dq) {
+  for (auto [user, index] : getUsers(dq->getResult())) {
+    user->setOperand(index, v);
+    r.notifyModified(*user);
+  }
+  r.eraseNode(*dq);
+  r.eraseNode(*q);
+}
+
+} // namespace
+
+PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
+  CostReport &report = am.getCostReport();
+  const BackendRules *rules = lookupBackendRules(backend);
+  llvm::EquivalenceClasses<Value *> classes;
+  for (Node &n : g.getNodes()) {
+    if (!joinsRegion(n))
+      continue;
+    Value *first = nullptr;
+    auto join = [&](Value *v) {
+      if (!v || v->isAbsent())
+        return;
+      classes.insert(v);
+      if (first)
+        classes.unionSets(first, v);
+      else
+        first = v;
+    };
+    for (unsigned i : getDataOperands(n))
+      join(n.getOperand(i));
+    for (unsigned r = 0; r < n.getNumResults(); ++r)
+      if (isDataResult(n, r))
+        join(n.getResult(r));
+  }
+  // Regions in graph order of their first member.
+  std::vector<Region> regions;
+  llvm::DenseMap<Value *, size_t> regionOf;
+  auto visit = [&](Value *v) {
+    if (!v || classes.findValue(v) == classes.end())
+      return;
+    Value *leader = classes.getLeaderValue(v);
+    auto [it, inserted] = regionOf.try_emplace(leader, regions.size());
+    if (inserted)
+      regions.emplace_back();
+    Region &region = regions[it->second];
+    if (!llvm::is_contained(region.members, v))
+      region.members.push_back(v);
+  };
+  for (Value *in : g.getInputs())
+    visit(in);
+  for (Node &n : g.getNodes()) {
+    for (Value *v : n.getOperands())
+      visit(v);
+    for (Value *v : n.getResults())
+      visit(v);
+  }
+
+  PatternRewriter r(g);
+  unsigned kept = 0;
+  std::optional<size_t> leftovers;
+  for (Region &region : regions) {
+    llvm::DenseSet<const Value *> members(region.members.begin(),
+                                          region.members.end());
+    inspect(region, members);
+    std::string where = "'" + region.members.front()->getName().str() +
+                        "' and " + std::to_string(region.members.size() - 1) +
+                        " more";
+    if (!region.refused.empty())
+      continue; // nothing of the kind this pass is for: no note
+    if (!leftovers)
+      leftovers = computeFusionPlan(g, *rules).leftovers.size();
+    std::vector<std::tuple<Value *, Node *, Node *>> added;
+    for (Value *v : region.entries) {
+      auto [q, dq] = quantizeEntry(r, v, region.grid);
+      added.emplace_back(v, q, dq);
+    }
+    // The Qs reading the region take its grid too (the guide's restricted
+    // scales), so no requantize is left between them.
+    std::vector<std::pair<Value *, const QuantType *>> moved;
+    for (Node *q : region.exitQs) {
+      Value *stored = q->getResult();
+      const QuantType *old = getStoredQuantType(stored);
+      // Only where the new grid reaches nothing but DQs (int8 data
+      // movement after the Q would need retyping too).
+      if (!old || old == region.grid || old->isPerAxis() ||
+          old->getStorageKind() != region.grid->getStorageKind() ||
+          stored->isGraphOutput() || !allUsersAre(stored, ops::Dequantize))
+        continue;
+      r.setType(*stored, withElement(stored->getType(), region.grid));
+      moved.push_back({stored, old});
+    }
+    size_t now = computeFusionPlan(g, *rules).leftovers.size();
+    if (now >= *leftovers) {
+      for (auto &[stored, old] : moved)
+        r.setType(*stored, withElement(stored->getType(), old));
+      for (auto &[v, q, dq] : added)
+        takeBack(r, v, q, dq);
+      report.recordNote(kPass, "region of " + where + " left in float: Q/DQ "
+                                   "on its entries leave " +
+                                   std::to_string(now) + " leftovers under " +
+                                   rules->title.str() + ", " +
+                                   std::to_string(*leftovers) + " without");
+      continue;
+    }
+    for (auto &[stored, old] : moved)
+      report.recordRegrid(kPass, *stored, old, region.grid,
+                          "reads the region of " + where);
+    leftovers = now;
+    ++kept;
+    auto [lo, hi] = quant::representableRange(region.grid);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "region of " << where << ": new Q/DQ on " << added.size()
+       << " entr" << (added.size() == 1 ? "y" : "ies") << " (";
+    for (size_t i = 0; i < added.size(); ++i)
+      os << (i ? ", %" : "%") << std::get<0>(added[i])->getName();
+    os << "), " << quant::describeParams(region.grid) << " (the grid of "
+       << describeNode(*region.gridFrom) << "), max error 0.5 LSB within ["
+       << llvm::format("%g", lo) << ", " << llvm::format("%g", hi)
+       << "], clipped outside";
+    report.recordNote(kPass, os.str());
+  }
+  return kept ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
