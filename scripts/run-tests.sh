@@ -53,6 +53,11 @@ if [ -d "$shared/models" ]; then
     /usr/bin/python3 "$root/test/trt-truth/compare_engines.py" --qopt "$build/bin/qopt" \
       --truth "$shared/trt-truth" --work "$build/trt-truth" || status=1
   fi
+  if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
+    step "every fix explain names as -passes='X' removes its leftover (trt, cpu)"
+    /usr/bin/python3 "$root/test/placement/check_fixes.py" --qopt "$build/bin/qopt" \
+      --shared "$shared" --work "$build/fixes" --backend trt --backend cpu || status=1
+  fi
   step "reference interpreter vs ONNX Runtime 1.30 on $shared/models"
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" \
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1

@@ -33,6 +33,7 @@ void Planner::collectIslands() {
       if (v && v->getDefiningNode() && floatNodes.count(v->getDefiningNode()))
         classes.unionSets(n, v->getDefiningNode());
   llvm::DenseMap<const Node *, size_t> leaderIsland;
+  llvm::DenseSet<size_t> mixedFix, hasOwnCause;
   for (const Node *n : floatOrder) {
     const Node *leader = classes.getLeaderValue(n);
     auto it = leaderIsland.find(leader);
@@ -51,13 +52,23 @@ void Planner::collectIslands() {
     if (l.nodes.size() <= kIslandReasonLines)
       l.reason +=
           (l.reason.empty() ? "" : "; ") + nodeRef(*n) + ": " + c.reason;
-    if (l.fixPipeline.empty())
-      l.fixPipeline = c.fixPipeline;
+    // A pipeline fixes the island only when it fixes each of its ops (an
+    // op float only because its input is has no fix of its own).
+    if (!c.inherited) {
+      if (!hasOwnCause.insert(it->second).second) {
+        if (l.fixPipeline != c.fixPipeline)
+          mixedFix.insert(it->second);
+      } else {
+        l.fixPipeline = c.fixPipeline;
+      }
+    }
     if (l.fixInModel.empty())
       l.fixInModel = c.fixInModel;
     if (hasTrait(*n, OpTrait::Weighted))
       l.floatMacs += countMacs(*n);
   }
+  for (size_t i : mixedFix)
+    plan.leftovers[i].fixPipeline.clear();
   for (Leftover &l : plan.leftovers)
     if (l.kind == LeftoverKind::FloatIsland &&
         l.nodes.size() > kIslandReasonLines)
@@ -160,10 +171,15 @@ void Planner::followDequantized(const Node &dq, const Value *v,
         l.reason += " (" + fc->second.reason + ")";
     }
     if (fc != floatNodes.end()) {
+      // The fix of the op this edge enters (an island's first fix may be
+      // for another of its ops).
       const Leftover &island = plan.leftovers[islandOf.lookup(user)];
+      const FloatCause &own = fc->second;
       if (l.fixPipeline.empty())
-        l.fixPipeline = island.fixPipeline;
-      l.fixInModel = island.fixInModel;
+        l.fixPipeline = own.inherited ? island.fixPipeline : own.fixPipeline;
+      l.fixInModel = own.inherited || own.fixInModel.empty()
+                         ? island.fixInModel
+                         : own.fixInModel;
     }
     plan.leftovers.push_back(std::move(l));
   }
@@ -220,8 +236,11 @@ void Planner::collectQuantizeLeftovers() {
         const Leftover &island = plan.leftovers[islandOf.lookup(p)];
         l.reason = "float -> int8 after " + nodeRef(*p) + " (" +
                    fc->second.reason + ")";
-        l.fixPipeline = island.fixPipeline;
-        l.fixInModel = island.fixInModel;
+        const FloatCause &own = fc->second;
+        l.fixPipeline = own.inherited ? island.fixPipeline : own.fixPipeline;
+        l.fixInModel = own.inherited || own.fixInModel.empty()
+                           ? island.fixInModel
+                           : own.fixInModel;
       } else if (unit != plan.unitOf.end() &&
                  floatResidualUnits.count(unit->second)) {
         l.reason = "unit #" + std::to_string(unit->second) + " (" +
@@ -238,7 +257,13 @@ void Planner::collectQuantizeLeftovers() {
                    ") writes float: its output " + in->getName().str() +
                    (in->isGraphOutput() ? " is also a graph output"
                                         : " also feeds ops other than Qs");
-        l.fixPipeline = "ensure-unique-q";
+        // Data movement among those consumers runs on int8 once the output
+        // has a grid: borrow-scales gives it the Q's.
+        if (borrowableValues.count(in))
+          l.fixPipeline = "borrow-scales<" + rules.name.str() + ">";
+        l.fixInModel = "quantize the output of " +
+                       nodeRef(*plan.units[unit->second].members.back()) +
+                       " for all its consumers (one Q/DQ after it)";
       } else {
         l.reason = "float -> int8 after " + nodeRef(*p);
       }

@@ -15,6 +15,7 @@
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Passes/FloatRegions.h"
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -231,6 +232,7 @@ FloatCause Planner::inputCause(const Node &n, unsigned i) const {
   }
   c.reason = what + " comes from " + nodeRef(*p) + " in float (no Q/DQ on it)";
   c.fixInModel = "add a quantizer (Q/DQ) on the output of " + nodeRef(*p);
+  c.inherited = floatNodes.count(p) != 0;
   return c;
 }
 
@@ -290,10 +292,14 @@ void Planner::classify(Node &n) {
   if (rule && rule->role == OpRole::Int8Op && tryInt8Op(n, *rule))
     return;
   if (!floatNodes.count(&n) && carriesIntegers(n)) {
-    // Data movement keeps the precision of its input.
+    // Data movement keeps the precision of its input; borrow-scales gives
+    // float data movement between quantized ops the grid of the Q after it.
     for (unsigned i : getDataOperands(n))
       if (!readGrid(n.getOperand(i))) {
-        markFloat(n, inputCause(n, i));
+        FloatCause c = inputCause(n, i);
+        if (borrowableValues.count(n.getOperand(i)))
+          c.fixPipeline = "borrow-scales<" + rules.name.str() + ">";
+        markFloat(n, std::move(c));
         return;
       }
   }
@@ -505,7 +511,17 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
       FloatCause c = inputCause(n, i);
       if (n.isa("onnx.Add")) {
         c.reason = "skip branch of Add not quantized: " + c.reason;
-        c.fixPipeline = "quantize-residual";
+        // quantize-residual quantizes the skip of an Add whose other input
+        // is a conv branch it reads alone (the conv can then take the Add).
+        // A Q/DQ pair on the branch is one quantize-residual removes.
+        const Value *branch = n.getNumOperands() == 2 ? n.getOperand(1 - i)
+                                                      : nullptr;
+        if (Node *dq = branch ? getProducer(branch, ops::Dequantize) : nullptr)
+          if (Node *q = getProducer(dq->getOperand(0), ops::Quantize))
+            if (branch->hasOneUse() && dq->getOperand(0)->hasOneUse())
+              branch = q->getOperand(0);
+        if (branch && branch->hasOneUse() && weightedProducer(branch))
+          c.fixPipeline = "quantize-residual";
         c.fixInModel =
             "add a quantizer on the residual (skip) input of " + nodeRef(n);
       }
@@ -784,7 +800,9 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
     else {
       why.reason = "no Q on its output (" + rules.title.str() +
                    " fuses it only with a Q on the output)";
-      why.fixPipeline = "quantize-activations";
+      // quantize-activations quantizes weighted ops' outputs.
+      if (hasTrait(*unit.getAnchor(), OpTrait::Weighted))
+        why.fixPipeline = "quantize-activations";
       why.fixInModel = "add an output quantizer after " + nodeRef(*last);
     }
     // The epilogue members go back to float with the anchor.
@@ -812,11 +830,40 @@ void Planner::addUnit(FusionUnit unit) {
   plan.units.push_back(std::move(unit));
 }
 
+void Planner::dropUnsoundBorrowFixes() {
+  // borrow-scales helps only where every tensor entering the region is a
+  // unit's output (an op that can write int8 once it has a Q).
+  llvm::DenseSet<const Value *> unsound;
+  for (const FloatRegion &region : borrowableRegions)
+    for (const Value *entry : region.entries)
+      if (!plan.unitOf.count(entry->getDefiningNode()) ||
+          floatNodes.count(entry->getDefiningNode())) {
+        unsound.insert(region.members.begin(), region.members.end());
+        break;
+      }
+  if (unsound.empty())
+    return;
+  for (const Value *v : unsound)
+    borrowableValues.erase(v);
+  std::string fix = "borrow-scales<" + rules.name.str() + ">";
+  for (auto &[node, cause] : floatNodes)
+    if (cause.fixPipeline == fix &&
+        llvm::any_of(node->getOperands(),
+                     [&](const Value *v) { return unsound.count(v); }))
+      cause.fixPipeline.clear();
+}
+
 FusionPlan Planner::run() {
   for (const Node &n : graph.getNodes())
     nodeOrder[&n] = nodeOrder.size();
+  for (FloatRegion &region : findFloatRegions(graph))
+    if (region.isBorrowable())
+      borrowableRegions.push_back(std::move(region));
+  for (const FloatRegion &region : borrowableRegions)
+    borrowableValues.insert(region.members.begin(), region.members.end());
   for (Node &n : graph.getNodes())
     classify(n);
+  dropUnsoundBorrowFixes();
   collectIslands();
   collectDequantizeLeftovers();
   collectQuantizeLeftovers();

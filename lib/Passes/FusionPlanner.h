@@ -11,6 +11,7 @@
 #define QOPT_LIB_PASSES_FUSIONPLANNER_H
 
 #include "qopt/IR/Graph.h"
+#include "qopt/Passes/FloatRegions.h"
 #include "qopt/Passes/FusionPlan.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -61,6 +62,9 @@ struct FloatCause {
   std::string reason;
   std::string fixPipeline;
   std::string fixInModel;
+  /// The node is float only because an input comes from another float
+  /// node: its island's fix is its fix.
+  bool inherited = false;
 };
 
 /// Builds the FusionPlan of one graph under one backend's rules.
@@ -111,6 +115,10 @@ private:
   bool floatResidual = false;
   /// Units that read a float residual.
   llvm::DenseSet<unsigned> floatResidualUnits;
+  /// Members of the float regions borrow-scales puts on int8
+  /// (qopt/Passes/FloatRegions.h): where explain names that fix.
+  llvm::DenseSet<const Value *> borrowableValues;
+  std::vector<FloatRegion> borrowableRegions;
 
   bool isComputeNode(const Node &n) const;
   /// The grid `v` is read with as int8, or null.
@@ -149,6 +157,9 @@ private:
   void markFloat(const Node &n, FloatCause cause);
   FloatCause inputCause(const Node &n, unsigned operand) const;
 
+  /// Takes back the borrow-scales fix where a region's entry is no unit's
+  /// output.
+  void dropUnsoundBorrowFixes();
   void collectIslands();
   void collectSplitUnits();
   void collectDequantizeLeftovers();

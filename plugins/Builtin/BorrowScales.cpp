@@ -15,13 +15,9 @@
 //   %k = onnx.Concat(%m, %p)              %k  = onnx.Concat(%mq, %p)
 //   %q = q.quantize(%k) : B               %q  = q.quantize(%k) : B
 //
-// A region is a set of float tensors joined by data movement (the ops
-// QdqUtils' carriesIntegers names, MaxPool and nearest Resize included).
-// Its entries are the members other ops compute (an activation, an Add);
-// its exits are the nodes outside it that read a member. A region is
-// taken when every exit is a q.quantize or an Add whose result is itself
-// an entry or only quantized (a C2f bottleneck's residual Add), at least
-// one exit is a per-tensor Q, and no member is a graph input or output.
+// It takes the borrowable regions of qopt/Passes/FloatRegions.h: float
+// tensors joined by data movement, entered from computing ops and read
+// only by Qs and residual Adds.
 // Each entry that is not already a DQ's result gets a Q/DQ on the grid of
 // the widest exit Q (the largest scale), and the other exit Qs are moved
 // to that grid (the guide's "restricted" scales); remove-redundant-qdq
@@ -40,11 +36,10 @@
 
 #include "BuiltinPasses.h"
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Passes/FloatRegions.h"
 #include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/QdqUtils.h"
 
-#include "llvm/ADT/EquivalenceClasses.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 
 #include <optional>
@@ -71,70 +66,6 @@ void BorrowScalesPass::printPipeline(llvm::raw_ostream &os) const {
 }
 
 namespace {
-
-/// Data movement on float tensors: the ops a region is made of.
-bool joinsRegion(const Node &n) {
-  if (n.getDialect() == "q" || !carriesIntegers(n))
-    return false;
-  for (unsigned i : getDataOperands(n))
-    if (!n.getOperand(i) || getStoredQuantType(n.getOperand(i)))
-      return false;
-  return true;
-}
-
-struct Region {
-  std::vector<Value *> members;
-  std::vector<Value *> entries; ///< members to put on the grid
-  const QuantType *grid = nullptr;
-  const Node *gridFrom = nullptr;
-  std::vector<Node *> exitQs;
-  std::string refused; ///< why the region is not taken
-};
-
-/// The exits of `members` and what they allow.
-void inspect(Region &region, const llvm::DenseSet<const Value *> &members) {
-  auto refuse = [&](std::string why) {
-    if (region.refused.empty())
-      region.refused = std::move(why);
-  };
-  for (Value *v : region.members) {
-    if (v->isGraphInput() || v->isGraphOutput() || isConstantValue(v)) {
-      refuse("'" + v->getName().str() +
-             "' is a graph input, output or constant");
-      continue;
-    }
-    const Node *def = v->getDefiningNode();
-    if (!joinsRegion(*def) && !def->isa(ops::Dequantize))
-      region.entries.push_back(v);
-    for (auto [user, index] : getUsers(v)) {
-      if (joinsRegion(*user))
-        continue;
-      if (user->isa(ops::Quantize)) {
-        region.exitQs.push_back(user);
-        const QuantType *q = getStoredQuantType(user->getResult());
-        if (q && !q->isPerAxis() &&
-            (!region.grid || q->getScales()[0] > region.grid->getScales()[0])) {
-          region.grid = q;
-          region.gridFrom = user;
-        }
-        continue;
-      }
-      if (user->isa("onnx.Add")) {
-        const Value *sum = user->getResult();
-        if (members.count(sum) ||
-            (sum->hasUses() && !sum->isGraphOutput() &&
-             allUsersAre(sum, ops::Quantize)))
-          continue;
-      }
-      refuse(describeNode(*user) + " reads '" + v->getName().str() +
-             "' in float");
-    }
-  }
-  if (!region.grid)
-    refuse("no per-tensor Q reads it");
-  if (region.entries.empty())
-    refuse("every tensor entering it is quantized already");
-}
 
 /// Puts `v` on `grid` through a new Q/DQ right after its producer.
 std::pair<Node *, Node *> quantizeEntry(PatternRewriter &r, Value *v,
@@ -168,60 +99,16 @@ void takeBack(PatternRewriter &r, Value *v, Node *q, Node *dq) {
 PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
   CostReport &report = am.getCostReport();
   const BackendRules *rules = lookupBackendRules(backend);
-  llvm::EquivalenceClasses<Value *> classes;
-  for (Node &n : g.getNodes()) {
-    if (!joinsRegion(n))
-      continue;
-    Value *first = nullptr;
-    auto join = [&](Value *v) {
-      if (!v || v->isAbsent())
-        return;
-      classes.insert(v);
-      if (first)
-        classes.unionSets(first, v);
-      else
-        first = v;
-    };
-    for (unsigned i : getDataOperands(n))
-      join(n.getOperand(i));
-    for (unsigned r = 0; r < n.getNumResults(); ++r)
-      if (isDataResult(n, r))
-        join(n.getResult(r));
-  }
-  // Regions in graph order of their first member.
-  std::vector<Region> regions;
-  llvm::DenseMap<Value *, size_t> regionOf;
-  auto visit = [&](Value *v) {
-    if (!v || classes.findValue(v) == classes.end())
-      return;
-    Value *leader = classes.getLeaderValue(v);
-    auto [it, inserted] = regionOf.try_emplace(leader, regions.size());
-    if (inserted)
-      regions.emplace_back();
-    Region &region = regions[it->second];
-    if (!llvm::is_contained(region.members, v))
-      region.members.push_back(v);
-  };
-  for (Value *in : g.getInputs())
-    visit(in);
-  for (Node &n : g.getNodes()) {
-    for (Value *v : n.getOperands())
-      visit(v);
-    for (Value *v : n.getResults())
-      visit(v);
-  }
+  std::vector<FloatRegion> regions = findFloatRegions(g);
 
   PatternRewriter r(g);
   unsigned kept = 0;
   std::optional<size_t> leftovers;
-  for (Region &region : regions) {
-    llvm::DenseSet<const Value *> members(region.members.begin(),
-                                          region.members.end());
-    inspect(region, members);
+  for (FloatRegion &region : regions) {
     std::string where = "'" + region.members.front()->getName().str() +
                         "' and " + std::to_string(region.members.size() - 1) +
                         " more";
-    if (!region.refused.empty())
+    if (!region.isBorrowable())
       continue; // nothing of the kind this pass is for: no note
     if (!leftovers)
       leftovers = computeFusionPlan(g, *rules).leftovers.size();

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Every fix explain names as `qopt -passes='X'` must remove its leftover.
+
+    check_fixes.py --qopt build/bin/qopt --shared ../shared --work DIR [--backend trt] [--filter REGEX]
+
+For each model of --shared/models and --shared/models/zoo, and each backend: explain the model as it is
+(--explain=B --report), then for every distinct fix pipeline X the leftovers name, run X alone on the model
+and explain again. A leftover counts as removed when no leftover of the same kind touching the same nodes is
+left (node names are ONNX node names, which the passes keep). Prints one line per fix that leaves one of its
+leftovers in place, and a total "N of M named fixes remove their leftovers"; exits 1 unless N == M.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+def explain(qopt, model, backend, pipeline, report):
+    cmd = [qopt, model, f'--explain={backend}', f'--report={report}', '--disable-output']
+    if pipeline:
+        cmd.append(f'-passes={pipeline}')
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f'{" ".join(cmd)}: {r.stderr.strip()}')
+    with open(report) as f:
+        plans = json.load(f)['plans']
+    return plans[-1]['leftovers']
+
+
+def key(leftover):
+    return leftover['kind'], tuple(leftover['nodes'])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--qopt', required=True)
+    ap.add_argument('--shared', required=True)
+    ap.add_argument('--work', required=True)
+    ap.add_argument('--backend', action='append')
+    ap.add_argument('--filter', default='')
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    backends = args.backend or ['trt', 'ort', 'cpu']
+    models = []
+    for sub in ('models', 'models/zoo'):
+        d = os.path.join(args.shared, sub)
+        models += [os.path.join(sub, f) for f in sorted(os.listdir(d))
+                   if f.endswith('.onnx') and not f.endswith('_fp32.onnx')]
+    models = [m for m in models if re.search(args.filter, m)]
+    named = removed = 0
+    for rel in models:
+        path = os.path.join(args.shared, rel)
+        for backend in backends:
+            tag = re.sub(r'\W', '_', rel) + '.' + backend
+            report = os.path.join(args.work, tag + '.json')
+            before = explain(args.qopt, path, backend, '', report)
+            by_fix = {}
+            for l in before:
+                if l['fix_pipeline']:
+                    by_fix.setdefault(l['fix_pipeline'], []).append(l)
+            for fix, leftovers in sorted(by_fix.items()):
+                try:
+                    after = explain(args.qopt, path, backend, fix, report)
+                except RuntimeError as e:
+                    print(f'FAIL {rel} [{backend}] {fix}: {e}')
+                    named += len(leftovers)
+                    continue
+                left = {key(l) for l in after}
+                kept = [l for l in leftovers if key(l) in left]
+                named += len(leftovers)
+                removed += len(leftovers) - len(kept)
+                for l in kept:
+                    print(f"FAIL {rel} [{backend}] -passes='{fix}' leaves {l['kind']}: "
+                          f"{' -> '.join(l['nodes'])} ({l['reason']})")
+    print(f'check-fixes: {removed} of {named} named fixes remove their leftovers '
+          f'({len(models)} models, {", ".join(backends)})')
+    return 0 if removed == named else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
