@@ -59,9 +59,8 @@ static void inspect(FloatRegion &region) {
       }
       if (user->isa("onnx.Add")) {
         const Value *sum = user->getResult();
-        if (members.count(sum) ||
-            (sum->hasUses() && !sum->isGraphOutput() &&
-             allUsersAre(sum, ops::Quantize)))
+        if (members.count(sum) || (sum->hasUses() && !sum->isGraphOutput() &&
+                                   allUsersAre(sum, ops::Quantize)))
           continue;
       }
       refuse(describeNode(*user) + " reads '" + v->getName().str() +

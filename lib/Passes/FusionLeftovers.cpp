@@ -151,8 +151,8 @@ void Planner::followDequantized(const Node &dq, const Value *v,
                  std::to_string(u.id) + " (" + nodeRef(*u.getAnchor()) +
                  ") writes float, so " + rules.title.str() +
                  " reads its residual in float";
-      l.fixInModel = "add an output quantizer after " +
-                     nodeRef(*u.members.back());
+      l.fixInModel =
+          "add an output quantizer after " + nodeRef(*u.members.back());
       plan.leftovers.push_back(std::move(l));
       continue;
     }
@@ -177,9 +177,8 @@ void Planner::followDequantized(const Node &dq, const Value *v,
       const FloatCause &own = fc->second;
       if (l.fixPipeline.empty())
         l.fixPipeline = own.inherited ? island.fixPipeline : own.fixPipeline;
-      l.fixInModel = own.inherited || own.fixInModel.empty()
-                         ? island.fixInModel
-                         : own.fixInModel;
+      l.fixInModel = own.inherited || own.fixInModel.empty() ? island.fixInModel
+                                                             : own.fixInModel;
     }
     plan.leftovers.push_back(std::move(l));
   }
@@ -249,8 +248,8 @@ void Planner::collectQuantizeLeftovers() {
                    " writes its output in float";
         for (const Node *m : plan.units[unit->second].members)
           if (m->isa("onnx.Add"))
-            l.fixInModel =
-                "add a quantizer on the residual (skip) input of " + nodeRef(*m);
+            l.fixInModel = "add a quantizer on the residual (skip) input of " +
+                           nodeRef(*m);
       } else if (unit != plan.unitOf.end()) {
         l.reason = "unit #" + std::to_string(unit->second) + " (" +
                    nodeRef(*plan.units[unit->second].getAnchor()) +

@@ -67,6 +67,10 @@ struct FloatCause {
   bool inherited = false;
 };
 
+/// A grid the rules refuse (`where`: "input 0", "output"), with the fix
+/// for the refusals a pass fixes.
+FloatCause gridCause(const std::string &where, const std::string &problem);
+
 /// Builds the FusionPlan of one graph under one backend's rules.
 class Planner {
 public:

@@ -69,7 +69,7 @@ namespace {
 
 /// Puts `v` on `grid` through a new Q/DQ right after its producer.
 std::pair<Node *, Node *> quantizeEntry(PatternRewriter &r, Value *v,
-                                       const QuantType *grid) {
+                                        const QuantType *grid) {
   Node *def = v->getDefiningNode();
   auto next = std::next(Graph::NodeList::iterator(def));
   r.setRoot(def);
@@ -138,7 +138,8 @@ PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
         r.setType(*stored, withElement(stored->getType(), old));
       for (auto &[v, q, dq] : added)
         takeBack(r, v, q, dq);
-      report.recordNote(kPass, "region of " + where + " left in float: Q/DQ "
+      report.recordNote(kPass, "region of " + where +
+                                   " left in float: Q/DQ "
                                    "on its entries leave " +
                                    std::to_string(now) + " leftovers under " +
                                    rules->title.str() + ", " +
@@ -153,8 +154,8 @@ PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
     auto [lo, hi] = quant::representableRange(region.grid);
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << "region of " << where << ": new Q/DQ on " << added.size()
-       << " entr" << (added.size() == 1 ? "y" : "ies") << " (";
+    os << "region of " << where << ": new Q/DQ on " << added.size() << " entr"
+       << (added.size() == 1 ? "y" : "ies") << " (";
     for (size_t i = 0; i < added.size(); ++i)
       os << (i ? ", %" : "%") << std::get<0>(added[i])->getName();
     os << "), " << quant::describeParams(region.grid) << " (the grid of "

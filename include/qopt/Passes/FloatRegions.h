@@ -1,4 +1,5 @@
-//===- FloatRegions.h - Float data movement between quantized ops -*- C++ -*-===//
+//===- FloatRegions.h - Float data movement between quantized ops -*- C++
+//-*-===//
 //
 // A float region is a set of float tensors joined by data movement (the
 // ops QdqUtils' carriesIntegers names: Concat, Split, Slice, MaxPool,
