@@ -85,7 +85,6 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
         // A bias added after Gemm/MatMul.
         unit.members.push_back(user);
         unit.inputs.push_back({o, nullptr});
-        floatResidual = true;
         addSeen = true;
         continue;
       }
@@ -109,8 +108,7 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
       }
       unit.members.push_back(user);
       Node *dq = getProducer(o, ops::Dequantize);
-      residualRead =
-          ResidualRead{user, other, unit.inputs.size(), dq};
+      residualRead = ResidualRead{user, other, unit.inputs.size(), dq};
       unit.inputs.push_back({storedOrSelf(o), g});
       pendingReads.push_back({user, other});
       if (dq)
@@ -137,9 +135,8 @@ static bool commutesWithQuantize(const Node &n, const QuantType *grid) {
          whyGridCannotCross(n, grid).empty();
 }
 
-const Value *
-Planner::quantizedThroughCopies(const Value *out,
-                                std::vector<Node *> &chain) const {
+const Value *Planner::quantizedThroughCopies(const Value *out,
+                                             std::vector<Node *> &chain) const {
   const Value *cur = out;
   chain.clear();
   for (unsigned depth = 0; depth < 8; ++depth) {

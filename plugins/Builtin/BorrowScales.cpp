@@ -28,9 +28,12 @@
 // now adds rounded inputs; an exit Q on a narrower grid gets a coarser
 // one. Each region taken is a note in the cost report, each exit Q moved a
 // regrid entry.
-// A region whose Q/DQ do not leave the backend's fusion plan with fewer
-// leftovers (an entry no unit can write as int8) is taken back, with a
-// note saying so.
+// An exit Q whose DQ feeds a conv with an i32 bias keeps its grid (the
+// bias is on input scale * weight scale); it is then a requantize. A
+// region whose Q/DQ do not leave the backend's fusion plan with fewer
+// leftovers is taken back, with a note saying so. The grid is the widest
+// exit Q's; a residual Add the region feeds is not consulted (its values
+// outside that grid clip).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +88,28 @@ std::pair<Node *, Node *> quantizeEntry(PatternRewriter &r, Value *v,
   return {q, dq};
 }
 
+/// True when a weighted op reads `stored` through a DQ as its input and
+/// has an i32 bias: the bias is on input scale * weight scale, so the Q's
+/// grid must stay.
+bool feedsInt32Bias(const Value *stored) {
+  for (const Use &u : stored->getUses()) {
+    if (!u.user || !u.user->isa(ops::Dequantize))
+      continue;
+    for (const Use &w : u.user->getResult()->getUses()) {
+      const Node *op = w.user;
+      if (!op || w.index != 0 || !hasTrait(*op, OpTrait::Weighted) ||
+          op->getNumOperands() < 3 || !op->getOperand(2))
+        continue;
+      const Value *bias = op->getOperand(2);
+      if (Node *dq = getProducer(bias, ops::Dequantize))
+        bias = dq->getOperand(0);
+      if (bias->getType()->getStorageKind() == ElementKind::I32)
+        return true;
+    }
+  }
+  return false;
+}
+
 void takeBack(PatternRewriter &r, Value *v, Node *q, Node *dq) {
   for (auto [user, index] : getUsers(dq->getResult())) {
     user->setOperand(index, v);
@@ -124,10 +149,12 @@ PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
       Value *stored = q->getResult();
       const QuantType *old = getStoredQuantType(stored);
       // Only where the new grid reaches nothing but DQs (int8 data
-      // movement after the Q would need retyping too).
+      // movement after the Q would need retyping too) and no i32 bias
+      // depends on it.
       if (!old || old == region.grid || old->isPerAxis() ||
           old->getStorageKind() != region.grid->getStorageKind() ||
-          stored->isGraphOutput() || !allUsersAre(stored, ops::Dequantize))
+          stored->isGraphOutput() || !allUsersAre(stored, ops::Dequantize) ||
+          feedsInt32Bias(stored))
         continue;
       r.setType(*stored, withElement(stored->getType(), region.grid));
       moved.push_back({stored, old});
