@@ -47,8 +47,6 @@ void Planner::readResidualInFloat(FusionUnit &unit) {
 }
 
 void Planner::absorbEpilogue(FusionUnit &unit) {
-  residualRead.reset();
-  floatResidual = false;
   bool addSeen = unit.getAnchor()->isa("onnx.Add");
   bool weighted = lookupOpDef(unit.getAnchor()->getOp()) &&
                   hasTrait(*unit.getAnchor(), OpTrait::Weighted);
@@ -147,18 +145,15 @@ const Value *Planner::quantizedThroughCopies(const Value *out,
       return nullptr;
     chain.push_back(user);
     const Value *next = user->getResult(0);
-    if (!next->isGraphOutput() && next->hasUses() &&
-        allUsersAre(next, ops::Quantize)) {
-      const Value *q = next->getUses().front().user->getResult();
-      const QuantType *grid = getStoredQuantType(q);
-      for (const Use &u : next->getUses())
-        if (!sameGrid(grid, getStoredQuantType(u.user->getResult())))
-          return nullptr;
+    if (const Value *q = quantizedOnOneGrid(next)) {
       for (const Node *c : chain)
-        if (!commutesWithQuantize(*c, grid))
+        if (!commutesWithQuantize(*c, getStoredQuantType(q)))
           return nullptr;
       return q;
     }
+    if (!next->isGraphOutput() && next->hasUses() &&
+        allUsersAre(next, ops::Quantize))
+      return nullptr; // Qs onto several grids
     cur = next;
   }
   return nullptr;

@@ -77,6 +77,17 @@ void Planner::collectIslands() {
                   " more ops in float";
 }
 
+void Planner::takeFixOf(const Node &n, Leftover &l) const {
+  // The fix of the op the edge touches (an island's first fix may be for
+  // another of its ops).
+  const FloatCause &own = floatNodes.find(&n)->second;
+  const Leftover &island = plan.leftovers[islandOf.lookup(&n)];
+  if (l.fixPipeline.empty())
+    l.fixPipeline = own.inherited ? island.fixPipeline : own.fixPipeline;
+  l.fixInModel = own.inherited || own.fixInModel.empty() ? island.fixInModel
+                                                         : own.fixInModel;
+}
+
 /// Follows the float value `v` (on `grid`) that DQ `dq` produces, through
 /// the copies that read it as int8, to where it meets a Q (a requantize
 /// when the grids differ) or a float consumer (a reformat).
@@ -170,16 +181,8 @@ void Planner::followDequantized(const Node &dq, const Value *v,
       if (fc != floatNodes.end())
         l.reason += " (" + fc->second.reason + ")";
     }
-    if (fc != floatNodes.end()) {
-      // The fix of the op this edge enters (an island's first fix may be
-      // for another of its ops).
-      const Leftover &island = plan.leftovers[islandOf.lookup(user)];
-      const FloatCause &own = fc->second;
-      if (l.fixPipeline.empty())
-        l.fixPipeline = own.inherited ? island.fixPipeline : own.fixPipeline;
-      l.fixInModel = own.inherited || own.fixInModel.empty() ? island.fixInModel
-                                                             : own.fixInModel;
-    }
+    if (fc != floatNodes.end())
+      takeFixOf(*user, l);
     plan.leftovers.push_back(std::move(l));
   }
 }
@@ -232,14 +235,9 @@ void Planner::collectQuantizeLeftovers() {
       auto fc = floatNodes.find(p);
       auto unit = plan.unitOf.find(p);
       if (fc != floatNodes.end()) {
-        const Leftover &island = plan.leftovers[islandOf.lookup(p)];
         l.reason = "float -> int8 after " + nodeRef(*p) + " (" +
                    fc->second.reason + ")";
-        const FloatCause &own = fc->second;
-        l.fixPipeline = own.inherited ? island.fixPipeline : own.fixPipeline;
-        l.fixInModel = own.inherited || own.fixInModel.empty()
-                           ? island.fixInModel
-                           : own.fixInModel;
+        takeFixOf(*p, l);
       } else if (unit != plan.unitOf.end() &&
                  floatResidualUnits.count(unit->second)) {
         l.reason = "unit #" + std::to_string(unit->second) + " (" +

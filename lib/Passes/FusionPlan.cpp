@@ -103,6 +103,17 @@ bool isQdqOp(const Node &n) {
          n.isa(ops::Requantize);
 }
 
+const Value *quantizedOnOneGrid(const Value *v) {
+  if (v->isGraphOutput() || !v->hasUses() || !allUsersAre(v, ops::Quantize))
+    return nullptr;
+  const Value *first = v->getUses().front().user->getResult();
+  for (const Use &u : v->getUses())
+    if (!sameGrid(getStoredQuantType(first),
+                  getStoredQuantType(u.user->getResult())))
+      return nullptr;
+  return first;
+}
+
 bool sameGrid(const QuantType *a, const QuantType *b) {
   return a == b || (a && b && a->hasSameParams(b) &&
                     a->getStorageKind() == b->getStorageKind());
@@ -340,14 +351,8 @@ bool Planner::tryCopy(Node &n) {
     // A copy onto the grid of the Q after it: the inputs on other grids are
     // requantized first (the Q moves backward onto each input).
     const Value *out = n.getResult(0);
-    const QuantType *outGrid = nullptr;
-    if (!out->isGraphOutput() && out->hasUses() &&
-        allUsersAre(out, ops::Quantize)) {
-      outGrid = getStoredQuantType(out->getUses().front().user->getResult());
-      for (const Use &u : out->getUses())
-        if (!sameGrid(outGrid, getStoredQuantType(u.user->getResult())))
-          outGrid = nullptr;
-    }
+    const Value *outQ = quantizedOnOneGrid(out);
+    const QuantType *outGrid = outQ ? getStoredQuantType(outQ) : nullptr;
     if (!outGrid) {
       FloatCause c;
       c.reason = "inputs on different grids and no single Q after it";
@@ -565,7 +570,6 @@ void Planner::addUnit(FusionUnit unit) {
   unit.id = plan.units.size();
   if (floatResidual)
     floatResidualUnits.insert(unit.id);
-  floatResidual = false;
   for (Node *m : unit.members)
     plan.unitOf[m] = unit.id;
   for (Node *a : unit.absorbed)

@@ -42,6 +42,10 @@ const Value *storedOrSelf(const Value *v);
 /// q.quantize, q.dequantize or q.requantize.
 bool isQdqOp(const Node &n);
 
+/// The result of the first Q reading `v` when every use of `v` is a Q onto
+/// one grid (and `v` is no graph output); else null.
+const Value *quantizedOnOneGrid(const Value *v);
+
 /// Same storage and parameters (null: both float).
 bool sameGrid(const QuantType *a, const QuantType *b);
 
@@ -119,6 +123,10 @@ private:
   bool floatResidual = false;
   /// Units that read a float residual.
   llvm::DenseSet<unsigned> floatResidualUnits;
+  /// A reformat at float node `n` takes the fix of `n`'s own cause, or its
+  /// island's when `n` is float only because its input is (a pipeline
+  /// already in `l` stays).
+  void takeFixOf(const Node &n, Leftover &l) const;
   /// Members of the float regions borrow-scales puts on int8
   /// (qopt/Passes/FloatRegions.h): where explain names that fix.
   llvm::DenseSet<const Value *> borrowableValues;

@@ -67,12 +67,16 @@ qopt::quantTypeAcross(const Node &n, const QuantType *q, unsigned result) {
   return quant::withAxis(n.getGraph()->getContext(), q, *axis);
 }
 
+bool qopt::isParamRecordAttr(llvm::StringRef name) {
+  return name == "param_names" || name == "param_ranks";
+}
+
 std::vector<NamedAttribute> qopt::paramRecordOf(const Node *qdq) {
   std::vector<NamedAttribute> attrs;
   if (!qdq)
     return attrs;
   for (const NamedAttribute &a : qdq->getAttrs())
-    if (a.name == "param_names" || a.name == "param_ranks")
+    if (isParamRecordAttr(a.name))
       attrs.push_back(a);
   return attrs;
 }

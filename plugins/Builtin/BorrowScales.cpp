@@ -130,11 +130,11 @@ PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
   unsigned kept = 0;
   std::optional<size_t> leftovers;
   for (FloatRegion &region : regions) {
+    if (!region.isBorrowable())
+      continue; // nothing of the kind this pass is for: no note
     std::string where = "'" + region.members.front()->getName().str() +
                         "' and " + std::to_string(region.members.size() - 1) +
                         " more";
-    if (!region.isBorrowable())
-      continue; // nothing of the kind this pass is for: no note
     if (!leftovers)
       leftovers = computeFusionPlan(g, *rules).leftovers.size();
     std::vector<std::tuple<Value *, Node *, Node *>> added;

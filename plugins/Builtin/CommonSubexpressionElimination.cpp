@@ -21,6 +21,7 @@
 #include "BuiltinPasses.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/Passes/QdqUtils.h"
 
 #include "llvm/ADT/Hashing.h"
 
@@ -47,7 +48,7 @@ static bool isMergeable(const Node &n) {
 static std::vector<const NamedAttribute *> computingAttrs(const Node &n) {
   std::vector<const NamedAttribute *> attrs;
   for (const NamedAttribute &a : n.getAttrs())
-    if (a.name != "param_names" && a.name != "param_ranks")
+    if (!isParamRecordAttr(a.name))
       attrs.push_back(&a);
   return attrs;
 }
