@@ -76,6 +76,9 @@ def main():
                           f"{' -> '.join(l['nodes'])} ({l['reason']})")
     print(f'check-fixes: {removed} of {named} named fixes remove their leftovers '
           f'({len(models)} models, {", ".join(backends)})')
+    if named == 0:
+        print('check-fixes: no leftover names a pipeline fix: nothing was checked')
+        return 1
     return 0 if removed == named else 1
 
 
