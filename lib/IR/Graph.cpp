@@ -3,6 +3,7 @@
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -223,6 +224,42 @@ Graph::~Graph() {
   outputs.clear();
   outputUsePos.clear();
   nodes.clear();
+}
+
+std::unique_ptr<Graph> Graph::clone() const {
+  auto copy = std::make_unique<Graph>(ctx, name);
+  copy->docString = docString;
+  copy->initializerInputs = initializerInputs;
+  copy->initializerInputPositions = initializerInputPositions;
+  copy->uniqueCounter = uniqueCounter;
+  llvm::DenseMap<const Value *, Value *> map;
+  for (const auto &in : inputs)
+    map[in.get()] = copy->addInput(in->type, in->name);
+  // Results first, operands second: a valid graph is in topological order,
+  // but the copy must not depend on it.
+  std::vector<std::pair<const Node *, Node *>> made;
+  for (const Node &n : nodes) {
+    std::vector<ResultSpec> results;
+    for (const auto &r : n.results)
+      results.push_back({r->type, r->name, r->absent});
+    Node *c = copy->createNode(n.op, {}, results, n.attrs, n.name);
+    for (unsigned i = 0; i < n.results.size(); ++i)
+      map[n.results[i].get()] = c->results[i].get();
+    made.push_back({&n, c});
+  }
+  auto lookup = [&](const Value *v) -> Value * {
+    return v ? map.lookup(v) : nullptr;
+  };
+  for (auto [n, c] : made) {
+    for (Value *v : n->operands)
+      c->addOperand(lookup(v));
+    for (Value *v : n->captures)
+      c->addCapture(lookup(v));
+    c->captureNames = n->captureNames;
+  }
+  for (Value *v : outputs)
+    copy->addOutput(lookup(v));
+  return copy;
 }
 
 void Graph::registerName(Value *v) {

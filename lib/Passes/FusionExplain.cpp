@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FusionPlanner.h"
+
 #include "qopt/IR/Graph.h"
 #include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/QdqUtils.h"
@@ -17,6 +19,24 @@
 #include "llvm/Support/Format.h"
 
 using namespace qopt;
+
+std::string qopt::leftoverKey(const Leftover &l) {
+  std::string s = getLeftoverKindName(l.kind).str() + ": ";
+  for (size_t i = 0; i < l.nodes.size(); ++i)
+    s += (i ? " -> " : "") + planNodeName(*l.nodes[i]);
+  return s;
+}
+
+std::string qopt::leftoverIdentity(const Leftover &l) {
+  auto isQdq = [](const Node *n) { return fusion::isQdqOp(*n); };
+  bool named = llvm::all_of(l.nodes, isQdq);
+  std::string s = getLeftoverKindName(l.kind).str() + ": ";
+  for (size_t i = 0; i < l.nodes.size(); ++i)
+    s += (i ? " -> " : "") + (named || !isQdq(l.nodes[i])
+                                  ? planNodeName(*l.nodes[i])
+                                  : "<" + l.nodes[i]->getOpType().str() + ">");
+  return s;
+}
 
 std::string qopt::planNodeName(const Node &n) {
   if (!n.getName().empty())
@@ -81,10 +101,6 @@ std::string macText(int64_t macs) {
   return buf;
 }
 
-std::string leftoverKey(const Leftover &l) {
-  return getLeftoverKindName(l.kind).str() + ": " + nodeList(l.nodes, " -> ");
-}
-
 void printSummaryLine(const FusionPlan::Summary &s, llvm::raw_ostream &os) {
   os << "INT8 MACs ";
   if (s.totalMacs)
@@ -145,9 +161,11 @@ void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
   for (const Leftover &h : plan.hints) {
     os << "[" << ++index << "] hint: " << nodeList(h.nodes, " -> ") << "\n";
     os << "    " << h.reason << "\n";
-    os << "    fix: qopt -passes='" << h.fixPipeline << "' where the chain "
-       << "ends in a residual Add\n";
-    os << "         in the model: " << h.fixInModel << "\n";
+    if (!h.fixPipeline.empty())
+      os << "    fix: qopt -passes='" << h.fixPipeline << "' where the chain "
+         << "ends in a residual Add\n";
+    os << (h.fixPipeline.empty() ? "    fix: " : "         ")
+       << "in the model: " << h.fixInModel << "\n";
   }
   os << "summary: ";
   printSummaryLine(plan.summarize(), os);

@@ -58,11 +58,14 @@ json::Array portsJson(llvm::ArrayRef<FusionUnit::Port> ports) {
 }
 
 json::Object leftoverJson(const Leftover &l) {
-  json::Array nodes;
-  for (const Node *n : l.nodes)
+  json::Array nodes, ops;
+  for (const Node *n : l.nodes) {
     nodes.push_back(nodeName(*n));
+    ops.push_back(n->getOpType().str());
+  }
   return json::Object{{"kind", getLeftoverKindName(l.kind).str()},
                       {"nodes", std::move(nodes)},
+                      {"ops", std::move(ops)},
                       {"reason", l.reason},
                       {"fix_pipeline", l.fixPipeline},
                       {"fix_in_model", l.fixInModel},

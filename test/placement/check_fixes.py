@@ -6,7 +6,8 @@
 For each model of --shared/models and --shared/models/zoo, and each backend: explain the model as it is
 (--explain=B --report), then for every distinct fix pipeline X the leftovers name, run X alone on the model
 and explain again. A leftover counts as removed when no leftover of the same kind touching the same nodes is
-left (node names are ONNX node names, which the passes keep). Prints one line per fix that leaves one of its
+left (node names are ONNX node names, which the passes keep; a Q/DQ counts by its op where the leftover
+has other nodes, as DQs get copied and renamed). Prints one line per fix that leaves one of its
 leftovers in place, and a total "N of M named fixes remove their leftovers"; exits 1 unless N == M.
 """
 import argparse
@@ -29,8 +30,15 @@ def explain(qopt, model, backend, pipeline, report):
     return plans[-1]['leftovers']
 
 
+QDQ_OPS = ('quantize', 'dequantize', 'requantize')
+
+
 def key(leftover):
-    return leftover['kind'], tuple(leftover['nodes'])
+    """The leftover's kind and nodes; a Q/DQ stands for its op when the leftover has other nodes (passes
+    such as ensure-unique-dq copy and rename DQs: the reformat before the same Conv is the same leftover)."""
+    nodes, ops = leftover['nodes'], leftover['ops']
+    named = all(op in QDQ_OPS for op in ops)
+    return leftover['kind'], tuple(n if named or op not in QDQ_OPS else f'<{op}>' for n, op in zip(nodes, ops))
 
 
 def main():

@@ -119,6 +119,13 @@ static cl::list<std::string> reportPaths(
              "given"),
     cl::cat(qoptCategory));
 
+static cl::opt<bool> checkFixes(
+    "explain-check-fixes",
+    cl::desc("Name a fix as -passes='X' only after running X on a copy of "
+             "the graph and seeing the leftover go; extend X by the fix of "
+             "what it leaves, or fall back to the in-model fix (default on)"),
+    cl::init(true), cl::cat(qoptCategory));
+
 static cl::opt<bool> measureCost(
     "measure-cost",
     cl::desc("Run the reference interpreter on seeded inputs before and after "
@@ -344,6 +351,14 @@ int main(int argc, char **argv) {
       return reportError(std::move(err), inputPath);
   }
 
+  // A plan as explain and reports show it: every fix they name as a
+  // pipeline checked by running it.
+  auto explainedPlan = [&](Graph &graph, const BackendRules &rules) {
+    FusionPlan plan = computeFusionPlan(graph, rules);
+    if (checkFixes)
+      confirmFixes(graph, plan, registry);
+    return plan;
+  };
   const BackendRules *explainRules = nullptr;
   std::optional<PlanSnapshot> planBefore;
   std::vector<ReportSection> reportSections;
@@ -363,7 +378,7 @@ int main(int argc, char **argv) {
     }
     if (reportRules && !pipeline->empty())
       reportSections.push_back(captureReportSection(
-          computeFusionPlan((*model)->getGraph(), *reportRules),
+          explainedPlan((*model)->getGraph(), *reportRules),
           (*model)->getGraph(), "input model", "before"));
   }
   if (explainBackend.getNumOccurrences()) {
@@ -457,7 +472,7 @@ int main(int argc, char **argv) {
   if (reportRules) {
     Graph &graph = (*model)->getGraph();
     reportSections.push_back(captureReportSection(
-        computeFusionPlan(graph, *reportRules), graph,
+        explainedPlan(graph, *reportRules), graph,
         pipeline->empty() ? "input model"
                           : "after -passes='" + passPipeline + "'",
         pipeline->empty() ? "plan" : "after"));
@@ -475,6 +490,10 @@ int main(int argc, char **argv) {
     {
       auto timer = timePhase("fusion-plan", "compute the fusion plan");
       plan = computeFusionPlan(graph, *explainRules);
+    }
+    if (checkFixes) {
+      auto timer = timePhase("check-fixes", "run the fixes explain names");
+      confirmFixes(graph, *plan, registry);
     }
     {
       auto timer = timePhase("explain", "print the explanation");

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/Verifier.h"
 
@@ -94,6 +95,54 @@ TEST(GraphTest, CapturesCountAsUsesAndKeepTheirName) {
   branch->getResult()->replaceAllUsesWith(x);
   g.eraseNode(branch);
   EXPECT_FALSE(sig->getResult()->hasUses());
+}
+
+TEST(GraphTest, CloneIsEqualAndIndependent) {
+  Context ctx;
+  Graph g(ctx, "orig");
+  g.setDocString("doc");
+  auto *t = ctx.getTensorType(llvm::ArrayRef<int64_t>{2},
+                              ctx.getElementType(ElementKind::F32));
+  Value *x = g.addInput(t, "x");
+  Node *relu = g.createNode("onnx.Relu", {x}, {{t, "r"}}, {}, "relu");
+  relu->setAttr("note", Attribute(int64_t(7)));
+  // An absent optional operand and an absent result survive the copy.
+  Node *clip = g.createNode("onnx.Clip", {relu->getResult(), nullptr},
+                            {{t, "c"}, {t, "", /*absent=*/true}}, {}, "clip");
+  Node *branch = g.createNode("onnx.If", {x}, {{t, "y"}});
+  branch->addCapture(relu->getResult());
+  g.addOutput(clip->getResult());
+  g.addOutput(branch->getResult());
+  g.addOutput(x);
+
+  std::unique_ptr<Graph> copy = g.clone();
+  auto text = [](const Graph &graph) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    printGraph(graph, os);
+    return os.str();
+  };
+  EXPECT_EQ(text(*copy), text(g));
+  EXPECT_EQ(copy->getName(), "orig");
+  EXPECT_EQ(copy->getDocString(), "doc");
+  EXPECT_EQ(llvm::toString(verifyGraph(*copy)), llvm::toString(verifyGraph(g)));
+  Value *cr = copy->lookupValue("r");
+  ASSERT_NE(cr, nullptr);
+  EXPECT_NE(cr, relu->getResult());
+  EXPECT_EQ(cr->getNumUses(), 2u); // the Clip and the If's capture
+  EXPECT_EQ(copy->getOutput(2), copy->getInput(0));
+  const Node &cclip = *std::next(copy->getNodes().begin());
+  EXPECT_EQ(cclip.getOperand(1), nullptr);
+  EXPECT_TRUE(cclip.getResult(1)->isAbsent());
+  EXPECT_EQ(cclip.getName(), "clip");
+
+  // Editing the copy leaves the original as it was.
+  std::string before = text(g);
+  Node &crelu = copy->getNodes().front();
+  crelu.getResult()->replaceAllUsesWith(copy->getInput(0));
+  copy->eraseNode(&crelu);
+  EXPECT_EQ(text(g), before);
+  EXPECT_EQ(relu->getResult()->getNumUses(), 2u);
 }
 
 //===----------------------------------------------------------------------===//

@@ -200,6 +200,11 @@ public:
   Graph(const Graph &) = delete;
   Graph &operator=(const Graph &) = delete;
 
+  /// A copy in the same context: the same names, types, attributes (tensor
+  /// data shared, it is immutable), node order, captures and outputs. What
+  /// a what-if analysis rewrites without touching this graph.
+  std::unique_ptr<Graph> clone() const;
+
   Context &getContext() const { return ctx; }
   llvm::StringRef getName() const { return name; }
   void setName(std::string n) { name = std::move(n); }

@@ -37,6 +37,7 @@ namespace qopt {
 
 class Graph;
 class Node;
+class PassRegistry;
 class QuantType;
 class Value;
 
@@ -216,6 +217,33 @@ struct FusionPlan {
 
 /// A node as plans name it: its name, else its first result's.
 std::string planNodeName(const Node &n);
+
+/// "requantize: a -> b -> c": a leftover's kind and node names, which stay
+/// the same when a pass rewrites the graph around it.
+std::string leftoverKey(const Leftover &l);
+
+/// The same leftover before and after a rewrite that renames Q/DQ nodes
+/// (ensure-unique-dq's copies): kind and node names, a Q/DQ named by its
+/// op ("<dequantize>") when the leftover has other nodes to tell it by.
+std::string leftoverIdentity(const Leftover &l);
+
+/// What confirmFixes did with the pipelines a plan's leftovers name.
+struct FixCheckStats {
+  unsigned confirmed = 0; ///< removed by the pipeline as named
+  unsigned extended = 0;  ///< removed once the pipeline was extended
+  unsigned dropped = 0;   ///< no pipeline removes it: in-model fix only
+  unsigned pipelinesRun = 0;
+};
+
+/// Makes every `qopt -passes='X'` fix of `plan` (leftovers and hints) one
+/// that works: for each distinct X, runs X on a copy of `graph` and plans
+/// again under the same rules. A leftover that is still there (same
+/// leftoverIdentity) gets X extended by the fix its successor names, up to
+/// twice (a Q added by quantize-activations may need to-uint8-activations
+/// next); when that does not remove it either, it keeps only its in-model
+/// fix. `graph` is left as it was.
+FixCheckStats confirmFixes(const Graph &graph, FusionPlan &plan,
+                           const PassRegistry &registry);
 
 /// Computes the plan of `graph` under `rules`.
 FusionPlan computeFusionPlan(Graph &graph, const BackendRules &rules);
