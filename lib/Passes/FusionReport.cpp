@@ -107,6 +107,7 @@ json::Value planJson(const FusionPlan &plan, llvm::StringRef label) {
                                {"unfused_qdq", int64_t(s.unfusedQdq)},
                                {"leftovers", int64_t(plan.leftovers.size())}}},
       {"units", std::move(units)},
+      {"import_problems", json::Array(plan.importProblems)},
       {"leftovers", std::move(leftovers)},
       {"hints", std::move(hints)}};
 }
@@ -541,6 +542,7 @@ llvm::Error qopt::writeFusionReport(llvm::StringRef path, llvm::StringRef model,
     json::Value doc = json::Object{{"schema", "qopt-fusion-report/1"},
                                    {"model", model.str()},
                                    {"backend", rules.name.str()},
+                                   {"backend_version", rules.version.str()},
                                    {"plans", std::move(plans)}};
     return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
       os << llvm::formatv("{0:2}", doc) << "\n";

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/Passes/FusionPlan.h"
 
@@ -69,8 +70,27 @@ constexpr OpRule kTrtOps[] = {
     {"onnx.ReduceMean", I, "reduce", true},
 };
 
-constexpr BackendRules kTrtRules = [] {
+// Versions. The rules above hold for TensorRT 8.5 to 10 (TensorRT issue
+// #3861: the same fusions of Conv+BN+SiLU+Add on 8.5 and 10.6); what the
+// versions' ONNX parsers import differs (onnx-tensorrt docs/operators.md
+// on the release/8.5-GA, 8.6-GA and 10.x branches):
+// - opsets: up to 17 on 8.5 and 8.6; 9 to 20 on 10.0, to 24 on 10.15;
+// - LayerNormalization: not imported by 8.5 (8.6 maps it to
+//   INormalizationLayer, which computes in FP32/FP16);
+// - Q/DQ: INT8 only on 8.x; FP8 and INT4 (block-quantized weights) from
+//   10.0 (qopt's IR has no FP8/INT4 types: such models do not load).
+constexpr llvm::StringLiteral kTrt85Unparsed[] = {"onnx.LayerNormalization"};
+constexpr llvm::StringLiteral kTrtVersionSource =
+    "onnx-tensorrt docs/operators.md (release/8.5-GA, release/8.6-GA, "
+    "release/10.x); TensorRT issue #3861";
+
+constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
+                                llvm::ArrayRef<llvm::StringLiteral> unparsed) {
   BackendRules r{"trt", "TensorRT", kTrtOps};
+  r.version = version;
+  r.maxOpset = maxOpset;
+  r.unparsedOps = unparsed;
+  r.versionSource = kTrtVersionSource;
   r.activationZeroPointZero = true;
   r.activationStorage = TS_I8;
   r.weightStorage = TS_I8;
@@ -102,7 +122,11 @@ constexpr BackendRules kTrtRules = [] {
       "NVIDIA Model Optimizer (ONNX PTQ) small conv/GEMM exclusion; "
       "TensorRT's engine graphs of QAT ResNet-18s (trt-engine-explorer)";
   return r;
-}();
+}
+
+constexpr BackendRules kTrtRules = trtRules("10", 24, {});
+constexpr BackendRules kTrt86Rules = trtRules("8.6", 17, {});
+constexpr BackendRules kTrt85Rules = trtRules("8.5", 17, kTrt85Unparsed);
 
 //===----------------------------------------------------------------------===//
 // ONNX Runtime, CPU execution provider, QDQ node units
@@ -201,26 +225,83 @@ constexpr BackendRules kCpuRules = [] {
 }();
 
 const BackendRules *const kAllRules[] = {&kTrtRules, &kOrtRules, &kCpuRules};
+/// Every version, oldest first per backend; the defaults are the newest.
+const BackendRules *const kVersionedRules[] = {&kTrt85Rules, &kTrt86Rules,
+                                               &kTrtRules};
 
 } // namespace
 
 const BackendRules *qopt::lookupBackendRules(llvm::StringRef name) {
-  for (const BackendRules *r : kAllRules)
-    if (r->name == name)
+  auto [backend, version] = name.split(':');
+  if (version.empty()) {
+    if (name.endswith(":"))
+      return nullptr;
+    for (const BackendRules *r : kAllRules)
+      if (r->name == backend)
+        return r;
+    return nullptr;
+  }
+  for (const BackendRules *r : kVersionedRules)
+    if (r->name == backend && r->version == version)
       return r;
   return nullptr;
+}
+
+std::vector<std::string> qopt::getBackendVersions(llvm::StringRef backend) {
+  std::vector<std::string> versions;
+  for (const BackendRules *r : kVersionedRules)
+    if (r->name == backend)
+      versions.push_back(r->version.str());
+  return versions;
+}
+
+std::string BackendRules::titleWithVersion() const {
+  return version.empty() ? title.str() : (title + " " + version).str();
+}
+
+std::vector<std::string> qopt::versionProblems(const Graph &graph,
+                                               int64_t opset,
+                                               const BackendRules &rules) {
+  std::vector<std::string> problems;
+  std::string who = rules.titleWithVersion();
+  if (rules.maxOpset && opset > rules.maxOpset)
+    problems.push_back("the model imports ONNX opset " +
+                       std::to_string(opset) + "; " + who +
+                       "'s ONNX parser documents opsets up to " +
+                       std::to_string(rules.maxOpset) +
+                       " (ops newer than that may fail to import; export "
+                       "with opset " +
+                       std::to_string(rules.maxOpset) + ")");
+  for (llvm::StringLiteral op : rules.unparsedOps) {
+    unsigned count = 0;
+    const Node *first = nullptr;
+    for (const Node &n : graph.getNodes())
+      if (n.isa(op) && count++ == 0)
+        first = &n;
+    if (first)
+      problems.push_back(
+          std::to_string(count) + " " + first->getOpType().str() +
+          (count == 1 ? " node" : " nodes") + " ('" + planNodeName(*first) +
+          "'" + (count > 1 ? " and more" : "") + "): " + who +
+          "'s ONNX parser does not import " + first->getOpType().str() +
+          " (export with an older opset, which decomposes it, or use a "
+          "plugin)");
+  }
+  return problems;
 }
 
 llvm::ArrayRef<const BackendRules *> qopt::getAllBackendRules() {
   return kAllRules;
 }
 
-#define QOPT_FUSION_PLAN_RUN(CLASS, INDEX)                                     \
+#define QOPT_FUSION_PLAN_RUN(CLASS, RULES)                                     \
   AnalysisKey CLASS::Key;                                                      \
   FusionPlan CLASS::run(Graph &g, AnalysisManager &) {                         \
-    return computeFusionPlan(g, *kAllRules[INDEX]);                            \
+    return computeFusionPlan(g, RULES);                                        \
   }
-QOPT_FUSION_PLAN_RUN(TrtFusionPlanAnalysis, 0)
-QOPT_FUSION_PLAN_RUN(OrtFusionPlanAnalysis, 1)
-QOPT_FUSION_PLAN_RUN(CpuFusionPlanAnalysis, 2)
+QOPT_FUSION_PLAN_RUN(TrtFusionPlanAnalysis, kTrtRules)
+QOPT_FUSION_PLAN_RUN(Trt86FusionPlanAnalysis, kTrt86Rules)
+QOPT_FUSION_PLAN_RUN(Trt85FusionPlanAnalysis, kTrt85Rules)
+QOPT_FUSION_PLAN_RUN(OrtFusionPlanAnalysis, kOrtRules)
+QOPT_FUSION_PLAN_RUN(CpuFusionPlanAnalysis, kCpuRules)
 #undef QOPT_FUSION_PLAN_RUN

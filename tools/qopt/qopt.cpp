@@ -103,11 +103,12 @@ static cl::opt<bool>
                cl::init(false), cl::cat(qoptCategory));
 
 static cl::opt<std::string> explainBackend(
-    "explain", cl::ValueOptional, cl::value_desc("trt|ort|cpu"),
+    "explain", cl::ValueOptional, cl::value_desc("trt[:8.5|:8.6|:10]|ort|cpu"),
     cl::desc("Explain every place where the model (after -passes, if given) "
-             "still leaves INT8 under a backend's fusion rules (default trt): "
-             "the nodes, the reason and the fix; then a summary. Writes no "
-             "model unless -o is given"),
+             "still leaves INT8 under a backend's fusion rules (default trt, "
+             "TensorRT 10; trt:8.6 for TensorRT 8.6): the nodes, the reason "
+             "and the fix; then a summary. Writes no model unless -o is "
+             "given"),
     cl::cat(qoptCategory));
 
 static cl::list<std::string> reportPaths(
@@ -355,6 +356,8 @@ int main(int argc, char **argv) {
   // pipeline checked by running it.
   auto explainedPlan = [&](Graph &graph, const BackendRules &rules) {
     FusionPlan plan = computeFusionPlan(graph, rules);
+    plan.importProblems =
+        versionProblems(graph, (*model)->getDefaultOpsetVersion(), rules);
     if (checkFixes)
       confirmFixes(graph, plan, registry);
     return plan;
@@ -388,8 +391,8 @@ int main(int argc, char **argv) {
     if (!explainRules)
       return reportError(
           llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "unknown backend '%s' (expected trt, ort "
-                                  "or cpu)",
+                                  "unknown backend '%s' (expected trt, "
+                                  "trt:8.5, trt:8.6, trt:10, ort or cpu)",
                                   name.str().c_str()),
           "-explain");
     if (!pipeline->empty())
@@ -490,6 +493,8 @@ int main(int argc, char **argv) {
     {
       auto timer = timePhase("fusion-plan", "compute the fusion plan");
       plan = computeFusionPlan(graph, *explainRules);
+      plan->importProblems = versionProblems(
+          graph, (*model)->getDefaultOpsetVersion(), *explainRules);
     }
     if (checkFixes) {
       auto timer = timePhase("check-fixes", "run the fixes explain names");

@@ -114,12 +114,36 @@ struct BackendRules {
   /// Where the rules come from (printed by -explain).
   llvm::StringLiteral documentation = "";
 
+  /// The backend version the rules describe ("10", "8.6"; empty: one rule
+  /// set for every version). docs/tensorrt-rules.md lists what differs.
+  llvm::StringLiteral version = "";
+  /// The highest ONNX opset the version's parser documents (0: no limit).
+  int64_t maxOpset = 0;
+  /// Ops the version's parser does not import (the model fails to build).
+  llvm::ArrayRef<llvm::StringLiteral> unparsedOps;
+  /// Where the version facts come from.
+  llvm::StringLiteral versionSource = "";
+
   const OpRule *lookup(llvm::StringRef op) const;
+  /// "TensorRT 10", or the title alone for unversioned rules.
+  std::string titleWithVersion() const;
 };
 
-/// The rule sets: "trt", "ort", "cpu"; null for other names.
+/// The rule sets: "trt", "ort", "cpu", each optionally with a version
+/// after a colon ("trt:8.6"; "trt" is its newest version); null for
+/// other names.
 const BackendRules *lookupBackendRules(llvm::StringRef name);
+/// The default rule set of each backend.
 llvm::ArrayRef<const BackendRules *> getAllBackendRules();
+/// The versions lookupBackendRules knows for `backend` ("8.5", "8.6",
+/// "10" for trt), oldest first.
+std::vector<std::string> getBackendVersions(llvm::StringRef backend);
+
+/// What the plan's backend version cannot build at all, one line each:
+/// an opset above the highest its parser documents, ops it does not
+/// import. `opset` is the model's default-domain opset (0: unknown).
+std::vector<std::string> versionProblems(const Graph &graph, int64_t opset,
+                                         const BackendRules &rules);
 
 //===----------------------------------------------------------------------===//
 // The plan
@@ -194,6 +218,9 @@ struct FusionPlan {
   /// between a weighted unit and the activation or Add that could have
   /// joined its epilogue splits one kernel into two.
   std::vector<Leftover> hints;
+  /// What keeps the backend version from importing the model at all
+  /// (versionProblems; filled by the tools, which know the opset).
+  std::vector<std::string> importProblems;
   /// The unit each compute node and absorbed Q/DQ belongs to (index into
   /// units).
   llvm::DenseMap<const Node *, unsigned> unitOf;
@@ -262,6 +289,8 @@ int64_t countMacs(const Node &n);
     static AnalysisKey Key;                                                    \
   };
 QOPT_FUSION_PLAN_ANALYSIS(TrtFusionPlanAnalysis)
+QOPT_FUSION_PLAN_ANALYSIS(Trt86FusionPlanAnalysis)
+QOPT_FUSION_PLAN_ANALYSIS(Trt85FusionPlanAnalysis)
 QOPT_FUSION_PLAN_ANALYSIS(OrtFusionPlanAnalysis)
 QOPT_FUSION_PLAN_ANALYSIS(CpuFusionPlanAnalysis)
 #undef QOPT_FUSION_PLAN_ANALYSIS
