@@ -46,6 +46,46 @@ void Planner::readResidualInFloat(FusionUnit &unit) {
   residualRead.reset();
 }
 
+/// The single user of `v`, when it has one and is no graph output.
+static Node *onlyUser(const Value *v) {
+  return !v->isGraphOutput() && v->hasOneUse() ? v->getUses().front().user
+                                                : nullptr;
+}
+
+/// GELU as torch.onnx writes it before opset 20: x * 0.5 * (1 + Erf(x /
+/// sqrt(2))), i.e. Div(x, c) -> Erf -> Add(c) -> Mul(x, .) -> Mul(., c)
+/// (the 0.5 may come first). Returns its nodes in order, or none.
+static std::vector<Node *> matchErfGelu(const Value *x) {
+  if (x->isGraphOutput() || x->getNumUses() != 2)
+    return {};
+  auto constantOther = [](const Node *n, const Value *v) {
+    return n->getNumOperands() == 2 &&
+           isConstantValue(n->getOperand(n->getOperand(0) == v ? 1 : 0));
+  };
+  Node *div = nullptr, *mul = nullptr;
+  for (const Use &u : x->getUses()) {
+    if (u.user && (u.user->isa("onnx.Div") || u.user->isa("onnx.Mul")) &&
+        constantOther(u.user, x) && !div)
+      div = u.user;
+    else if (u.user && u.user->isa("onnx.Mul"))
+      mul = u.user;
+  }
+  if (!div || !mul)
+    return {};
+  Node *erf = onlyUser(div->getResult());
+  Node *add = erf && erf->isa("onnx.Erf") ? onlyUser(erf->getResult()) : nullptr;
+  if (!add || !add->isa("onnx.Add") || !constantOther(add, erf->getResult()) ||
+      onlyUser(add->getResult()) != mul)
+    return {};
+  std::vector<Node *> nodes = {div, erf, add, mul};
+  // The 0.5, after the Mul by x (or before it, on the Add's output: then
+  // the Mul by x is last).
+  if (Node *half = onlyUser(mul->getResult()))
+    if (half->isa("onnx.Mul") && constantOther(half, mul->getResult()))
+      nodes.push_back(half);
+  return nodes;
+}
+
 void Planner::absorbEpilogue(FusionUnit &unit) {
   bool addSeen = unit.getAnchor()->isa("onnx.Add");
   bool weighted = lookupOpDef(unit.getAnchor()->getOp()) &&
@@ -72,6 +112,11 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
         continue;
       }
     }
+    if (rules.geluEpilogue && weighted)
+      if (std::vector<Node *> gelu = matchErfGelu(cur); !gelu.empty()) {
+        unit.members.insert(unit.members.end(), gelu.begin(), gelu.end());
+        continue;
+      }
     if (!cur->hasOneUse())
       return;
     Node *user = cur->getUses().front().user;

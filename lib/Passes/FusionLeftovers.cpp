@@ -109,6 +109,14 @@ void Planner::followDequantized(const Node &dq, const Value *v,
     const Node *user = u.user;
     if (!user)
       continue;
+    if (foldedWeightMoves.count(user)) {
+      // Data movement folded into the weight: the op after it tells.
+      std::vector<const Node *> next = path;
+      next.push_back(user);
+      followDequantized(dq, user->getResult(), copyGrid.lookup(user->getResult()),
+                        next);
+      continue;
+    }
     if (int8Reads.count({user, u.index})) {
       auto it = plan.unitOf.find(user);
       if (it != plan.unitOf.end() && plan.units[it->second].isCopy()) {

@@ -278,10 +278,24 @@ void Planner::classify(Node &n) {
     return;
   }
   if (carriesIntegers(n) && weightValues.count(n.getOperand(0))) {
-    // Data movement on a dequantized weight (tf2onnx's Transpose): the
-    // weighted op behind it gets a float weight.
     for (unsigned r = 0; r < n.getNumResults(); ++r)
       weightValues.insert(n.getResult(r));
+    // The weight's DQ moves forward through it (TensorRT): the weighted op
+    // reads the moved INT8 weight, the move is folded into the constant.
+    if (const QuantType *g = rules.weightDequantizeCrossesDataMovement &&
+                                     n.getNumResults() == 1
+                                 ? readGrid(n.getOperand(0))
+                                 : nullptr)
+      if (whyGridCannotCross(n, g).empty())
+        if (auto across = quantTypeAcross(n, g, 0)) {
+          copyGrid[n.getResult()] = *across;
+          foldedWeightMoves.insert(&n);
+          return;
+        } else {
+          llvm::consumeError(across.takeError());
+        }
+    // Otherwise (tf2onnx's Transpose under ONNX Runtime) the weighted op
+    // behind it gets a float weight.
     markFloat(n, {"moves the dequantized weight of a weighted op: the "
                   "weight reaching it is float",
                   "fold-weights",
@@ -295,6 +309,9 @@ void Planner::classify(Node &n) {
     return;
   pendingReads.clear();
   const OpRule *rule = rules.lookup(n.getOp());
+  if (rule && rule->role == OpRole::Weighted && tryAttention(n, *rule))
+    return;
+  pendingReads.clear();
   if (rule && rule->role == OpRole::Weighted && tryWeighted(n, *rule))
     return;
   pendingReads.clear();
@@ -317,6 +334,21 @@ void Planner::classify(Node &n) {
     c.reason =
         rules.title.str() + " has no INT8 form for " + n.getOpType().str();
     c.fixInModel = "none: it runs in float; Q/DQ around it only add reformats";
+    if (rules.name == "trt" && n.isa("onnx.LayerNormalization")) {
+      // Expected: TensorRT's normalization layer has no INT8 form, and the
+      // Q after it is what quantizes the next GEMM's input.
+      c.reason = "TensorRT runs LayerNormalization in FP32/FP16 "
+                 "(INormalizationLayer, TensorRT 8.6 and later; no INT8 form)";
+      c.fixInModel = "none needed: keep the Q after it, it quantizes the next "
+                     "GEMM's input (NVIDIA Model Optimizer leaves LayerNorm "
+                     "in float too)";
+    }
+    if (auto it = attentionCauses.find(&n); it != attentionCauses.end()) {
+      c.reason = it->second;
+      c.fixInModel = "meet those conditions for the INT8 attention kernel, "
+                     "or leave it in FP16 (no Q/DQ on the attention MatMuls "
+                     "and the Softmax)";
+    }
     markFloat(n, std::move(c));
   }
 }
@@ -428,9 +460,24 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
     bool isWeight = wi && wi->operand == i;
     Node *dq = getProducer(v, ops::Dequantize);
     const QuantType *g = readGrid(v);
-    if (weightValues.count(v) && !dq)
-      g = nullptr; // data movement between the weight DQ and the op
+    // Data movement between the weight DQ and the op: the weight is float,
+    // unless the backend moves the DQ forward through it.
+    std::vector<Node *> movedWeight;
+    if (weightValues.count(v) && !dq) {
+      for (Node *p = v->getDefiningNode(); p && foldedWeightMoves.count(p);
+           p = p->getOperand(0)->getDefiningNode()) {
+        movedWeight.push_back(p);
+        if (Node *wdq = getProducer(p->getOperand(0), ops::Dequantize)) {
+          dq = wdq;
+          break;
+        }
+      }
+      if (!dq)
+        g = nullptr;
+    }
     bool constantWeight = isWeight && dq && !isActivationDequantize(*dq);
+    if (isWeight && dq && !movedWeight.empty())
+      unit.absorbed.push_back(dq);
     if (!g) {
       FloatCause c = inputCause(n, i);
       if (isWeight) {

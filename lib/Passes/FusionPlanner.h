@@ -92,6 +92,9 @@ private:
   llvm::DenseSet<const Value *> constantValues;
   /// Dequantized weights and what data movement makes of them.
   llvm::DenseSet<const Value *> weightValues;
+  /// Data movement on a weight that the backend folds into the constant
+  /// (its DQ moved forward through it).
+  llvm::DenseSet<const Node *> foldedWeightMoves;
   /// Values copies produce on int8, with their grid.
   llvm::DenseMap<const Value *, const QuantType *> copyGrid;
   /// Operands (node, index) a unit reads as int8.
@@ -147,6 +150,11 @@ private:
   void classify(Node &n);
   bool tryCopy(Node &n);
   bool tryWeighted(Node &n, const OpRule &rule);
+  /// BMM1 -> [scale] -> [mask] -> Softmax -> Q/DQ -> BMM2 -> Q as one unit
+  /// (FusionAttention.cpp); where the pattern is there but a condition
+  /// fails, attentionCauses says why for its Softmax.
+  bool tryAttention(Node &bmm1, const OpRule &rule);
+  llvm::DenseMap<const Node *, std::string> attentionCauses;
   bool tryInt8Op(Node &n, const OpRule &rule);
   /// Extends `unit` through its epilogue and onto its output Q. Returns
   /// false when the rule needs an output Q and there is none (`why` says

@@ -50,6 +50,7 @@ constexpr OpRule kTrtOps[] = {
     {"onnx.Gemm", W, "gemm"},
     {"onnx.MatMul", W, "matmul"},
     {"onnx.BatchNormalization", E, "", false, true},
+    {"onnx.Gelu", E, "", false, true},
     {"onnx.Relu", I, "activation", true, true},
     {"onnx.Clip", I, "activation", true, true},
     {"onnx.LeakyRelu", I, "activation", true, true},
@@ -79,6 +80,7 @@ constexpr OpRule kTrtOps[] = {
 //   INormalizationLayer, which computes in FP32/FP16);
 // - Q/DQ: INT8 only on 8.x; FP8 and INT4 (block-quantized weights) from
 //   10.0 (qopt's IR has no FP8/INT4 types: such models do not load).
+constexpr int64_t kTrtAttentionHeadSizes[] = {16, 32, 64};
 constexpr llvm::StringLiteral kTrt85Unparsed[] = {"onnx.LayerNormalization"};
 constexpr llvm::StringLiteral kTrtVersionSource =
     "onnx-tensorrt docs/operators.md (release/8.5-GA, release/8.6-GA, "
@@ -100,6 +102,22 @@ constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
   r.residualAddEpilogue = true;
   r.siluEpilogue = true;
   r.smallShapesStayFloat = true;
+  // Q/DQ propagation moves a DQ forward through data movement, a weight's
+  // too: torch.onnx writes a Linear on 3-D input as MatMul(x,
+  // Transpose(DQ(W))), pytorch-quantization's BERT/ViT exports among them.
+  r.weightDequantizeCrossesDataMovement = true;
+  // Fused multi-head attention in INT8 (FusionAttention.cpp): Developer
+  // Guide, MHA fusion (quoted in TensorRT issues #2981, #4167): Q/DQ before
+  // BMM1, after the Softmax and after BMM2; head size 16, 32 or 64;
+  // sequence lengths up to 512.
+  r.int8AttentionHeadSizes = kTrtAttentionHeadSizes;
+  r.int8AttentionMaxSequence = 512;
+  // GELU after a GEMM runs in its epilogue: TensorRT's BERT demo builds
+  // GELU from element-wise ops because that "will trigger FC+GELU fusion"
+  // (demo/BERT/builder_varseqlen.py), and Model Optimizer leaves the
+  // Div-Erf-Add-Mul-Mul chain unquantized for TensorRT
+  // (modelopt/onnx/quantization/partitioning.py).
+  r.geluEpilogue = true;
   // TensorRT's own engines for pytorch-quantization ResNet-18s
   // (trt-engine-explorer's published engine graphs, ../shared/trt-truth;
   // test/trt-truth/compare_engines.py checks these against them):

@@ -105,6 +105,19 @@ struct BackendRules {
   /// Convs with few or unaligned channels and GEMMs with small K or N stay
   /// float (TensorRT, following NVIDIA Model Optimizer's exclusion rules).
   bool smallShapesStayFloat = false;
+  /// A weight's DQ moves forward through data movement on the weight (the
+  /// Transpose torch.onnx writes for a Linear on 3-D input): the weighted
+  /// op still reads an INT8 weight.
+  bool weightDequantizeCrossesDataMovement = false;
+  /// Attention (MatMul -> [scale] -> [mask Add] -> Softmax -> Q/DQ ->
+  /// MatMul) with Q/DQ before the first MatMul, after the Softmax and after
+  /// the second MatMul is one INT8 kernel within these head sizes and
+  /// sequence lengths (0: not fused).
+  llvm::ArrayRef<int64_t> int8AttentionHeadSizes;
+  int64_t int8AttentionMaxSequence = 0;
+  /// The GELU after a weighted op (Gelu, or x * 0.5 * (1 + Erf(x / sqrt2)))
+  /// joins its epilogue.
+  bool geluEpilogue = false;
   /// Int8 activations are taken only where the backend turns them into
   /// uint8 (ONNX Runtime's x86 kernels, QDQS8ToU8Transformer).
   bool int8ActivationsOnlyAsU8 = false;
