@@ -27,6 +27,8 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/Passes/QdqUtils.h"
 
+#include <optional>
+
 using namespace qopt;
 
 namespace qopt {
@@ -54,6 +56,42 @@ std::vector<int64_t> staticDims(const Value *v) {
 
 } // namespace
 
+const QuantType *Planner::int8GridAhead(const Value *v) const {
+  // The ops between the DQ and `v` may come after the first MatMul in node
+  // order, so they are not classified yet: follow them back to the DQ.
+  std::vector<const Node *> moves;
+  const Value *cur = v;
+  const QuantType *grid = nullptr;
+  for (unsigned depth = 0; depth < 8 && !grid; ++depth) {
+    if (Node *dq = getProducer(cur, ops::Dequantize))
+      if (!isActivationDequantize(*dq))
+        return nullptr; // a weight
+    if (isConstantValue(cur))
+      return nullptr;
+    if ((grid = readGrid(cur)))
+      break;
+    const Node *p = cur->getDefiningNode();
+    if (!p || !carriesIntegers(*p) || p->getNumResults() != 1)
+      return nullptr;
+    llvm::SmallVector<unsigned, 4> data = getDataOperands(*p);
+    if (data.size() != 1 || data[0] != 0)
+      return nullptr;
+    moves.push_back(p);
+    cur = p->getOperand(0);
+  }
+  for (auto it = moves.rbegin(); grid && it != moves.rend(); ++it) {
+    if (!whyGridCannotCross(**it, grid).empty())
+      return nullptr;
+    auto across = quantTypeAcross(**it, grid, 0);
+    if (!across) {
+      llvm::consumeError(across.takeError());
+      return nullptr;
+    }
+    grid = *across;
+  }
+  return grid;
+}
+
 bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   if (rules.int8AttentionHeadSizes.empty() || !bmm1.isa("onnx.MatMul") ||
       bmm1.getNumOperands() != 2)
@@ -73,15 +111,26 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
     cur = soleUser(cur->getResult());
   }
   const Value *maskInput = nullptr;
+  Node *maskAdd = nullptr;
+  unsigned maskOperand = 0;
   if (cur && cur->isa("onnx.Add") && cur->getNumOperands() == 2) {
     const Value *prev = members.back()->getResult();
-    maskInput = cur->getOperand(cur->getOperand(0) == prev ? 1 : 0);
+    maskOperand = cur->getOperand(0) == prev ? 1 : 0;
+    maskInput = cur->getOperand(maskOperand);
+    if (maskInput == prev)
+      return false;
+    maskAdd = cur;
     members.push_back(cur);
     cur = soleUser(cur->getResult());
   }
   if (!cur || !cur->isa("onnx.Softmax"))
     return false;
   Node *softmax = cur;
+  // Over the last axis (an absent axis is 1 before opset 13, -1 after).
+  std::optional<int64_t> axis = softmax->getIntAttr("axis");
+  int64_t rank = static_cast<int64_t>(staticDims(softmax->getResult()).size());
+  if (!axis || !(*axis == -1 || (rank && *axis == rank - 1)))
+    return false;
   members.push_back(softmax);
   // Softmax -> Q -> DQ -> the second MatMul's first operand.
   Node *q = soleUser(softmax->getResult());
@@ -92,7 +141,11 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
       bmm2->getOperand(0) != dq->getResult())
     return false;
   const QuantType *pGrid = getStoredQuantType(q->getResult());
-  const QuantType *vGrid = readGrid(bmm2->getOperand(1));
+  const Value *v = bmm2->getOperand(1);
+  // Null also for a weight (a constant V is no attention).
+  const QuantType *vGrid = int8GridAhead(v);
+  if (!vGrid && getProducer(v, ops::Dequantize))
+    return false;
   auto notFused = [&](std::string why) {
     attentionCauses[softmax] =
         "TensorRT fuses attention (" + nodeRef(bmm1) + " -> " +
@@ -128,8 +181,15 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   unit.macs = countMacs(bmm1) + countMacs(*bmm2);
   readAsInt8(unit, bmm1, 0, qGrid);
   readAsInt8(unit, bmm1, 1, kGrid);
-  if (maskInput)
-    unit.inputs.push_back({maskInput, nullptr});
+  if (maskInput) {
+    // Read as it comes: a dequantized mask's DQ runs in the kernel.
+    const QuantType *g = readGrid(maskInput);
+    unit.inputs.push_back({storedOrSelf(maskInput), g});
+    if (Node *mdq = getProducer(maskInput, ops::Dequantize)) {
+      unit.absorbed.push_back(mdq);
+      pendingReads.push_back({maskAdd, maskOperand});
+    }
+  }
   // The Softmax's Q/DQ stay inside the kernel: no port.
   unit.absorbed.push_back(q);
   unit.absorbed.push_back(dq);
@@ -140,6 +200,8 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   if (!finishUnit(unit, rule, why) || unit.outputs.empty() ||
       !unit.outputs.front().grid) {
     pendingReads.clear();
+    floatResidual = false;
+    residualRead.reset();
     return notFused("with a Q after the second MatMul");
   }
   addUnit(std::move(unit));

@@ -52,37 +52,63 @@ static Node *onlyUser(const Value *v) {
                                                 : nullptr;
 }
 
-/// GELU as torch.onnx writes it before opset 20: x * 0.5 * (1 + Erf(x /
-/// sqrt(2))), i.e. Div(x, c) -> Erf -> Add(c) -> Mul(x, .) -> Mul(., c)
-/// (the 0.5 may come first). Returns its nodes in order, or none.
+/// GELU as exporters write it before opset 20, 0.5 * x * (1 + Erf(x /
+/// sqrt(2))): Div(x, c) -> Erf -> Add(., c) and then either Mul(x, .) ->
+/// [Mul(., c)] (torch.onnx) or Mul(x, c) -> Mul(., .) (the 0.5 first).
+/// Returns its nodes in order, or none.
 static std::vector<Node *> matchErfGelu(const Value *x) {
   if (x->isGraphOutput() || x->getNumUses() != 2)
     return {};
-  auto constantOther = [](const Node *n, const Value *v) {
-    return n->getNumOperands() == 2 &&
-           isConstantValue(n->getOperand(n->getOperand(0) == v ? 1 : 0));
+  auto constantOperand = [](const Node *n, unsigned i) {
+    return n->getNumOperands() == 2 && isConstantValue(n->getOperand(i));
   };
-  Node *div = nullptr, *mul = nullptr;
+  // Mul(a, b) by a constant, either side: the other operand, or null.
+  auto byConstant = [&](const Node *n) -> const Value * {
+    if (!n->isa("onnx.Mul") || n->getNumOperands() != 2)
+      return nullptr;
+    if (constantOperand(n, 1))
+      return n->getOperand(0);
+    if (constantOperand(n, 0))
+      return n->getOperand(1);
+    return nullptr;
+  };
+  Node *div = nullptr, *other = nullptr;
   for (const Use &u : x->getUses()) {
-    if (u.user && (u.user->isa("onnx.Div") || u.user->isa("onnx.Mul")) &&
-        constantOther(u.user, x) && !div)
+    if (!u.user)
+      return {};
+    if (!div && u.user->isa("onnx.Div") && u.index == 0 &&
+        constantOperand(u.user, 1))
       div = u.user;
-    else if (u.user && u.user->isa("onnx.Mul"))
-      mul = u.user;
+    else
+      other = u.user;
   }
-  if (!div || !mul)
+  if (!div || !other || !other->isa("onnx.Mul"))
     return {};
   Node *erf = onlyUser(div->getResult());
-  Node *add = erf && erf->isa("onnx.Erf") ? onlyUser(erf->getResult()) : nullptr;
-  if (!add || !add->isa("onnx.Add") || !constantOther(add, erf->getResult()) ||
-      onlyUser(add->getResult()) != mul)
+  Node *add =
+      erf && erf->isa("onnx.Erf") ? onlyUser(erf->getResult()) : nullptr;
+  if (!add || !add->isa("onnx.Add") || add->getNumOperands() != 2 ||
+      !(constantOperand(add, 0) || constantOperand(add, 1)))
     return {};
-  std::vector<Node *> nodes = {div, erf, add, mul};
-  // The 0.5, after the Mul by x (or before it, on the Add's output: then
-  // the Mul by x is last).
-  if (Node *half = onlyUser(mul->getResult()))
-    if (half->isa("onnx.Mul") && constantOther(half, mul->getResult()))
-      nodes.push_back(half);
+  const Value *sum = add->getResult();
+  std::vector<Node *> nodes = {div, erf, add};
+  if (other->getNumOperands() == 2 &&
+      llvm::is_contained(other->getOperands(), sum)) {
+    // Mul(x, 1 + erf), then the 0.5.
+    nodes.push_back(other);
+    if (Node *half = onlyUser(other->getResult()))
+      if (byConstant(half) == other->getResult())
+        nodes.push_back(half);
+    return onlyUser(sum) == other ? nodes : std::vector<Node *>{};
+  }
+  // Mul(x, 0.5), then Mul(., 1 + erf).
+  Node *last = onlyUser(other->getResult());
+  if (byConstant(other) != x || !last || !last->isa("onnx.Mul") ||
+      last->getNumOperands() != 2 || onlyUser(sum) != last ||
+      !llvm::is_contained(last->getOperands(), other->getResult()))
+    return {};
+  nodes.push_back(other);
+  nodes.push_back(last);
   return nodes;
 }
 

@@ -12,12 +12,16 @@
 // refuse the i8 activations: the fix that works is
 // 'quantize-activations,ensure-unique-dq,to-uint8-activations'. So every
 // pipeline is run on a copy of the graph and the plan is computed again; a
-// leftover still there takes the fix its successor names, and a pipeline
-// that still does not remove it is not named at all.
+// leftover still there (the same one, or one of its kind on any of its
+// nodes but Q/DQ: an island that only shrank) takes the fix its successor
+// names, and a pipeline that still does not remove it is not named at all.
 //
 //===----------------------------------------------------------------------===//
 
+#include "FusionPlanner.h"
+
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/Verifier.h"
 #include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/PassRegistry.h"
 
@@ -39,14 +43,45 @@ struct NamedFix {
   std::string inModel;
 };
 
-/// The leftovers and hints of one plan, by key, with the fixes each names.
-using KeyedFixes = llvm::StringMap<NamedFix>;
+/// The leftovers and hints of one plan, with the fixes each names: by
+/// identity, and by kind and each of their nodes other than Q/DQ (an
+/// island that only shrank is still there).
+struct KeyedFixes {
+  llvm::StringMap<NamedFix> byIdentity;
+  llvm::StringMap<NamedFix> byKindAndNode;
+
+  /// What is left of leftover `l` in this plan, or null when nothing is.
+  const NamedFix *find(const Leftover &l) const {
+    auto it = byIdentity.find(leftoverIdentity(l));
+    if (it != byIdentity.end())
+      return &it->second;
+    for (const std::string &k : kindAndNodes(l)) {
+      auto at = byKindAndNode.find(k);
+      if (at != byKindAndNode.end())
+        return &at->second;
+    }
+    return nullptr;
+  }
+
+  static std::vector<std::string> kindAndNodes(const Leftover &l) {
+    std::vector<std::string> keys;
+    for (const Node *n : l.nodes)
+      if (!fusion::isQdqOp(*n))
+        keys.push_back(getLeftoverKindName(l.kind).str() + "|" +
+                       planNodeName(*n));
+    return keys;
+  }
+};
 
 KeyedFixes keyPlan(const FusionPlan &plan) {
   KeyedFixes keys;
   for (const auto *list : {&plan.leftovers, &plan.hints})
-    for (const Leftover &l : *list)
-      keys.try_emplace(leftoverIdentity(l), NamedFix{l.fixPipeline, l.fixInModel});
+    for (const Leftover &l : *list) {
+      NamedFix fix{l.fixPipeline, l.fixInModel};
+      keys.byIdentity.try_emplace(leftoverIdentity(l), fix);
+      for (const std::string &k : KeyedFixes::kindAndNodes(l))
+        keys.byKindAndNode.try_emplace(k, fix);
+    }
   return keys;
 }
 
@@ -70,7 +105,6 @@ public:
   /// Makes `l`'s pipeline one that removes it (extended by the fixes of
   /// what it leaves, their in-model fixes added to `l`'s), or clears it.
   void confirm(Leftover &l, FixCheckStats &stats) {
-    std::string key = leftoverIdentity(l);
     std::string fix = l.fixPipeline;
     std::string inModel = l.fixInModel;
     l.fixPipeline.clear();
@@ -78,15 +112,15 @@ public:
       const KeyedFixes *after = run(fix, stats);
       if (!after)
         break;
-      auto it = after->find(key);
-      if (it == after->end()) {
+      const NamedFix *left = after->find(l);
+      if (!left) {
         ++(step ? stats.extended : stats.confirmed);
         l.fixPipeline = fix;
         l.fixInModel = inModel;
         return;
       }
       // What the model needs besides: the next blocker's in-model fix.
-      const NamedFix &next = it->second;
+      const NamedFix &next = *left;
       if (!next.inModel.empty() &&
           llvm::StringRef(inModel).find(next.inModel) == llvm::StringRef::npos)
         inModel += inModel.empty() ? next.inModel : "; and " + next.inModel;
@@ -110,9 +144,13 @@ private:
     if (inserted) {
       ++stats.pipelinesRun;
       if (auto pm = registry.parsePipeline(pipeline)) {
+        // A pass that fails, or leaves invalid IR, names no fix.
         std::unique_ptr<Graph> copy = graph.clone();
-        AnalysisManager am;
+        PassInstrumentation pi;
+        AnalysisManager am(&pi);
         if (llvm::Error err = pm->runAndCheck(*copy, am))
+          llvm::consumeError(std::move(err));
+        else if (llvm::Error err = verifyGraph(*copy))
           llvm::consumeError(std::move(err));
         else
           it->second = keyPlan(computeFusionPlan(*copy, rules));

@@ -20,6 +20,7 @@
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Sequence.h"
 
 using namespace qopt;
 
@@ -282,10 +283,14 @@ void Planner::classify(Node &n) {
       weightValues.insert(n.getResult(r));
     // The weight's DQ moves forward through it (TensorRT): the weighted op
     // reads the moved INT8 weight, the move is folded into the constant.
-    if (const QuantType *g = rules.weightDequantizeCrossesDataMovement &&
-                                     n.getNumResults() == 1
-                                 ? readGrid(n.getOperand(0))
-                                 : nullptr)
+    llvm::SmallVector<unsigned, 4> data = getDataOperands(n);
+    bool foldable =
+        rules.weightDequantizeCrossesDataMovement && n.getNumResults() == 1 &&
+        data.size() == 1 && data[0] == 0 &&
+        llvm::all_of(llvm::seq(1u, n.getNumOperands()), [&](unsigned i) {
+          return !n.getOperand(i) || isConstantValue(n.getOperand(i));
+        });
+    if (const QuantType *g = foldable ? readGrid(n.getOperand(0)) : nullptr)
       if (whyGridCannotCross(n, g).empty())
         if (auto across = quantTypeAcross(n, g, 0)) {
           copyGrid[n.getResult()] = *across;
@@ -338,7 +343,7 @@ void Planner::classify(Node &n) {
       // Expected: TensorRT's normalization layer has no INT8 form, and the
       // Q after it is what quantizes the next GEMM's input.
       c.reason = "TensorRT runs LayerNormalization in FP32/FP16 "
-                 "(INormalizationLayer, TensorRT 8.6 and later; no INT8 form)";
+                 "(INormalizationLayer; no INT8 form)";
       c.fixInModel = "none needed: keep the Q after it, it quantizes the next "
                      "GEMM's input (NVIDIA Model Optimizer leaves LayerNorm "
                      "in float too)";
@@ -476,8 +481,12 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
         g = nullptr;
     }
     bool constantWeight = isWeight && dq && !isActivationDequantize(*dq);
-    if (isWeight && dq && !movedWeight.empty())
+    if (isWeight && dq && !movedWeight.empty()) {
+      // The moves fold into the weight: they belong to the unit.
       unit.absorbed.push_back(dq);
+      unit.absorbed.insert(unit.absorbed.end(), movedWeight.rbegin(),
+                           movedWeight.rend());
+    }
     if (!g) {
       FloatCause c = inputCause(n, i);
       if (isWeight) {

@@ -155,6 +155,9 @@ private:
   /// fails, attentionCauses says why for its Softmax.
   bool tryAttention(Node &bmm1, const OpRule &rule);
   llvm::DenseMap<const Node *, std::string> attentionCauses;
+  /// The grid `v` will be read with as int8 once the data movement between
+  /// its DQ and it (not classified yet) runs as copies, or null.
+  const QuantType *int8GridAhead(const Value *v) const;
   bool tryInt8Op(Node &n, const OpRule &rule);
   /// Extends `unit` through its epilogue and onto its output Q. Returns
   /// false when the rule needs an output Q and there is none (`why` says

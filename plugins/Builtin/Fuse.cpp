@@ -468,8 +468,15 @@ bool Fuser::run(const FusionPlan &plan) {
 } // namespace
 
 PreservedAnalyses FusePass::run(Graph &g, AnalysisManager &am) {
-  const BackendRules *rules = lookupBackendRules(backend);
-  FusionPlan plan = computeFusionPlan(g, *rules);
+  // The units q.* ops can hold: not the ones a backend builds from more
+  // than a GEMM and its epilogue (attention, GELU, a weight moved through
+  // a Transpose); their GEMMs fuse as they would without those rules.
+  BackendRules rules = *lookupBackendRules(backend);
+  rules.int8AttentionHeadSizes = {};
+  rules.int8AttentionMaxSequence = 0;
+  rules.geluEpilogue = false;
+  rules.weightDequantizeCrossesDataMovement = false;
+  FusionPlan plan = computeFusionPlan(g, rules);
   Fuser fuser(g, am.getCostReport());
   return fuser.run(plan) ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

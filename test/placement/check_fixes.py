@@ -5,10 +5,11 @@
 
 For each model of --shared/models and --shared/models/zoo, and each backend: explain the model as it is
 (--explain=B --report), then for every distinct fix pipeline X the leftovers name, run X alone on the model
-and explain again. A leftover counts as removed when no leftover of the same kind touching the same nodes is
-left (node names are ONNX node names, which the passes keep; a Q/DQ counts by its op where the leftover
-has other nodes, as DQs get copied and renamed). Prints one line per fix that leaves one of its
-leftovers in place, and a total "N of M named fixes remove their leftovers"; exits 1 unless N == M.
+and explain again. A leftover counts as removed when no leftover of the same kind is left on any of
+its nodes but Q/DQ (an island that only shrank is still there), nor one with the same Q/DQ-only node list.
+Node names are ONNX node names, which the passes keep (DQs that passes copy and rename count by their op).
+Prints one line per fix that leaves one of its leftovers in place, and a total "N of M named fixes remove
+their leftovers"; exits 1 unless N == M.
 """
 import argparse
 import json
@@ -39,6 +40,12 @@ def key(leftover):
     nodes, ops = leftover['nodes'], leftover['ops']
     named = all(op in QDQ_OPS for op in ops)
     return leftover['kind'], tuple(n if named or op not in QDQ_OPS else f'<{op}>' for n, op in zip(nodes, ops))
+
+
+def kind_and_nodes(leftover):
+    """(kind, node) for each node of the leftover but Q/DQ: a leftover of the same kind on one of them after
+    the fix means it was not removed (an island that only shrank)."""
+    return {(leftover['kind'], n) for n, op in zip(leftover['nodes'], leftover['ops']) if op not in QDQ_OPS}
 
 
 def main():
@@ -76,7 +83,9 @@ def main():
                     named += len(leftovers)
                     continue
                 left = {key(l) for l in after}
-                kept = [l for l in leftovers if key(l) in left]
+                touched = {t for l in after for t in kind_and_nodes(l)}
+                kept = [l for l in leftovers
+                        if key(l) in left or any(t in touched for t in kind_and_nodes(l))]
                 named += len(leftovers)
                 removed += len(leftovers) - len(kept)
                 for l in kept:

@@ -169,7 +169,8 @@ struct FusionUnit {
   std::string kind;
   /// Compute nodes in order: the anchor first, then its epilogue.
   std::vector<Node *> members;
-  /// Q/DQ nodes folded into the unit (input DQs, weight DQs, output Q).
+  /// Q/DQ nodes folded into the unit (input DQs, weight DQs, output Q),
+  /// and data movement on a weight the backend folds into it.
   std::vector<Node *> absorbed;
   /// The values the unit reads and writes at its border, with the grid
   /// each is stored on (null: float).
