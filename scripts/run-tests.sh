@@ -81,6 +81,11 @@ if [ -d "$shared/models" ]; then
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/exact" \
     "${exact_filter[@]}" | grep -v '^PASS ' || status=1
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
+    step "data movement between Q/DQ, every op and mode: exact passes and the plan bit-identical"
+    /usr/bin/python3 "$root/test/placement/check_movement_exact.py" --qopt "$build/bin/qopt" \
+      --qopt-run "$build/bin/qopt-run" --work "$build/movement" || status=1
+  fi
   step "[1]-shaped Q/DQ parameters load in ONNX Runtime 1.30 at level all after qopt"
   /usr/bin/python3 "$root/test/placement/ort_loads.py" --qopt "$build/bin/qopt" \
     --shared "$shared" --work "$build/ortloads" || status=1

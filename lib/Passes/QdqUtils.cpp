@@ -168,6 +168,22 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
     std::string mode = getStringAttrOr(n, "mode", "nearest");
     if (mode != "nearest")
       return "Resize in " + mode + " mode computes new values";
+    // tf_crop_and_resize writes extrapolation_value where it samples
+    // outside the roi; on integers that number itself, so it must be the
+    // stored value of the same float (0.0 only where the zero point is 0).
+    if (getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel") ==
+        "tf_crop_and_resize") {
+      float v = getFloatAttrOr(n, "extrapolation_value", 0.0f);
+      for (size_t c = 0; c < q->getNumChannels(); ++c) {
+        int64_t stored = quant::quantizeValue(v, q, c);
+        if (quant::dequantizeValue(stored, q, c) != v ||
+            static_cast<float>(stored) != v)
+          return "Resize writes extrapolation_value " + formatFloat(v) +
+                 " into the data as it is: on the integers of " +
+                 typeToString(q) +
+                 " only a value that is its own stored integer survives";
+      }
+    }
   }
   if (n.isa("onnx.Pad") && getStringAttrOr(n, "mode", "constant") == "constant")
     return offGridConstant(n, 2, q, "the pad value");
@@ -184,6 +200,16 @@ bool qopt::carriesIntegers(const Node &n) {
   if (n.isa("onnx.Resize"))
     return getStringAttrOr(n, "mode", "nearest") == "nearest";
   return hasTrait(n, OpTrait::DataMovement) || n.isa("onnx.MaxPool");
+}
+
+/// A copy that writes a number of its own into the stored integers (Pad's
+/// constant value, Resize's extrapolation value): retyping the region
+/// would change what that number means.
+static bool storesConstant(const Node &n) {
+  return n.isa("onnx.Pad") ||
+         (n.isa("onnx.Resize") &&
+          getStringAttrOr(n, "coordinate_transformation_mode",
+                          "half_pixel") == "tf_crop_and_resize");
 }
 
 StoredRegion qopt::collectStoredRegion(Value *start) {
@@ -221,8 +247,8 @@ StoredRegion qopt::collectStoredRegion(Value *start) {
       for (unsigned i = 0; i < def->getNumResults(); ++i)
         if (isDataResult(*def, i))
           visit(def->getResult(i));
-      if (def->isa("onnx.Pad"))
-        block("Pad '" + def->getName().str() + "' stores a constant value");
+      if (storesConstant(*def))
+        block(def->describe() + " stores a constant value");
     } else {
       block(
           "'" + v->getName().str() + "' is " +
@@ -237,8 +263,8 @@ StoredRegion qopt::collectStoredRegion(Value *start) {
         block(user->describe() + " reads the integers");
         continue;
       }
-      if (user->isa("onnx.Pad"))
-        block("Pad '" + user->getName().str() + "' stores a constant value");
+      if (storesConstant(*user))
+        block(user->describe() + " stores a constant value");
       for (unsigned i : getDataOperands(*user))
         visit(user->getOperand(i));
       for (unsigned i = 0; i < user->getNumResults(); ++i)
@@ -276,4 +302,58 @@ std::string qopt::describeNode(const Node &n) {
   if (name.empty() && n.getNumResults())
     name = n.getResult(0)->getName().str();
   return n.getOpType().str() + " '" + name + "'";
+}
+
+/// The stored integer of Pad's constant value (0.0 when absent) on grid
+/// `q`, the same in every channel; none when the value is computed, off the
+/// grid, or stored differently by the channels of a per-axis grid.
+static std::optional<int64_t> storedPadValue(const Node &pad,
+                                             const QuantType *q) {
+  float v = 0;
+  if (pad.getNumOperands() > 2 && pad.getOperand(2)) {
+    const DenseElements *d = getConstantData(pad.getOperand(2));
+    if (!d || d->getNumElements() != 1)
+      return std::nullopt;
+    v = static_cast<float>(d->getAsDouble(0));
+  }
+  std::optional<int64_t> stored;
+  for (size_t c = 0; c < q->getNumChannels(); ++c) {
+    int64_t s = quant::quantizeValue(v, q, c);
+    if (quant::dequantizeValue(s, q, c) != v || (stored && *stored != s))
+      return std::nullopt;
+    stored = s;
+  }
+  return stored;
+}
+
+bool qopt::integerOperands(PatternRewriter &r, const Node &n,
+                           std::vector<Value *> &operands,
+                           const QuantType *q) {
+  if (!n.isa("onnx.Pad"))
+    return true;
+  if (getStringAttrOr(n, "mode", "constant") != "constant") {
+    if (operands.size() > 2)
+      operands[2] = nullptr;
+  } else {
+    std::optional<int64_t> stored = storedPadValue(n, q);
+    if (!stored)
+      return false;
+    bool present = operands.size() > 2 && operands[2];
+    if (present || *stored != 0) {
+      // A scalar cannot hold per-axis parameters.
+      if (q->isPerAxis())
+        return false;
+      Context &ctx = r.getGraph().getContext();
+      const TensorType *t = ctx.getTensorType(llvm::ArrayRef<Dim>{}, q);
+      Node *c = r.create(ops::Constant, {}, {{t, ""}},
+                         {{"value", Attribute(quant::makeDenseInt(
+                                        q->getStorageKind(), {}, {*stored}))}});
+      if (operands.size() < 3)
+        operands.resize(3, nullptr);
+      operands[2] = c->getResult();
+    }
+  }
+  while (operands.size() > 2 && !operands.back())
+    operands.pop_back();
+  return true;
 }

@@ -195,6 +195,13 @@ bool Fuser::fuseCopy(const FusionUnit &unit, std::string &why) {
               ->getResult();
     operands[i] = s;
   }
+  // Pad's constant value as a stored integer on the data's grid.
+  if (!data.empty() && !variadic &&
+      !integerOperands(rewriter, n, operands,
+                       getStoredQuantType(operands[data.front()]))) {
+    why = "its constant value cannot be stored on the data's grid";
+    return false;
+  }
   std::vector<ResultSpec> results;
   for (unsigned r = 0; r < n.getNumResults(); ++r) {
     const Value *res = n.getResult(r);

@@ -71,20 +71,6 @@ std::vector<const QuantType *> resultGrids(const Node &n, const QuantType *q) {
       def ? def->operandSlot(getDataOperands(n).front()) : nullptr;
   if (!slot || !(slot->allowed & typeSetOf(q->getStorageKind())))
     return {};
-  // tf_crop_and_resize writes extrapolation_value where it samples outside
-  // the roi; on integers that number itself, so it must be the stored value
-  // of the same float (0.0 only where the zero point is 0).
-  if (n.isa("onnx.Resize") &&
-      getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel") ==
-          "tf_crop_and_resize") {
-    float v = getFloatAttrOr(n, "extrapolation_value", 0.0f);
-    for (size_t c = 0; c < q->getNumChannels(); ++c) {
-      int64_t stored = quant::quantizeValue(v, q, c);
-      if (quant::dequantizeValue(stored, q, c) != v ||
-          static_cast<float>(stored) != v)
-        return {};
-    }
-  }
   std::vector<const QuantType *> grids(n.getNumResults(), nullptr);
   for (unsigned i = 0; i < n.getNumResults(); ++i) {
     if (!isDataResult(n, i))
@@ -97,63 +83,6 @@ std::vector<const QuantType *> resultGrids(const Node &n, const QuantType *q) {
     grids[i] = *across;
   }
   return grids;
-}
-
-/// The stored integer of Pad's constant value (0.0 when absent) on grid
-/// `q`, the same in every channel; none when the value is computed, off the
-/// grid, or stored differently by the channels of a per-axis grid.
-std::optional<int64_t> storedPadValue(const Node &pad, const QuantType *q) {
-  float v = 0;
-  if (pad.getNumOperands() > 2 && pad.getOperand(2)) {
-    const DenseElements *d = getConstantData(pad.getOperand(2));
-    if (!d || d->getNumElements() != 1)
-      return std::nullopt;
-    v = static_cast<float>(d->getAsDouble(0));
-  }
-  std::optional<int64_t> stored;
-  for (size_t c = 0; c < q->getNumChannels(); ++c) {
-    int64_t s = quant::quantizeValue(v, q, c);
-    if (quant::dequantizeValue(s, q, c) != v || (stored && *stored != s))
-      return std::nullopt;
-    stored = s;
-  }
-  return stored;
-}
-
-/// The non-data operands of a clone of `n` running on the integers of grid
-/// `q`, in `operands`: Pad's constant value becomes the stored integer of
-/// the grid (an absent value, 0.0, too when the zero point is not 0; in
-/// modes other than constant the value is unused and dropped). Returns
-/// false, having created nothing, when that cannot be done.
-bool integerOperands(PatternRewriter &r, const Node &n,
-                     std::vector<Value *> &operands, const QuantType *q) {
-  if (!n.isa("onnx.Pad"))
-    return true;
-  if (getStringAttrOr(n, "mode", "constant") != "constant") {
-    if (operands.size() > 2)
-      operands[2] = nullptr;
-  } else {
-    std::optional<int64_t> stored = storedPadValue(n, q);
-    if (!stored)
-      return false;
-    bool present = operands.size() > 2 && operands[2];
-    if (present || *stored != 0) {
-      // A scalar cannot hold per-axis parameters.
-      if (q->isPerAxis())
-        return false;
-      Context &ctx = r.getGraph().getContext();
-      const TensorType *t = ctx.getTensorType(llvm::ArrayRef<Dim>{}, q);
-      Node *c = r.create(ops::Constant, {}, {{t, ""}},
-                         {{"value", Attribute(quant::makeDenseInt(
-                                        q->getStorageKind(), {}, {*stored}))}});
-      if (operands.size() < 3)
-        operands.resize(3, nullptr);
-      operands[2] = c->getResult();
-    }
-  }
-  while (operands.size() > 2 && !operands.back())
-    operands.pop_back();
-  return true;
 }
 
 /// Clones `n` with `operands`, its data results typed with `grids` (the

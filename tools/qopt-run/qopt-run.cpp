@@ -129,7 +129,9 @@ static cl::opt<bool> compareReference(
     cl::desc("With --plan: run each step on the reference interpreter's "
              "values of its inputs and compare its outputs with the "
              "reference's (--max-lsb, --atol relative), then the outputs "
-             "end to end"),
+             "end to end. The reference runs the graph after "
+             "--plan-passes; to check those passes too, compare the plan "
+             "with the input model: --plan --compare MODEL"),
     cl::cat(runCategory));
 
 static cl::opt<unsigned> benchRuns(

@@ -107,10 +107,20 @@ bool isOnGrid(double v, const QuantType *q);
 
 /// Why the op-specific rules keep `n` from carrying the grid `q` of its
 /// data operands to its data results, or empty when they allow it. Checks
-/// the trait (DataMovement or Monotonic), Resize's mode (nearest only),
-/// Pad's constant value and Clip's bounds (on the grid). Per-axis axis
+/// the trait (DataMovement or Monotonic), Resize's mode (nearest only, and
+/// in tf_crop_and_resize an extrapolation value that is its own stored
+/// integer), Pad's constant value and Clip's bounds (on the grid). Per-axis axis
 /// remapping is checked separately (quantTypeAcross).
 std::string whyGridCannotCross(const Node &n, const QuantType *q);
+
+/// The non-data operands of a copy of `n` that runs on the integers of
+/// grid `q`, rewritten in `operands`: Pad's constant value becomes its
+/// stored integer on `q` (an absent value, 0.0, too when the zero point is
+/// not 0; in modes other than constant the value is unused and dropped).
+/// Returns false, having created nothing, when that cannot be done (a
+/// computed or off-grid value, a per-axis grid needing a scalar).
+bool integerOperands(PatternRewriter &r, const Node &n,
+                     std::vector<Value *> &operands, const QuantType *q);
 
 /// The values that hold one quantized tensor's integers between the ops
 /// that produce them (q.quantize, q.requantize) and the ops that read them
