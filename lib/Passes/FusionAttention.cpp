@@ -135,8 +135,8 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   // Softmax -> Q -> DQ -> the second MatMul's first operand.
   Node *q = soleUser(softmax->getResult());
   Node *dq = q && q->isa(ops::Quantize) ? soleUser(q->getResult()) : nullptr;
-  Node *bmm2 = dq && dq->isa(ops::Dequantize) ? soleUser(dq->getResult())
-                                               : nullptr;
+  Node *bmm2 =
+      dq && dq->isa(ops::Dequantize) ? soleUser(dq->getResult()) : nullptr;
   if (!bmm2 || !bmm2->isa("onnx.MatMul") ||
       bmm2->getOperand(0) != dq->getResult())
     return false;
@@ -164,16 +164,15 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   std::vector<int64_t> kDims = staticDims(bmm1.getOperand(1));
   if (qDims.size() < 2 || kDims.size() < 2)
     return notFused("with static shapes (the head size is unknown here)");
-  int64_t head = qDims.back(), sq = qDims[qDims.size() - 2],
-          skv = kDims.back();
+  int64_t head = qDims.back(), sq = qDims[qDims.size() - 2], skv = kDims.back();
   if (!llvm::is_contained(rules.int8AttentionHeadSizes, head))
     return notFused("with a head size of 16, 32 or 64 (here " +
                     std::to_string(head) + ")");
   if (sq > rules.int8AttentionMaxSequence ||
       skv > rules.int8AttentionMaxSequence)
     return notFused("with sequence lengths of at most " +
-                    std::to_string(rules.int8AttentionMaxSequence) +
-                    " (here " + std::to_string(std::max(sq, skv)) + ")");
+                    std::to_string(rules.int8AttentionMaxSequence) + " (here " +
+                    std::to_string(std::max(sq, skv)) + ")");
 
   FusionUnit unit;
   unit.kind = "attention";

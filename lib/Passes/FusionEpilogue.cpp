@@ -49,7 +49,7 @@ void Planner::readResidualInFloat(FusionUnit &unit) {
 /// The single user of `v`, when it has one and is no graph output.
 static Node *onlyUser(const Value *v) {
   return !v->isGraphOutput() && v->hasOneUse() ? v->getUses().front().user
-                                                : nullptr;
+                                               : nullptr;
 }
 
 /// GELU as exporters write it before opset 20, 0.5 * x * (1 + Erf(x /

@@ -144,8 +144,7 @@ void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
   os << "explain<" << rules.name << ">: graph @" << graph.getName() << ", "
      << plan.leftovers.size()
      << (plan.leftovers.size() == 1 ? " leftover" : " leftovers") << " under "
-     << rules.titleWithVersion() << " rules (" << rules.documentation
-     << ")\n";
+     << rules.titleWithVersion() << " rules (" << rules.documentation << ")\n";
   for (const std::string &problem : plan.importProblems)
     os << "error: " << problem << " (" << rules.versionSource << ")\n";
   unsigned index = 0;

@@ -91,9 +91,8 @@ bool alreadyRuns(llvm::StringRef pipeline, llvm::StringRef step) {
   llvm::SmallVector<llvm::StringRef, 8> have, want;
   pipeline.split(have, ',');
   step.split(want, ',');
-  return llvm::all_of(want, [&](llvm::StringRef s) {
-    return llvm::is_contained(have, s);
-  });
+  return llvm::all_of(
+      want, [&](llvm::StringRef s) { return llvm::is_contained(have, s); });
 }
 
 class FixChecker {

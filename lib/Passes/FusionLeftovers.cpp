@@ -113,8 +113,8 @@ void Planner::followDequantized(const Node &dq, const Value *v,
       // Data movement folded into the weight: the op after it tells.
       std::vector<const Node *> next = path;
       next.push_back(user);
-      followDequantized(dq, user->getResult(), copyGrid.lookup(user->getResult()),
-                        next);
+      followDequantized(dq, user->getResult(),
+                        copyGrid.lookup(user->getResult()), next);
       continue;
     }
     if (int8Reads.count({user, u.index})) {

@@ -283,9 +283,8 @@ std::vector<std::string> qopt::versionProblems(const Graph &graph,
   std::vector<std::string> problems;
   std::string who = rules.titleWithVersion();
   if (rules.maxOpset && opset > rules.maxOpset)
-    problems.push_back("the model imports ONNX opset " +
-                       std::to_string(opset) + "; " + who +
-                       "'s ONNX parser documents opsets up to " +
+    problems.push_back("the model imports ONNX opset " + std::to_string(opset) +
+                       "; " + who + "'s ONNX parser documents opsets up to " +
                        std::to_string(rules.maxOpset) +
                        " (ops newer than that may fail to import; export "
                        "with opset " +

@@ -208,8 +208,8 @@ bool qopt::carriesIntegers(const Node &n) {
 static bool storesConstant(const Node &n) {
   return n.isa("onnx.Pad") ||
          (n.isa("onnx.Resize") &&
-          getStringAttrOr(n, "coordinate_transformation_mode",
-                          "half_pixel") == "tf_crop_and_resize");
+          getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel") ==
+              "tf_crop_and_resize");
 }
 
 StoredRegion qopt::collectStoredRegion(Value *start) {
@@ -327,8 +327,7 @@ static std::optional<int64_t> storedPadValue(const Node &pad,
 }
 
 bool qopt::integerOperands(PatternRewriter &r, const Node &n,
-                           std::vector<Value *> &operands,
-                           const QuantType *q) {
+                           std::vector<Value *> &operands, const QuantType *q) {
   if (!n.isa("onnx.Pad"))
     return true;
   if (getStringAttrOr(n, "mode", "constant") != "constant") {

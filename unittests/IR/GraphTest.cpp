@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Verifier.h"
 
 #include "gtest/gtest.h"

@@ -109,8 +109,8 @@ bool isOnGrid(double v, const QuantType *q);
 /// data operands to its data results, or empty when they allow it. Checks
 /// the trait (DataMovement or Monotonic), Resize's mode (nearest only, and
 /// in tf_crop_and_resize an extrapolation value that is its own stored
-/// integer), Pad's constant value and Clip's bounds (on the grid). Per-axis axis
-/// remapping is checked separately (quantTypeAcross).
+/// integer), Pad's constant value and Clip's bounds (on the grid). Per-axis
+/// axis remapping is checked separately (quantTypeAcross).
 std::string whyGridCannotCross(const Node &n, const QuantType *q);
 
 /// The non-data operands of a copy of `n` that runs on the integers of
