@@ -355,13 +355,22 @@ int main(int argc, char **argv) {
   // A plan as explain and reports show it: every fix they name as a
   // pipeline checked by running it.
   auto explainedPlan = [&](Graph &graph, const BackendRules &rules) {
-    FusionPlan plan = computeFusionPlan(graph, rules);
-    plan.importProblems =
-        versionProblems(graph, (*model)->getDefaultOpsetVersion(), rules);
-    if (checkFixes)
+    FusionPlan plan;
+    {
+      auto timer = timePhase("fusion-plan", "compute the fusion plan");
+      plan = computeFusionPlan(graph, rules);
+      plan.importProblems =
+          versionProblems(graph, (*model)->getDefaultOpsetVersion(), rules);
+    }
+    if (checkFixes) {
+      auto timer = timePhase("check-fixes", "run the fixes explain names");
       confirmFixes(graph, plan, registry);
+    }
     return plan;
   };
+  // The plan of the final graph, when --report computed it for the rules
+  // --explain uses too.
+  std::optional<FusionPlan> finalPlan;
   const BackendRules *explainRules = nullptr;
   std::optional<PlanSnapshot> planBefore;
   std::vector<ReportSection> reportSections;
@@ -388,13 +397,19 @@ int main(int argc, char **argv) {
     llvm::StringRef name =
         explainBackend.empty() ? "trt" : llvm::StringRef(explainBackend);
     explainRules = lookupBackendRules(name);
-    if (!explainRules)
-      return reportError(
-          llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "unknown backend '%s' (expected trt, "
-                                  "trt:8.5, trt:8.6, trt:10, ort or cpu)",
-                                  name.str().c_str()),
-          "-explain");
+    if (!explainRules) {
+      std::string known;
+      for (const BackendRules *r : getAllBackendRules()) {
+        known += (known.empty() ? "" : ", ") + r->name.str();
+        for (const std::string &v : getBackendVersions(r->name))
+          known += ", " + r->name.str() + ":" + v;
+      }
+      return reportError(llvm::createStringError(
+                             llvm::inconvertibleErrorCode(),
+                             "unknown backend '%s' (expected one of %s)",
+                             name.str().c_str(), known.c_str()),
+                         "-explain");
+    }
     if (!pipeline->empty())
       planBefore =
           snapshotPlan(computeFusionPlan((*model)->getGraph(), *explainRules));
@@ -474,8 +489,9 @@ int main(int argc, char **argv) {
 
   if (reportRules) {
     Graph &graph = (*model)->getGraph();
+    finalPlan = explainedPlan(graph, *reportRules);
     reportSections.push_back(captureReportSection(
-        explainedPlan(graph, *reportRules), graph,
+        *finalPlan, graph,
         pipeline->empty() ? "input model"
                           : "after -passes='" + passPipeline + "'",
         pipeline->empty() ? "plan" : "after"));
@@ -489,17 +505,9 @@ int main(int argc, char **argv) {
 
   if (explainRules) {
     Graph &graph = (*model)->getGraph();
-    std::optional<FusionPlan> plan;
-    {
-      auto timer = timePhase("fusion-plan", "compute the fusion plan");
-      plan = computeFusionPlan(graph, *explainRules);
-      plan->importProblems = versionProblems(
-          graph, (*model)->getDefaultOpsetVersion(), *explainRules);
-    }
-    if (checkFixes) {
-      auto timer = timePhase("check-fixes", "run the fixes explain names");
-      confirmFixes(graph, *plan, registry);
-    }
+    std::optional<FusionPlan> &plan = finalPlan;
+    if (!plan || plan->rules != explainRules)
+      plan = explainedPlan(graph, *explainRules);
     {
       auto timer = timePhase("explain", "print the explanation");
       printExplanation(*plan, graph, llvm::outs());
