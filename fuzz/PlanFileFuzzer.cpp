@@ -1,6 +1,7 @@
-//===- PlanFileFuzzer.cpp - libFuzzer target: the .qplan reader -----------===//
+//===- PlanFileFuzzer.cpp - libFuzzer target: the plan readers ------------===//
 //
-// Any bytes: reading fails with a one-line error or gives a plan that passed
+// Any bytes, as a .qplan file or (when they look like one) a text plan:
+// reading fails with a one-line error or gives a plan that passed
 // the verifier. Inputs that start with the magic are read a second time with
 // their size and checksum fixed up, so that mutations reach the fields
 // behind the checksum; the last byte picks the instruction set the weights
@@ -50,14 +51,15 @@ static bool isCheapToRun(const Plan &plan) {
 }
 
 static void readAndRun(llvm::StringRef bytes, Isa isa) {
-  auto plan = readPlan(bytes, isa);
+  auto plan =
+      isPlanText(bytes) ? parsePlanText(bytes, isa) : readPlan(bytes, isa);
   if (!plan) {
     std::string msg = llvm::toString(plan.takeError());
     if (msg.find('\n') != std::string::npos)
       std::abort(); // errors are one line
     return;
   }
-  if (!isCheapToRun(**plan))
+  if (!isCheapToRun(**plan) || !(*plan)->isPlaced())
     return;
   std::map<std::string, Tensor> inputs;
   for (int id : (*plan)->inputs) {

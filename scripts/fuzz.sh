@@ -16,11 +16,17 @@ find "$root/test/inputs" "$root/examples" -name '*.onnx' -size -200k -exec cp {}
 [ -d "$shared/peer-cases" ] && find "$shared/peer-cases" -name '*.onnx' -size -200k | while read -r f; do cp "$f" "$work/onnx/$(echo "$f" | md5sum | cut -c1-12).onnx"; done
 find "$root/test/lit" -name '*.qir' -exec cp {} "$work/qir/" \;
 cp "$root/fuzz/corpus/pipeline/"* "$work/pipeline/"
-# Plan files of the small test models (written by this build's qopt).
+# Plan files of the small test models (written by this build's qopt), text
+# plans of ten of them, and the plan pass tests' text plans.
 for f in $(ls "$work"/onnx/*.onnx | head -30); do
   "$build/bin/qopt" "$f" -passes='default<cpu>' -emit=plan -o "$work/plan/$(basename "$f" .onnx).qplan" \
     2>/dev/null || true
 done
+for f in $(ls "$work"/onnx/*.onnx | head -10); do
+  "$build/bin/qopt" "$f" -passes='default<cpu>' -emit=plan-text -o "$work/plan/$(basename "$f" .onnx).plan" \
+    2>/dev/null || true
+done
+cp "$root"/test/lit/PlanPasses/*.test "$work/plan/"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 status=0
 run() {

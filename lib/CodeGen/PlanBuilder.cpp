@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
+#include "qopt/CodeGen/PlanPasses.h"
 #include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/OpDefinition.h"
 
@@ -248,64 +249,6 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
   return llvm::Error::success();
 }
 
-/// Greedy placement by size: each tensor goes to the lowest 64-byte-aligned
-/// offset that no tensor alive at the same time occupies.
-void PlanBuilder::assignArena() {
-  size_t numSteps = plan.steps.size();
-  struct Life {
-    int id;
-    size_t first, last, bytes;
-  };
-  std::vector<Life> lives;
-  std::vector<size_t> first(plan.tensors.size(), SIZE_MAX),
-      last(plan.tensors.size(), 0);
-  for (int id : plan.inputs)
-    first[id] = 0;
-  for (size_t i = 0; i < numSteps; ++i) {
-    // A tensor several steps write (reformats placed in a Concat's result)
-    // lives until the last of them too, read or not.
-    for (int id : plan.steps[i]->outputs)
-      if (id >= 0) {
-        first[id] = std::min(first[id], i);
-        last[id] = std::max(last[id], i);
-      }
-    for (int id : plan.steps[i]->inputs)
-      if (id >= 0)
-        last[id] = std::max(last[id], i);
-  }
-  for (int id : plan.outputs)
-    last[id] = numSteps;
-  for (size_t id = 0; id < plan.tensors.size(); ++id) {
-    if (plan.tensors[id].constant || first[id] == SIZE_MAX)
-      continue;
-    size_t bytes = (plan.tensors[id].byteSize() + 63) & ~size_t(63);
-    lives.push_back({static_cast<int>(id), first[id],
-                     std::max(last[id], first[id]), bytes});
-  }
-  std::stable_sort(
-      lives.begin(), lives.end(),
-      [](const Life &a, const Life &b) { return a.bytes > b.bytes; });
-  std::vector<std::pair<size_t, size_t>> placed; // offset, index in lives
-  size_t total = 0;
-  for (size_t i = 0; i < lives.size(); ++i) {
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (auto [offset, j] : placed)
-      if (lives[j].first <= lives[i].last && lives[i].first <= lives[j].last)
-        busy.push_back({offset, offset + lives[j].bytes});
-    std::sort(busy.begin(), busy.end());
-    size_t offset = 0;
-    for (auto [begin, end] : busy) {
-      if (offset + lives[i].bytes <= begin)
-        break;
-      offset = std::max(offset, end);
-    }
-    placed.push_back({offset, i});
-    plan.tensors[lives[i].id].arenaOffset = static_cast<int64_t>(offset);
-    total = std::max(total, offset + lives[i].bytes);
-  }
-  plan.arenaBytes = total;
-}
-
 llvm::Error PlanBuilder::build() {
   plan.isa = options.isa;
   for (const Value *in : graph.getInputs()) {
@@ -351,13 +294,7 @@ llvm::Error PlanBuilder::build() {
       return makeError("graph output: " + llvm::toString(id.takeError()));
     plan.outputs.push_back(*id);
   }
-  fuseTableChains(plan);
-  fuseTablesIntoConvs(plan);
-  fuseQuantizeIntoCopies(plan);
-  forwardCopiedChannels(plan);
-  placeReformatsInConcats(plan);
-  assignArena();
-  return llvm::Error::success();
+  return runPlanPasses(plan, {}, options.passes);
 }
 
 llvm::Expected<std::unique_ptr<Plan>>

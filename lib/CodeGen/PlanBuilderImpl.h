@@ -131,7 +131,6 @@ private:
   bool isLayoutFreeElementwise(const Node &n) const;
   rt::KernelOp makeKernelOp(const Node &n);
   const QuantType *copyType(const QuantType *q);
-  void assignArena();
 
   const Graph &graph;
   const PlanBuildOptions &options;
@@ -186,6 +185,9 @@ void fuseQuantizeIntoCopies(rt::Plan &plan);
 /// them from its source; parts nothing reads then go (ForwardCopies.cpp);
 /// after fuseQuantizeIntoCopies.
 void forwardCopiedChannels(rt::Plan &plan);
+/// Every tensor's arena offset by liveness, and the arena's size
+/// (AssignArena.cpp); the last plan pass.
+void assignArena(rt::Plan &plan);
 /// Reformats into ONNX layout feeding a last-axis Concat (through a
 /// Reshape's copy or not) write into its result (PlaceReformats.cpp);
 /// before arena placement.

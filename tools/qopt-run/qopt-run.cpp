@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/PlanPassFlags.h"
 #include "../common/RunPipeline.h"
 #include "PlanBench.h"
 #include "qopt/CodeGen/PlanBuilder.h"
@@ -124,6 +125,11 @@ static cl::opt<bool>
     printPlan("print-plan",
               cl::desc("With --plan or a plan file: print the plan's steps"),
               cl::cat(runCategory));
+static cl::list<std::string> runPlanPassNames(
+    "run-plan-pass",
+    cl::desc("On a plan file or text plan: run these plan passes, print the "
+             "plan's text form to stdout and exit"),
+    cl::CommaSeparated, cl::value_desc("pass"), cl::cat(runCategory));
 static cl::opt<bool> compareReference(
     "compare-reference",
     cl::desc("With --plan: run each step on the reference interpreter's "
@@ -168,12 +174,14 @@ static int fail(llvm::Error err) {
   return 1;
 }
 
-/// Whether the file at `path` starts with a plan file's magic.
+/// Whether the file at `path` starts with a plan file's magic, or as a
+/// plan's text form (after comment lines, within its first 64 KiB).
 static bool startsAsPlanFile(llvm::StringRef path) {
   std::ifstream in(path.str(), std::ios::binary);
-  char head[8] = {};
-  in.read(head, sizeof(head));
-  return in && rt::isPlanFile(llvm::StringRef(head, sizeof(head)));
+  std::string head(size_t(64) << 10, '\0');
+  in.read(head.data(), head.size());
+  head.resize(in.gcount());
+  return rt::isPlanFile(head) || rt::isPlanText(head);
 }
 
 static llvm::Error makeError(const llvm::Twine &msg) {
@@ -347,10 +355,21 @@ static int comparePlanWithReference(const rt::Plan &plan,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::opt<unsigned> &threadCount = threadCountOption();
+  setPlanPassFlagCategory(runCategory);
+  if (cl::Option *timePasses = cl::getRegisteredOptions().lookup("time-passes"))
+    timePasses->addCategory(runCategory);
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt-run: run a model on qopt's reference "
                               "interpreter\n");
+  if (printPlanPassesRequested()) {
+    llvm::outs() << "Plan passes (after lowering, in this order):\n";
+    printPlanPasses(llvm::outs());
+    return 0;
+  }
+  auto planPassOptions = getPlanPassOptionsFromFlags();
+  if (!planPassOptions)
+    return fail(planPassOptions.takeError());
   using Clock = std::chrono::steady_clock;
   auto millisecondsSince = [](Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start)
@@ -382,6 +401,19 @@ int main(int argc, char **argv) {
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(loaded.takeError()));
     plan = std::move(*loaded);
+    if (!runPlanPassNames.empty()) {
+      if (!outputPath.empty() || benchRuns || profilePlan || printPlan)
+        return fail("--run-plan-pass prints the plan's text form to stdout; "
+                    "it takes no -o, --bench, --profile or --print-plan");
+      if (auto err = runPlanPasses(*plan, runPlanPassNames, *planPassOptions))
+        return fail(llvm::Twine(modelPath) + ": " +
+                    llvm::toString(std::move(err)));
+      auto text = rt::printPlanText(*plan);
+      if (!text)
+        return fail(text.takeError());
+      llvm::outs() << *text;
+      return 0;
+    }
     if (benchRuns || profilePlan)
       llvm::outs() << llvm::format("plan file: read and packed in %.1f ms\n",
                                    millisecondsSince(phaseStart));
@@ -392,6 +424,9 @@ int main(int argc, char **argv) {
                   llvm::toString(loaded.takeError()));
     model = std::move(*loaded);
   }
+  if (!runPlanPassNames.empty())
+    return fail("--run-plan-pass needs a plan file or a text plan; --plan "
+                "runs every plan pass on a model");
   double importMs = millisecondsSince(phaseStart);
   if (compareReference && !runPlan)
     return fail("--compare-reference needs --plan");
@@ -500,7 +535,7 @@ int main(int argc, char **argv) {
     if (!isa)
       return fail(isa.takeError());
     phaseStart = Clock::now();
-    auto built = buildPlan(*model, PlanBuildOptions{*isa});
+    auto built = buildPlan(*model, PlanBuildOptions{*isa, *planPassOptions});
     if (!built)
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(built.takeError()));

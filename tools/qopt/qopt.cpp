@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/PlanPassFlags.h"
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
@@ -55,14 +56,16 @@ static cl::opt<std::string> outputPath("o",
                                        cl::desc("Output file ('-' = stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(qoptCategory));
-enum class EmitKind { Default, Qir, Onnx, Plan };
+enum class EmitKind { Default, Qir, Onnx, Plan, PlanText };
 static cl::opt<EmitKind> emitKind(
     "emit",
     cl::desc("Output format (default: from the -o extension, else qir)"),
     cl::values(clEnumValN(EmitKind::Qir, "qir", ".qir text"),
                clEnumValN(EmitKind::Onnx, "onnx", "ONNX protobuf (QDQ form)"),
                clEnumValN(EmitKind::Plan, "plan",
-                          "INT8 CPU plan file (.qplan) for qopt-run")),
+                          "INT8 CPU plan file (.qplan) for qopt-run"),
+               clEnumValN(EmitKind::PlanText, "plan-text",
+                          "the plan's text form (qopt-run reads it too)")),
     cl::init(EmitKind::Default), cl::cat(qoptCategory));
 static cl::list<std::string>
     planDims("dim",
@@ -263,6 +266,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::SetVersionPrinter(printVersion);
   adoptLlvmOptions();
+  setPlanPassFlagCategory(passCategory);
   cl::HideUnrelatedOptions({&qoptCategory, &passCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt: optimizer for explicitly quantized ONNX "
@@ -295,6 +299,14 @@ int main(int argc, char **argv) {
     registry.printRegistry(llvm::outs());
     return 0;
   }
+  if (printPlanPassesRequested()) {
+    llvm::outs() << "Plan passes (after lowering, in this order):\n";
+    printPlanPasses(llvm::outs());
+    return 0;
+  }
+  auto planPassOptions = getPlanPassOptionsFromFlags();
+  if (!planPassOptions)
+    return reportError(planPassOptions.takeError(), "plan passes");
   auto pipeline = registry.parsePipeline(passPipeline);
   if (!pipeline)
     return reportError(pipeline.takeError(), "-passes");
@@ -334,6 +346,7 @@ int main(int argc, char **argv) {
     return reportError(model.takeError(), inputPath);
   // A plan is built for static shapes, which the pipeline should see too.
   bool emitPlan = emitKind == EmitKind::Plan ||
+                  emitKind == EmitKind::PlanText ||
                   (emitKind == EmitKind::Default &&
                    llvm::sys::path::extension(outputPath) == ".qplan");
   if (emitPlan || !planDims.empty()) {
@@ -526,7 +539,7 @@ int main(int argc, char **argv) {
   if (disableOutput)
     return 0;
   if (emitPlan) {
-    if (pipeline->empty())
+    if (pipeline->empty() && emitKind != EmitKind::PlanText)
       llvm::WithColor::note(llvm::errs(), "qopt")
           << "-emit=plan without -passes: the plan runs the graph as it is; "
              "-passes='default<cpu>' forms the int8 units first\n";
@@ -534,11 +547,13 @@ int main(int argc, char **argv) {
     // unpacked, and the reader packs them for the CPU that runs it.
     auto plan = [&] {
       auto timer = timePhase("plan", "build the CPU plan");
-      return buildPlan(**model, PlanBuildOptions{rt::Isa::Scalar});
+      return buildPlan(**model,
+                       PlanBuildOptions{rt::Isa::Scalar, *planPassOptions});
     }();
     if (!plan)
       return reportError(plan.takeError(), inputPath);
-    auto bytes = rt::serializePlan(**plan);
+    auto bytes = emitKind == EmitKind::PlanText ? rt::printPlanText(**plan)
+                                                : rt::serializePlan(**plan);
     if (!bytes)
       return reportError(bytes.takeError(), inputPath);
     auto saveTimer = timePhase("save", "write the plan file");

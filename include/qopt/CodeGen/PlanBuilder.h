@@ -15,6 +15,7 @@
 #ifndef QOPT_CODEGEN_PLANBUILDER_H
 #define QOPT_CODEGEN_PLANBUILDER_H
 
+#include "qopt/CodeGen/PlanPasses.h"
 #include "qopt/Runtime/Plan.h"
 
 #include <map>
@@ -25,6 +26,8 @@ class Model;
 struct PlanBuildOptions {
   /// The int8 kernels' instruction set.
   rt::Isa isa = rt::Isa::Scalar;
+  /// The plan passes after lowering: which to skip, what to print and time.
+  PlanPassOptions passes;
 };
 
 /// Largest constant (in elements) the plan builder folds: 2^26, 256 MiB of

@@ -434,6 +434,10 @@ public:
   /// their layouts, and MACs for int8 convs; then the arena size.
   void print(llvm::raw_ostream &os) const;
 
+  /// Whether every tensor a step or the caller reads or writes has its
+  /// place in the arena or is a constant (assign-arena ran).
+  bool isPlaced() const;
+
   /// Runs with inputs by graph-input name; returns the outputs in order.
   /// The arena and scratch come from the last run that finished, when it
   /// had enough: a run allocates nothing else but its outputs.
@@ -462,8 +466,10 @@ private:
 /// Checks that every step's tensors are what its kernel assumes (ids in
 /// range, layouts, kinds, shapes against its parameters, arena places inside
 /// the arena), so that running the plan touches no byte outside its
-/// tensors; an error names the step or tensor and the reason.
-llvm::Error verifyPlan(const Plan &plan);
+/// tensors; an error names the step or tensor and the reason. Without
+/// `requirePlacement`, tensors without an arena place (offset -1) pass: a
+/// plan before the assign-arena plan pass.
+llvm::Error verifyPlan(const Plan &plan, bool requirePlacement = true);
 
 /// What a step sees of one run: the arena and the tensors' bytes.
 class PlanRun {

@@ -51,7 +51,23 @@ llvm::Expected<std::string> serializePlan(const Plan &plan);
 /// for `isa`. Errors are one line: "plan file: <reason>".
 llvm::Expected<std::unique_ptr<Plan>> readPlan(llvm::StringRef bytes, Isa isa);
 
-/// readPlan on the file at `path` (mapped for the read).
+/// Whether `bytes` are a plan's text form: its first line that is not
+/// blank or a `#` comment starts with "qopt plan:".
+bool isPlanText(llvm::StringRef bytes);
+
+/// The plan's text form (PlanText.cpp): the fields of the file, one line per
+/// label, blobs over 32 bytes as resources at the end. Fails as
+/// serializePlan does.
+llvm::Expected<std::string> printPlanText(const Plan &plan);
+
+/// The plan in `text` (a text form), verified as readPlan verifies a file;
+/// a plan whose tensors have no arena places yet (printed before the
+/// assign-arena plan pass) is accepted without them, for plan passes to
+/// run on, but cannot run. Errors are one line: "plan text: <reason>".
+llvm::Expected<std::unique_ptr<Plan>> parsePlanText(llvm::StringRef text,
+                                                    Isa isa);
+
+/// readPlan (or parsePlanText, for a text form) on the file at `path`.
 llvm::Expected<std::unique_ptr<Plan>> loadPlanFile(llvm::StringRef path,
                                                    Isa isa);
 

@@ -9,6 +9,7 @@
 
 #include "qopt/Runtime/Plan.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <oneapi/tbb/global_control.h>
@@ -199,9 +200,26 @@ unsigned PlanRunOptions::getThreadCount() const {
                        std::max(1, tbb::this_task_arena::max_concurrency()));
 }
 
+bool Plan::isPlaced() const {
+  auto placed = [&](int id) {
+    return id < 0 || size_t(id) >= tensors.size() || tensors[id].constant ||
+           tensors[id].arenaOffset >= 0;
+  };
+  for (const std::vector<int> *ids : {&inputs, &outputs})
+    if (!llvm::all_of(*ids, placed))
+      return false;
+  for (const auto &s : steps)
+    if (!llvm::all_of(s->inputs, placed) || !llvm::all_of(s->outputs, placed))
+      return false;
+  return true;
+}
+
 llvm::Expected<std::vector<Tensor>>
 Plan::run(const std::map<std::string, Tensor> &given,
           const PlanRunOptions &options) const {
+  if (!isPlaced())
+    return makeError("the plan's tensors have no arena places yet (run the "
+                     "assign-arena plan pass)");
   std::optional<tbb::global_control> threadLimit;
   if (options.threads)
     threadLimit.emplace(tbb::global_control::max_allowed_parallelism,

@@ -52,7 +52,8 @@ bool isInt8Kind(ElementKind kind) {
 
 class PlanVerifier {
 public:
-  explicit PlanVerifier(const Plan &plan) : plan(plan) {}
+  PlanVerifier(const Plan &plan, bool requirePlacement)
+      : plan(plan), requirePlacement(requirePlacement) {}
 
   llvm::Error verify() {
     if (plan.arenaBytes > kMaxPlanBytes)
@@ -126,7 +127,7 @@ private:
       return llvm::Error::success();
     }
     // A tensor nothing reads or writes (a step fused away) has no place.
-    if (!referenced[id] && t.arenaOffset == -1)
+    if ((!referenced[id] || !requirePlacement) && t.arenaOffset == -1)
       return llvm::Error::success();
     if (size == 0)
       return fail("a tensor in the arena needs a numeric kind");
@@ -555,11 +556,12 @@ private:
   }
 
   const Plan &plan;
+  bool requirePlacement;
   std::vector<bool> referenced;
 };
 
 } // namespace
 
-llvm::Error rt::verifyPlan(const Plan &plan) {
-  return PlanVerifier(plan).verify();
+llvm::Error rt::verifyPlan(const Plan &plan, bool requirePlacement) {
+  return PlanVerifier(plan, requirePlacement).verify();
 }

@@ -1,14 +1,16 @@
-//===- PlanFileReader.cpp - .qplan bytes to a plan ------------------------===//
+//===- PlanDecoder.cpp - Fields to a plan; the .qplan reader --------------===//
 //
-// Reads what PlanFileWriter.cpp writes, trusting nothing: the header first
-// (magic, version, size, checksum), then every field with its bounds (a
-// count is never larger than the bytes left could hold, enums are in range,
-// sizes agree with shapes) before anything is built from it, and the whole
-// plan through verifyPlan at the end. The first problem is the error,
-// with the byte offset the reader had reached (just past the bad field).
+// Reads the fields PlanEncoder.cpp writes, by the same labels, trusting
+// nothing: every field with its bounds (a count is never larger than what is
+// left could hold, enums are in range, sizes agree with shapes) before
+// anything is built from it. The binary source adds the file's header
+// (magic, version, size, checksum) and end marker; whoever reads a whole
+// plan verifies it (verifyPlan). The first problem is the error, with the
+// place the source had reached (just past the bad field).
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanFields.h"
 #include "PlanFileFormat.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/Verifier.h"
@@ -30,6 +32,33 @@ static_assert(std::variant_size_v<Attribute::Storage> ==
                   size_t(AttrTag::EmptyList) + 1,
               "one tag per kind of attribute");
 
+FieldSource::~FieldSource() = default;
+
+bool FieldSource::fail(const llvm::Twine &why) {
+  if (!failed) {
+    failed = true;
+    reason = why.str() + " (" + where() + ")";
+  }
+  return false;
+}
+
+bool FieldSource::flag(const char *what) {
+  uint8_t v = u8(what);
+  if (v > 1)
+    fail(llvm::Twine(what) + " is " + llvm::Twine(unsigned(v)) +
+         ", not 0 or 1");
+  return v == 1;
+}
+
+QuantizeGrid FieldSource::grid() {
+  QuantizeGrid g;
+  g.scale = f32("grid");
+  g.zero = i32("grid");
+  g.isSigned = flag("grid");
+  g.flip = u8("grid");
+  return g;
+}
+
 namespace {
 
 /// "plan file: <msg>" on one line (names from the file may hold line
@@ -42,23 +71,79 @@ llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
 }
 
-/// Reads fields in order; the first failure sticks (later reads return
-/// zeros) and is reported by takeError().
-class PlanFileReader {
+/// The fields of a .qplan file, after its header.
+class BinarySource final : public FieldSource {
 public:
-  PlanFileReader(llvm::StringRef file, Isa isa)
-      : file(file), at(kHeaderBytes), isa(isa) {}
+  explicit BinarySource(llvm::StringRef file) : file(file), at(kHeaderBytes) {}
 
-  llvm::Expected<std::unique_ptr<Plan>> read();
+  uint8_t u8(const char *what) override { return scalar<uint8_t>(what); }
+  uint8_t enumByte(EnumNames names, const char *what) override {
+    uint8_t v = u8(what);
+    if (!failed && v >= names.size())
+      fail(llvm::Twine(what) + ": " + names.kind + " " +
+           llvm::Twine(unsigned(v)) + " is not one this reader knows");
+    return failed ? 0 : v;
+  }
+  int32_t i32(const char *what) override { return scalar<int32_t>(what); }
+  uint32_t u32(const char *what) { return scalar<uint32_t>(what); }
+  uint64_t u64(const char *what) override { return scalar<uint64_t>(what); }
+  int64_t i64(const char *what) override { return scalar<int64_t>(what); }
+  float f32(const char *what) override {
+    uint32_t bits = scalar<uint32_t>(what);
+    float v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  }
+  size_t count(size_t minBytes, const char *what) override {
+    uint64_t n = u64(what);
+    if (!failed && n > (file.size() - at) / minBytes)
+      fail(llvm::Twine(what) + ": " + llvm::Twine(n) +
+           " elements cannot fit the bytes left");
+    return failed ? 0 : static_cast<size_t>(n);
+  }
+  std::string string(const char *what) override {
+    size_t n = count(1, what);
+    const char *bytes = nullptr;
+    if (!take(n, bytes, what))
+      return {};
+    return std::string(bytes, n);
+  }
+  llvm::StringRef blob(const char *what) override {
+    size_t n = count(1, what);
+    size_t pad = (kBlobAlignment - at % kBlobAlignment) % kBlobAlignment;
+    const char *bytes = nullptr;
+    if (!take(pad, bytes, what) || !take(n, bytes, what))
+      return {};
+    return llvm::StringRef(bytes, n);
+  }
+  std::vector<int64_t> ints(const char *what) override {
+    std::vector<int64_t> v(count(8, what));
+    for (int64_t &x : v)
+      x = i64(what);
+    return v;
+  }
+  std::vector<int> i32s(const char *what) override {
+    std::vector<int> v(count(4, what));
+    for (int &x : v)
+      x = i32(what);
+    return v;
+  }
+  std::vector<float> floats(const char *what) override {
+    std::vector<float> v(count(4, what));
+    for (float &x : v)
+      x = f32(what);
+    return v;
+  }
+  std::vector<std::string> strings(const char *what) override {
+    std::vector<std::string> v(count(8, what));
+    for (std::string &s : v)
+      s = string(what);
+    return v;
+  }
+  std::string where() const override { return "at byte " + std::to_string(at); }
+  bool atEnd() const { return at == file.size(); }
 
 private:
-  bool fail(const llvm::Twine &why) {
-    if (!failed) {
-      failed = true;
-      reason = why.str() + " (at byte " + std::to_string(at) + ")";
-    }
-    return false;
-  }
   bool take(size_t size, const char *&bytes, const char *what) {
     if (failed)
       return false;
@@ -74,90 +159,21 @@ private:
       return T();
     return llvm::support::endian::read<T, llvm::support::little>(bytes);
   }
-  uint8_t u8(const char *what) { return scalar<uint8_t>(what); }
-  int32_t i32(const char *what) { return scalar<int32_t>(what); }
-  uint64_t u64(const char *what) { return scalar<uint64_t>(what); }
-  int64_t i64(const char *what) { return scalar<int64_t>(what); }
-  float f32(const char *what) {
-    uint32_t bits = scalar<uint32_t>(what);
-    float v;
-    std::memcpy(&v, &bits, 4);
-    return v;
-  }
-  bool flag(const char *what) {
-    uint8_t v = u8(what);
-    if (v > 1)
-      fail(llvm::Twine(what) + " is " + llvm::Twine(unsigned(v)) +
-           ", not 0 or 1");
-    return v == 1;
-  }
-  /// A quantize grid (scale, zero point, signedness, flip); the verifier
-  /// checks it against its tensor.
-  QuantizeGrid grid() {
-    QuantizeGrid g;
-    g.scale = f32("grid scale");
-    g.zero = i32("grid zero point");
-    g.isSigned = flag("grid signedness");
-    g.flip = u8("grid flip");
-    return g;
-  }
-  /// An enum stored as one byte, at most `last`.
-  template <typename E> E enumValue(E last, const char *what) {
-    uint8_t v = u8(what);
-    if (v > static_cast<uint8_t>(last))
-      fail(llvm::Twine(what) + " " + llvm::Twine(unsigned(v)) +
-           " is not one this reader knows");
-    return failed ? E() : static_cast<E>(v);
-  }
-  /// A count of elements that take at least `minBytes` each.
-  size_t count(size_t minBytes, const char *what) {
-    uint64_t n = u64(what);
-    if (!failed && n > (file.size() - at) / minBytes)
-      fail(llvm::Twine(what) + ": " + llvm::Twine(n) +
-           " elements cannot fit the bytes left");
-    return failed ? 0 : static_cast<size_t>(n);
-  }
-  std::string string(const char *what) {
-    size_t n = count(1, what);
-    const char *bytes = nullptr;
-    if (!take(n, bytes, what))
-      return {};
-    return std::string(bytes, n);
-  }
-  /// A blob's bytes, in place in the file.
-  llvm::StringRef blob(const char *what) {
-    size_t n = count(1, what);
-    size_t pad = (kBlobAlignment - at % kBlobAlignment) % kBlobAlignment;
-    const char *bytes = nullptr;
-    if (!take(pad, bytes, what) || !take(n, bytes, what))
-      return {};
-    return llvm::StringRef(bytes, n);
-  }
-  std::vector<int64_t> ints(const char *what) {
-    std::vector<int64_t> v(count(8, what));
-    for (int64_t &x : v)
-      x = i64(what);
-    return v;
-  }
-  std::vector<int> i32s(const char *what) {
-    std::vector<int> v(count(4, what));
-    for (int &x : v)
-      x = i32(what);
-    return v;
-  }
-  std::vector<float> floats(const char *what) {
-    std::vector<float> v(count(4, what));
-    for (float &x : v)
-      x = f32(what);
-    return v;
-  }
-  std::vector<std::string> strings(const char *what) {
-    std::vector<std::string> v(count(8, what));
-    for (std::string &s : v)
-      s = string(what);
-    return v;
-  }
 
+  llvm::StringRef file;
+  size_t at;
+};
+
+/// Reads a plan's fields in order; after a failure of `in` it only unwinds.
+class PlanDecoder {
+public:
+  PlanDecoder(FieldSource &in, uint32_t version, Isa isa)
+      : in(in), version(version), isa(isa) {}
+
+  std::unique_ptr<Plan> plan();
+
+private:
+  bool fail(const llvm::Twine &why) { return in.fail(why); }
   DenseElementsRef dense();
   std::optional<Attribute> attribute();
   const QuantType *quantType(Context &types);
@@ -167,19 +183,16 @@ private:
   std::optional<Int8Conv> conv(const std::string &name);
   std::unique_ptr<PlanStep> floatStep(std::string name, Plan &plan);
 
-  llvm::StringRef file;
-  size_t at;
+  FieldSource &in;
+  uint32_t version;
   Isa isa;
-  uint32_t version = kPlanFileVersion;
-  bool failed = false;
-  std::string reason;
 };
 
-DenseElementsRef PlanFileReader::dense() {
-  auto kind = enumValue(ElementKind::String, "tensor attribute kind");
-  std::vector<int64_t> dims = ints("tensor attribute shape");
-  std::string name = string("tensor attribute name");
-  if (failed)
+DenseElementsRef PlanDecoder::dense() {
+  auto kind = in.enumValue<ElementKind>(elementKindNames(), "tensor attribute");
+  std::vector<int64_t> dims = in.ints("tensor attribute");
+  std::string name = in.string("tensor attribute");
+  if (in.failed)
     return nullptr;
   auto elements = shapeNumElements(dims);
   if (!elements) {
@@ -187,46 +200,46 @@ DenseElementsRef PlanFileReader::dense() {
     return nullptr;
   }
   if (kind == ElementKind::String) {
-    std::vector<std::string> values = strings("tensor attribute strings");
-    if (!failed && values.size() != size_t(*elements))
+    std::vector<std::string> values = in.strings("tensor attribute data");
+    if (!in.failed && values.size() != size_t(*elements))
       fail("a string tensor attribute has the wrong number of strings");
-    return failed ? nullptr
-                  : std::make_shared<const DenseElements>(
-                        std::move(dims), std::move(values), std::move(name));
+    return in.failed ? nullptr
+                     : std::make_shared<const DenseElements>(
+                           std::move(dims), std::move(values), std::move(name));
   }
-  llvm::StringRef bytes = blob("tensor attribute data");
+  llvm::StringRef bytes = in.blob("tensor attribute data");
   auto size = DenseElements::byteSizeFor(kind, *elements);
-  if (!failed &&
+  if (!in.failed &&
       (kind == ElementKind::Unknown || !size || *size != bytes.size()))
     fail("a tensor attribute's data is not its shape's size");
-  return failed ? nullptr
-                : std::make_shared<const DenseElements>(
-                      kind, std::move(dims), bytes.str(), std::move(name));
+  return in.failed ? nullptr
+                   : std::make_shared<const DenseElements>(
+                         kind, std::move(dims), bytes.str(), std::move(name));
 }
 
-std::optional<Attribute> PlanFileReader::attribute() {
-  AttrTag tag = enumValue(AttrTag::EmptyList, "attribute kind");
-  if (failed)
+std::optional<Attribute> PlanDecoder::attribute() {
+  auto tag = in.enumValue<AttrTag>(attributeTagNames(), "attribute");
+  if (in.failed)
     return std::nullopt;
   switch (tag) {
   case AttrTag::Int:
-    return Attribute(i64("attribute"));
+    return Attribute(in.i64("attribute"));
   case AttrTag::Float:
-    return Attribute(f32("attribute"));
+    return Attribute(in.f32("attribute"));
   case AttrTag::String:
-    return Attribute(string("attribute"));
+    return Attribute(in.string("attribute"));
   case AttrTag::Ints:
-    return Attribute(ints("attribute"));
+    return Attribute(in.ints("attribute"));
   case AttrTag::Floats:
-    return Attribute(floats("attribute"));
+    return Attribute(in.floats("attribute"));
   case AttrTag::Strings:
-    return Attribute(strings("attribute"));
+    return Attribute(in.strings("attribute"));
   case AttrTag::Tensor:
     if (DenseElementsRef d = dense())
       return Attribute(std::move(d));
     return std::nullopt;
   case AttrTag::Tensors: {
-    std::vector<DenseElementsRef> list(count(25, "tensor list"));
+    std::vector<DenseElementsRef> list(in.count(25, "tensor list"));
     for (DenseElementsRef &d : list)
       if (!(d = dense()))
         return std::nullopt;
@@ -234,27 +247,32 @@ std::optional<Attribute> PlanFileReader::attribute() {
   }
   case AttrTag::Opaque: {
     OpaqueAttr opaque;
-    opaque.kind = string("opaque attribute");
-    opaque.bytes = string("opaque attribute");
+    opaque.kind = in.string("opaque attribute");
+    opaque.bytes = in.string("opaque attribute");
     return Attribute(std::move(opaque));
   }
-  case AttrTag::EmptyList:
-    return Attribute(
-        EmptyList{enumValue(EmptyList::Tensors, "empty list kind")});
+  case AttrTag::EmptyList: {
+    static const llvm::StringRef kinds[] = {"ints", "floats", "strings",
+                                            "tensors"};
+    return Attribute(EmptyList{in.enumValue<EmptyList::Kind>(
+        {"empty list kind", kinds}, "empty list kind")});
+  }
   }
   return std::nullopt;
 }
 
-const QuantType *PlanFileReader::quantType(Context &types) {
-  if (!flag("quantized type present"))
+const QuantType *PlanDecoder::quantType(Context &types) {
+  if (!in.flag("quantized type"))
     return nullptr;
-  auto storage = enumValue(ElementKind::String, "quantized storage kind");
-  auto expressed = enumValue(ElementKind::String, "quantized expressed kind");
-  bool perAxis = flag("quantized axis present");
-  int64_t axis = i64("quantized axis");
-  std::vector<float> scales = floats("scales");
-  std::vector<int64_t> zeroPoints = ints("zero points");
-  if (failed)
+  auto storage =
+      in.enumValue<ElementKind>(elementKindNames(), "quantized type");
+  auto expressed =
+      in.enumValue<ElementKind>(elementKindNames(), "quantized type");
+  bool perAxis = in.flag("quantized type");
+  int64_t axis = in.i64("quantized type");
+  std::vector<float> scales = in.floats("scales");
+  std::vector<int64_t> zeroPoints = in.ints("zero points");
+  if (in.failed)
     return nullptr;
   if (scales.empty() || scales.size() != zeroPoints.size() || axis < 0 ||
       axis > 64) {
@@ -272,14 +290,15 @@ const QuantType *PlanFileReader::quantType(Context &types) {
   return q;
 }
 
-bool PlanFileReader::tensor(PlanTensor &t) {
-  t.name = string("tensor name");
-  t.kind = enumValue(ElementKind::String, "element kind");
-  t.layout = enumValue(PlanLayout::Nhwc, "layout");
-  t.shape = ints("tensor shape");
-  t.arenaOffset = i64("arena offset");
-  if (!flag("constant flag") || failed)
-    return !failed;
+bool PlanDecoder::tensor(PlanTensor &t) {
+  in.beginRecord();
+  t.name = in.string("tensor");
+  t.kind = in.enumValue<ElementKind>(elementKindNames(), "tensor");
+  t.layout = in.enumValue<PlanLayout>(layoutNames(), "tensor");
+  t.shape = in.ints("tensor");
+  t.arenaOffset = in.i64("tensor");
+  if (!in.flag("tensor") || in.failed)
+    return !in.failed;
   for (int64_t d : t.shape)
     if (d < 0)
       return fail("tensor '" + t.name + "' has a negative dimension");
@@ -287,17 +306,17 @@ bool PlanFileReader::tensor(PlanTensor &t) {
   if (!elements)
     return fail("tensor '" + t.name + "' has too many elements");
   if (t.kind == ElementKind::String) {
-    std::vector<std::string> values = strings("constant strings");
-    if (failed || values.size() != size_t(*elements))
+    std::vector<std::string> values = in.strings("constant");
+    if (in.failed || values.size() != size_t(*elements))
       return fail("constant '" + t.name + "' has the wrong number of strings");
     Tensor value(t.kind, t.shape);
     value.strings() = std::move(values);
     t.constant = std::make_shared<const Tensor>(std::move(value));
     return true;
   }
-  llvm::StringRef bytes = blob("constant data");
+  llvm::StringRef bytes = in.blob("constant");
   auto size = DenseElements::byteSizeFor(t.kind, *elements);
-  if (failed || t.kind == ElementKind::Unknown || !size ||
+  if (in.failed || t.kind == ElementKind::Unknown || !size ||
       *size != bytes.size())
     return fail("constant '" + t.name + "' does not hold its shape's bytes");
   auto value = Tensor::allocate(t.kind, t.shape);
@@ -310,50 +329,50 @@ bool PlanFileReader::tensor(PlanTensor &t) {
   return true;
 }
 
-std::optional<Int8Conv> PlanFileReader::conv(const std::string &name) {
+std::optional<Int8Conv> PlanDecoder::conv(const std::string &name) {
   Int8ConvShape s;
   for (int64_t *v :
        {&s.batch, &s.inH, &s.inW, &s.inC, &s.outC, &s.kernelH, &s.kernelW,
         &s.strideH, &s.strideW, &s.dilationH, &s.dilationW, &s.padTop,
         &s.padLeft, &s.padBottom, &s.padRight, &s.groups})
-    *v = i64("conv geometry");
+    *v = in.i64("conv geometry");
   if (version >= 2) {
-    s.inputDilationH = i64("conv input dilation");
-    s.inputDilationW = i64("conv input dilation");
+    s.inputDilationH = in.i64("conv input dilation");
+    s.inputDilationW = in.i64("conv input dilation");
   }
-  llvm::StringRef weights = blob("conv weights");
+  llvm::StringRef weights = in.blob("conv weights");
   Int8Epilogue e;
-  e.scale = floats("conv scales");
-  e.bias = floats("conv biases");
-  e.inputZero = i32("conv input zero point");
-  e.activation = enumValue(Activation::Silu, "activation");
-  e.alpha = f32("activation alpha");
-  e.beta = f32("activation beta");
-  e.hasResidual = flag("residual flag");
-  e.residualAfterActivation = flag("residual order");
-  e.residualScale = f32("residual scale");
-  e.residualZero = i32("residual zero point");
-  e.outputScale = f32("output scale");
-  e.outputZero = i32("output zero point");
+  e.scale = in.floats("conv scales");
+  e.bias = in.floats("conv biases");
+  e.inputZero = in.i32("conv input zero point");
+  e.activation = in.enumValue<Activation>(activationNames(), "activation");
+  e.alpha = in.f32("activation");
+  e.beta = in.f32("activation");
+  e.hasResidual = in.flag("residual");
+  e.residualAfterActivation = in.flag("residual");
+  e.residualScale = in.f32("residual");
+  e.residualZero = in.i32("residual");
+  e.outputScale = in.f32("output grid");
+  e.outputZero = in.i32("output grid");
   if (version >= 3) {
-    e.weightZero = i32s("weight zero points");
-    llvm::StringRef table = blob("conv output table");
+    e.weightZero = in.i32s("weight zero points");
+    llvm::StringRef table = in.blob("conv output table");
     e.outputTable.assign(table.bytes_begin(), table.bytes_end());
   }
   if (version >= 4) {
-    llvm::StringRef pairs = blob("conv pair table");
+    llvm::StringRef pairs = in.blob("conv pair table");
     e.pairTable.assign(pairs.bytes_begin(), pairs.bytes_end());
   }
-  if (version >= 5 && flag("pair arithmetic flag")) {
+  if (version >= 5 && in.flag("pair arithmetic")) {
     RequantizedAdd add;
     for (float *v :
          {&add.scaleV, &add.scaleW, &add.low, &add.high, &add.outputScale})
-      *v = f32("pair arithmetic");
+      *v = in.f32("pair arithmetic");
     for (int32_t *v : {&add.zeroV, &add.zeroW, &add.outputZero})
-      *v = i32("pair arithmetic");
+      *v = in.i32("pair arithmetic");
     e.pairArithmetic = add; // checkParams checks it against the table
   }
-  if (failed)
+  if (in.failed)
     return std::nullopt;
   if (auto err = Int8Conv::checkParams(s, e)) {
     fail("conv '" + name + "': " + llvm::toString(std::move(err)));
@@ -370,29 +389,28 @@ std::optional<Int8Conv> PlanFileReader::conv(const std::string &name) {
                   std::move(e));
 }
 
-std::unique_ptr<PlanStep> PlanFileReader::floatStep(std::string name,
-                                                    Plan &plan) {
-  int64_t opset = i64("opset");
+std::unique_ptr<PlanStep> PlanDecoder::floatStep(std::string name, Plan &plan) {
+  int64_t opset = in.i64("opset");
   KernelOp op;
-  op.op = string("op");
-  op.description = string("op description");
-  size_t attributes = count(9, "attributes");
-  for (size_t i = 0; i < attributes && !failed; ++i) {
-    std::string attrName = string("attribute name");
+  op.op = in.string("float op");
+  op.description = in.string("float op");
+  size_t attributes = in.count(9, "attributes");
+  for (size_t i = 0; i < attributes && !in.failed; ++i) {
+    std::string attrName = in.string("attribute name");
     std::optional<Attribute> value = attribute();
     if (value)
       op.attributes.push_back({std::move(attrName), std::move(*value)});
   }
-  op.operandQuantTypes.resize(count(1, "operand types"));
+  op.operandQuantTypes.resize(in.count(1, "operand types"));
   for (const QuantType *&q : op.operandQuantTypes)
     q = quantType(plan.types);
-  op.resultQuantTypes.resize(count(1, "result types"));
+  op.resultQuantTypes.resize(in.count(1, "result types"));
   for (const QuantType *&q : op.resultQuantTypes)
     q = quantType(plan.types);
-  size_t results = count(1, "results");
+  size_t results = in.count(1, "results");
   for (size_t i = 0; i < results; ++i)
-    op.resultPresent.push_back(flag("result present"));
-  if (failed)
+    op.resultPresent.push_back(in.flag("result present"));
+  if (in.failed)
     return nullptr;
   KernelFn fn = KernelRegistry::get().lookup(op.op);
   if (!fn) {
@@ -402,13 +420,14 @@ std::unique_ptr<PlanStep> PlanFileReader::floatStep(std::string name,
   return std::make_unique<FloatStep>(std::move(name), std::move(op), fn, opset);
 }
 
-std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
-  auto kind = enumValue(PlanStep::Kind::Gemm, "step kind");
-  std::string name = string("step name");
-  std::string op = string("step op");
-  std::vector<int> inputs = i32s("step inputs");
-  std::vector<int> outputs = i32s("step outputs");
-  if (failed)
+std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
+  in.beginRecord();
+  auto kind = in.enumValue<PlanStep::Kind>(stepKindNames(), "step");
+  std::string name = in.string("step");
+  std::string op = in.string("step");
+  std::vector<int> inputs = in.i32s("step");
+  std::vector<int> outputs = in.i32s("step");
+  if (in.failed)
     return nullptr;
   std::unique_ptr<PlanStep> s;
   switch (kind) {
@@ -422,13 +441,13 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
     break;
   case PlanStep::Kind::Reformat: {
     auto r = std::make_unique<ReformatStep>(name);
-    r->shape = ints("reformat shape");
+    r->shape = in.ints("reformat shape");
     if (version >= 6) {
       for (int64_t *v :
            {&r->rowStride, &r->columnOffset, &r->firstRow, &r->batchRows})
-        *v = i64("reformat placement");
+        *v = in.i64("reformat placement");
     }
-    if (!failed && r->shape.size() != 4)
+    if (!in.failed && r->shape.size() != 4)
       fail("reformat '" + name + "' is not of a 4-D shape");
     s = std::move(r);
     break;
@@ -437,16 +456,16 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
     s = floatStep(name, plan);
     break;
   case PlanStep::Kind::Table: {
-    uint8_t arity = u8("table arity"), resultBytes = u8("table result size");
-    int64_t elements = i64("table elements");
-    llvm::StringRef table = blob("table");
+    uint8_t arity = in.u8("table"), resultBytes = in.u8("table");
+    int64_t elements = in.i64("table");
+    llvm::StringRef table = in.blob("table entries");
     TableStep::Broadcast broadcast;
     if (version >= 3) {
-      broadcast.operand = i32("table broadcast operand");
-      broadcast.inner = i64("table broadcast inner");
-      broadcast.count = i64("table broadcast count");
+      broadcast.operand = in.i32("table broadcast");
+      broadcast.inner = in.i64("table broadcast");
+      broadcast.count = in.i64("table broadcast");
     }
-    if (failed)
+    if (in.failed)
       return nullptr;
     if (!(arity == 1 || (arity == 2 && resultBytes == 1)) ||
         (resultBytes != 1 && resultBytes != 4) || elements < 0 ||
@@ -470,24 +489,24 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
     for (int64_t *v : {&w.batch, &w.channels, &w.inH, &w.inW, &w.outH, &w.outW,
                        &w.kernelH, &w.kernelW, &w.strideH, &w.strideW,
                        &w.dilationH, &w.dilationW, &w.padTop, &w.padLeft})
-      *v = i64("pool window");
-    bool isFloat = flag("pool kind");
+      *v = in.i64("pool window");
+    bool isFloat = in.flag("pool kind");
     s = std::make_unique<PoolStep>(name, w, isFloat);
     break;
   }
   case PlanStep::Kind::ChannelCopy: {
-    int64_t rows = i64("channel copy rows");
-    std::vector<ChannelCopyStep::Piece> pieces(count(40, "pieces"));
+    int64_t rows = in.i64("channel copy rows");
+    std::vector<ChannelCopyStep::Piece> pieces(in.count(40, "pieces"));
     for (ChannelCopyStep::Piece &p : pieces) {
-      p.from = i32("piece");
-      p.to = i32("piece");
-      p.fromChannel = i64("piece");
-      p.toChannel = i64("piece");
-      p.channels = i64("piece");
-      llvm::StringRef table = blob("piece table");
+      p.from = in.i32("piece");
+      p.to = in.i32("piece");
+      p.fromChannel = in.i64("piece");
+      p.toChannel = in.i64("piece");
+      p.channels = in.i64("piece");
+      llvm::StringRef table = in.blob("piece table");
       p.table.assign(table.bytes_begin(), table.bytes_end());
-      if (version >= 6 && flag("piece grid flag"))
-        p.grid = grid();
+      if (version >= 6 && in.flag("piece grid flag"))
+        p.grid = in.grid();
     }
     s = std::make_unique<ChannelCopyStep>(name, std::move(pieces), rows);
     break;
@@ -495,17 +514,17 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
   case PlanStep::Kind::Resize: {
     ResizeStep::Geometry g;
     for (int64_t *v : {&g.batch, &g.channels, &g.inH, &g.inW, &g.outH, &g.outW})
-      *v = i64("resize geometry");
-    std::vector<int64_t> rows = ints("resize rows");
-    std::vector<int64_t> cols = ints("resize columns");
+      *v = in.i64("resize geometry");
+    std::vector<int64_t> rows = in.ints("resize rows");
+    std::vector<int64_t> cols = in.ints("resize columns");
     s = std::make_unique<ResizeStep>(name, g, std::move(rows), std::move(cols));
     break;
   }
   case PlanStep::Kind::Quantize: {
-    QuantizeGrid g = grid();
-    Shape shape = ints("quantize shape");
-    bool toNhwc = flag("quantize layout");
-    if (failed)
+    QuantizeGrid g = in.grid();
+    Shape shape = in.ints("quantize shape");
+    bool toNhwc = in.flag("quantize layout");
+    if (in.failed)
       return nullptr;
     if (toNhwc && shape.size() != 4) {
       fail("quantize '" + name + "' into NHWC is not 4-D");
@@ -524,7 +543,7 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
     break;
   }
   }
-  if (failed || !s)
+  if (in.failed || !s)
     return nullptr;
   s->op = std::move(op);
   s->inputs = std::move(inputs);
@@ -532,14 +551,42 @@ std::unique_ptr<PlanStep> PlanFileReader::step(Plan &plan) {
   return s;
 }
 
-llvm::Expected<std::unique_ptr<Plan>> PlanFileReader::read() {
+std::unique_ptr<Plan> PlanDecoder::plan() {
+  auto plan = std::make_unique<Plan>();
+  plan->isa = isa;
+  plan->arenaBytes = in.u64("arena");
+  plan->tensors.resize(in.count(27, "tensors"));
+  for (PlanTensor &t : plan->tensors)
+    if (!tensor(t))
+      break;
+  in.beginRecord();
+  plan->inputs = in.i32s("inputs");
+  plan->outputs = in.i32s("outputs");
+  size_t steps = in.count(33, "steps");
+  for (size_t i = 0; i < steps && !in.failed; ++i)
+    if (auto s = step(*plan))
+      plan->steps.push_back(std::move(s));
+  if (in.failed)
+    return nullptr;
+  return plan;
+}
+
+} // namespace
+
+std::unique_ptr<Plan> planfile::decodePlan(FieldSource &in, uint32_t version,
+                                           Isa isa) {
+  return PlanDecoder(in, version, isa).plan();
+}
+
+llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef file,
+                                                   Isa isa) {
   using namespace llvm::support;
   if (!isPlanFile(file))
     return makeError("not a qopt plan (it does not start with " +
                      kPlanFileMagic + ")");
   if (file.size() < kHeaderBytes)
     return makeError("truncated header");
-  version = endian::read32le(file.data() + 8);
+  uint32_t version = endian::read32le(file.data() + 8);
   if (version < kOldestPlanFileVersion || version > kPlanFileVersion ||
       endian::read32le(file.data() + 12) != 0)
     return makeError("format version " + llvm::Twine(version) +
@@ -555,35 +602,17 @@ llvm::Expected<std::unique_ptr<Plan>> PlanFileReader::read() {
       llvm::xxHash64(file.drop_front(kHeaderBytes)))
     return makeError("checksum mismatch: the file is corrupt");
 
-  auto plan = std::make_unique<Plan>();
-  plan->isa = isa;
-  plan->arenaBytes = u64("arena size");
-  plan->tensors.resize(count(27, "tensors"));
-  for (PlanTensor &t : plan->tensors)
-    if (!tensor(t))
-      break;
-  plan->inputs = i32s("graph inputs");
-  plan->outputs = i32s("graph outputs");
-  size_t steps = count(33, "steps");
-  for (size_t i = 0; i < steps && !failed; ++i)
-    if (auto s = step(*plan))
-      plan->steps.push_back(std::move(s));
-  if (!failed && scalar<uint32_t>("end marker") != kEndMarker)
-    fail("no end marker after the steps");
-  if (!failed && at != file.size())
-    fail("bytes after the end marker");
-  if (failed)
-    return makeError(reason);
+  BinarySource in(file);
+  std::unique_ptr<Plan> plan = decodePlan(in, version, isa);
+  if (plan && in.u32("end marker") != kEndMarker)
+    in.fail("no end marker after the steps");
+  if (!in.failed && !in.atEnd())
+    in.fail("bytes after the end marker");
+  if (in.failed)
+    return makeError(in.reason);
   if (auto err = verifyPlan(*plan))
     return makeError(llvm::toString(std::move(err)));
   return std::move(plan);
-}
-
-} // namespace
-
-llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef bytes,
-                                                   Isa isa) {
-  return PlanFileReader(bytes, isa).read();
 }
 
 llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
@@ -592,5 +621,8 @@ llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return makeError("cannot read it: " + buffer.getError().message());
-  return readPlan((*buffer)->getBuffer(), isa);
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  if (isPlanText(bytes))
+    return parsePlanText(bytes, isa);
+  return readPlan(bytes, isa);
 }

@@ -1,0 +1,52 @@
+//===- PlanPassFlags.cpp - The plan pass flags of qopt and qopt-run -------===//
+
+#include "PlanPassFlags.h"
+
+#include "llvm/Pass.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <memory>
+
+using namespace qopt;
+namespace cl = llvm::cl;
+
+static cl::opt<bool> printPlanPassesFlag(
+    "print-plan-passes",
+    cl::desc("Print the plan passes that run after lowering, then exit"));
+static cl::opt<bool> printPlanAfterAll(
+    "print-plan-after-all",
+    cl::desc("Print the plan's text form after lowering and each plan pass"));
+static cl::list<std::string> printPlanAfter(
+    "print-plan-after",
+    cl::desc("Print the plan's text form after these plan passes ('lower': "
+             "after lowering)"),
+    cl::CommaSeparated, cl::value_desc("pass"));
+static cl::list<std::string> disablePlanPass("disable-plan-pass",
+                                             cl::desc("Skip these plan passes"),
+                                             cl::CommaSeparated,
+                                             cl::value_desc("pass"));
+static cl::opt<bool>
+    verifyPlanEach("verify-plan-each",
+                   cl::desc("Verify the plan after each plan pass"));
+
+void qopt::setPlanPassFlagCategory(cl::OptionCategory &category) {
+  cl::Option *flags[] = {&printPlanPassesFlag, &printPlanAfterAll,
+                         std::addressof(printPlanAfter),
+                         std::addressof(disablePlanPass), &verifyPlanEach};
+  for (cl::Option *o : flags)
+    o->addCategory(category);
+}
+
+bool qopt::printPlanPassesRequested() { return printPlanPassesFlag; }
+
+llvm::Expected<PlanPassOptions> qopt::getPlanPassOptionsFromFlags() {
+  PlanPassOptions options;
+  options.disabled.assign(disablePlanPass.begin(), disablePlanPass.end());
+  options.printAfter.assign(printPlanAfter.begin(), printPlanAfter.end());
+  options.printAfterAll = printPlanAfterAll;
+  options.verifyEach = verifyPlanEach;
+  options.timePasses = llvm::TimePassesIsEnabled;
+  if (auto err = checkPlanPassOptions(options))
+    return err;
+  return options;
+}
