@@ -40,6 +40,12 @@ static bool isCheapToRun(const Plan &plan) {
         return false;
       work += w.batch * w.outH * w.outW * w.channels * w.kernelH * w.kernelW;
     }
+    if (const auto *pool = llvm::dyn_cast<AveragePoolStep>(step.get())) {
+      const PoolStep::Window &w = pool->getParams().window;
+      if (w.kernelH * w.kernelW > 4096)
+        return false;
+      work += w.batch * w.outH * w.outW * w.channels * w.kernelH * w.kernelW;
+    }
     if (const auto *resize = llvm::dyn_cast<ResizeStep>(step.get())) {
       const ResizeStep::Geometry &g = resize->getGeometry();
       work += g.batch * g.outH * g.outW * g.channels;

@@ -16,9 +16,8 @@
 // its one or two operands are int8 of the result's shape, or of two, one
 // varies along one axis of the result at most (an SE block's per-channel
 // scale, a mask along the width): the step reads that one in ONNX layout,
-// element (i / inner) % count for the result's stored element i. MaxPool on an
-// NHWC int8 or f32 tensor is a max pool step (max commutes with the +128
-// of the stored bytes); Concat and Split along the channels of NHWC
+// element (i / inner) % count for the result's stored element i (pooling is
+// LowerPool.cpp's). Concat and Split along the channels of NHWC
 // tensors are channel copies, and q.concat a channel copy through one
 // 256-entry requantize table per operand (built with its reference kernel).
 // q.quantize of an f32 tensor on one grid is a quantize step, straight into
@@ -253,41 +252,6 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
       step->setArithmetic(*add);
   }
   addStep(std::move(step), n, std::move(inputs), {*yId});
-  return true;
-}
-
-llvm::Expected<bool> PlanBuilder::lowerMaxPool(const Node &n) {
-  const Value *x = n.getOperand(0);
-  const Value *y = n.getResult(0);
-  if (!x || isConstant(x) ||
-      (n.getNumResults() > 1 && !n.getResult(1)->isAbsent()))
-    return false;
-  ElementKind kind = x->getType()->getStorageKind();
-  if (!isByteInteger(kind) && kind != ElementKind::F32)
-    return false;
-  auto xShape = staticShape(x);
-  if (!xShape)
-    return xShape.takeError();
-  auto yShape = staticShape(y);
-  if (!yShape)
-    return yShape.takeError();
-  if (xShape->size() != 4)
-    return false;
-  auto window = PoolStep::getWindow(makeKernelOp(n), *xShape, *yShape);
-  if (!window) {
-    // The float step reports what is wrong with the attributes.
-    llvm::consumeError(window.takeError());
-    return false;
-  }
-  auto xId = tensorFor(x, PlanLayout::Nhwc);
-  if (!xId)
-    return xId.takeError();
-  auto yId = defineResult(y, PlanLayout::Nhwc, kind);
-  if (!yId)
-    return yId.takeError();
-  addStep(std::make_unique<PoolStep>(n.getName().str(), *window,
-                                     kind == ElementKind::F32),
-          n, {*xId}, {*yId});
   return true;
 }
 

@@ -268,6 +268,9 @@ llvm::Error PlanBuilder::build() {
       lowered = lowerGemm(n);
     else if (n.isa("onnx.MaxPool"))
       lowered = lowerMaxPool(n);
+    else if (n.isa("q.pool") || n.isa("onnx.AveragePool") ||
+             n.isa("onnx.GlobalAveragePool"))
+      lowered = lowerAveragePool(n);
     else if (n.isa("onnx.Concat") || n.isa("onnx.Split") || n.isa("q.concat"))
       lowered = lowerChannelCopy(n);
     else if (n.isa("q.quantize"))

@@ -10,10 +10,12 @@
 //                        every weighted unit's int8 step needs
 //   LowerGemm.cpp        q.gemm, q.matmul -> int8 gemm step
 //   LowerDataSteps.cpp   elementwise int8 ops -> table steps, elementwise
-//                        float ops on NHWC operands, MaxPool -> max pool
-//                        step, channel Concat/Split and q.concat ->
+//                        float ops on NHWC operands, channel Concat/Split
+//                        and q.concat ->
 //                        channel copy step,
 //                        q.quantize of f32 -> quantize step
+//   LowerPool.cpp        MaxPool -> max pool step, q.pool (average) ->
+//                        average pool step
 //
 // Each lowering returns false (no step added) when its step cannot run the
 // node as it is; the node then runs as a float step.
@@ -98,6 +100,12 @@ private:
                                        std::unique_ptr<rt::PlanStep> step);
   llvm::Expected<bool> lowerTable(const Node &n);
   llvm::Expected<bool> lowerMaxPool(const Node &n);
+  /// q.pool's average modes on int8, AveragePool and GlobalAveragePool on
+  /// f32 in NHWC (LowerPool.cpp).
+  llvm::Expected<bool> lowerAveragePool(const Node &n);
+  /// The f32 value of each stored byte (NHWC: s8 + 128) of a tensor on
+  /// `xq`, from the reference's dequantize; false when it refuses.
+  bool storedByteValues(const QuantType &xq, std::vector<float> &values);
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
   /// Nearest Resize/Upsample whose sampling is a pixel copy.
   llvm::Expected<bool> lowerResize(const Node &n);

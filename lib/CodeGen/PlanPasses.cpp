@@ -90,11 +90,8 @@ public:
   explicit PlanPassInstrumentation(const PlanPassOptions &options)
       : options(options), os(options.log ? *options.log : llvm::errs()),
         timers("plan-passes", "Plan pass execution timing report") {}
-
-  ~PlanPassInstrumentation() {
-    if (options.timePasses)
-      timers.print(os);
-  }
+  // The timers' group prints its report when they go (LLVM's habit: to
+  // stderr, or -info-output-file).
 
   llvm::Error after(llvm::StringRef name, const rt::Plan &plan) {
     if (options.printAfterAll ||

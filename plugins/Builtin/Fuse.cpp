@@ -367,7 +367,8 @@ bool Fuser::fuseUnit(const FusionUnit &unit, std::string &why) {
     for (unsigned i = 0; i < anchor.getNumOperands(); ++i)
       if (!readStored(i))
         return false;
-    if (op == "q.pool")
+    // A q.pool already (fused before) keeps its mode.
+    if (op == "q.pool" && !anchor.getAttr("mode"))
       attrs.push_back(
           {"mode", Attribute(std::string(anchor.isa("onnx.GlobalAveragePool")
                                              ? "global_average"

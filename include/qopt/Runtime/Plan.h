@@ -87,7 +87,8 @@ public:
     ChannelCopy,
     Quantize,
     Resize,
-    Gemm
+    Gemm,
+    AveragePool,
   };
 
   PlanStep(Kind kind, std::string name) : kind(kind), name(std::move(name)) {}
@@ -298,9 +299,12 @@ public:
         isFloat(isFloat) {}
   /// The window of MaxPool `op` on an NCHW input of `inShape` (the
   /// interpreter's rules for auto_pad, pads and ceil_mode), checked against
-  /// the result shape `outShape`.
-  static llvm::Expected<Window>
-  getWindow(const KernelOp &op, const Shape &inShape, const Shape &outShape);
+  /// the result shape `outShape`; the pads after the input go to `padEnd`
+  /// when given.
+  static llvm::Expected<Window> getWindow(const KernelOp &op,
+                                          const Shape &inShape,
+                                          const Shape &outShape,
+                                          Shape *padEnd = nullptr);
   int64_t getNumTiles() const override { return window.batch * window.outH; }
   const Window &getWindow() const { return window; }
   bool isFloatPool() const { return isFloat; }
@@ -311,6 +315,45 @@ public:
 private:
   Window window;
   bool isFloat;
+};
+
+/// Average pooling of an NHWC tensor, int8 (q.pool's average and global
+/// average modes) or f32 (AveragePool, GlobalAveragePool): each result is
+/// the mean of the window's values (f32, or each stored byte's value from
+/// `values`), summed in double in the reference's tap order and divided as
+/// the reference divides, rounded to f32, then quantized onto `output` as
+/// q.quantize does, or kept as f32. So the bytes are the reference's.
+class AveragePoolStep : public PlanStep {
+public:
+  struct Params {
+    PoolStep::Window window;
+    /// The pads after the input (count_include_pad counts them).
+    int64_t padBottom = 0, padRight = 0;
+    bool countIncludePad = false;
+    /// The value of each stored input byte (256), or none for f32 input.
+    std::vector<float> values;
+    /// The result's grid, or none for an f32 result.
+    std::optional<QuantizeGrid> output;
+  };
+  AveragePoolStep(std::string name, Isa isa, Params params)
+      : PlanStep(Kind::AveragePool, std::move(name)), isa(isa),
+        params(std::move(params)) {}
+  int64_t getNumTiles() const override {
+    return params.window.batch * params.window.outH;
+  }
+  size_t getScratchBytes() const override {
+    return size_t(params.window.channels) * (sizeof(double) + sizeof(float));
+  }
+  const Params &getParams() const { return params; }
+  llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                  void *scratch) const override;
+  static bool classof(const PlanStep *s) {
+    return s->getKind() == Kind::AveragePool;
+  }
+
+private:
+  Isa isa;
+  Params params;
 };
 
 /// Nearest-neighbour Resize (or Upsample) over NHWC tensors: output pixel

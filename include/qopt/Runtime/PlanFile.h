@@ -36,8 +36,9 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// their weight zero points and output tables, the int8 gemm steps and the
 /// tables' broadcast operands, 4 the conv steps' pair tables, 5 their
 /// arithmetic, 6 the copy pieces' quantize grids and the reformats'
-/// placement in a larger result).
-constexpr uint32_t kPlanFileVersion = 6;
+/// placement in a larger result, 7 the average pool steps and the table
+/// steps' arithmetic).
+constexpr uint32_t kPlanFileVersion = 7;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).

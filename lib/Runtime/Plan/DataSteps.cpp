@@ -87,11 +87,12 @@ llvm::Error TableStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 
 llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
                                                      const Shape &inShape,
-                                                     const Shape &outShape) {
+                                                     const Shape &outShape,
+                                                     Shape *padEndOut) {
   KernelContext ctx(op, {}, 0);
   std::vector<int64_t> kernel = ctx.getInts("kernel_shape");
   if (inShape.size() != 4 || outShape.size() != 4 || kernel.size() != 2)
-    return ctx.error("NHWC max pooling needs a 4-D input and a 2-D window");
+    return ctx.error("NHWC pooling needs a 4-D input and a 2-D window");
   Shape strides = ctx.getInts("strides", {1, 1});
   Shape dilations = ctx.getInts("dilations", {1, 1});
   if (strides.size() != 2 || dilations.size() != 2)
@@ -101,6 +102,8 @@ llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
                                 dilations, ctx.getInt("ceil_mode", 0) != 0,
                                 padBegin, padEnd, out))
     return std::move(err);
+  if (padEndOut)
+    *padEndOut = padEnd;
   Window w{inShape[0],   inShape[1],   inShape[2],  inShape[3], out[0],
            out[1],       kernel[0],    kernel[1],   strides[0], strides[1],
            dilations[0], dilations[1], padBegin[0], padBegin[1]};

@@ -57,6 +57,8 @@ llvm::StringRef PlanStep::getKindName() const {
     return "quantize";
   case Kind::Resize:
     return "resize";
+  case Kind::AveragePool:
+    return "average pool";
   case Kind::Gemm:
     return "int8 gemm";
   }

@@ -182,6 +182,23 @@ private:
   /// A conv or gemm step's kernel (its record), or none after fail().
   std::optional<Int8Conv> conv(const std::string &name);
   std::unique_ptr<PlanStep> floatStep(std::string name, Plan &plan);
+  RequantizedAdd requantizedAdd(const char *what) {
+    RequantizedAdd add;
+    for (float *v :
+         {&add.scaleV, &add.scaleW, &add.low, &add.high, &add.outputScale})
+      *v = in.f32(what);
+    for (int32_t *v : {&add.zeroV, &add.zeroW, &add.outputZero})
+      *v = in.i32(what);
+    return add;
+  }
+  PoolStep::Window window() {
+    PoolStep::Window w;
+    for (int64_t *v : {&w.batch, &w.channels, &w.inH, &w.inW, &w.outH, &w.outW,
+                       &w.kernelH, &w.kernelW, &w.strideH, &w.strideW,
+                       &w.dilationH, &w.dilationW, &w.padTop, &w.padLeft})
+      *v = in.i64("pool window");
+    return w;
+  }
 
   FieldSource &in;
   uint32_t version;
@@ -363,15 +380,9 @@ std::optional<Int8Conv> PlanDecoder::conv(const std::string &name) {
     llvm::StringRef pairs = in.blob("conv pair table");
     e.pairTable.assign(pairs.bytes_begin(), pairs.bytes_end());
   }
-  if (version >= 5 && in.flag("pair arithmetic")) {
-    RequantizedAdd add;
-    for (float *v :
-         {&add.scaleV, &add.scaleW, &add.low, &add.high, &add.outputScale})
-      *v = in.f32("pair arithmetic");
-    for (int32_t *v : {&add.zeroV, &add.zeroW, &add.outputZero})
-      *v = in.i32("pair arithmetic");
-    e.pairArithmetic = add; // checkParams checks it against the table
-  }
+  if (version >= 5 && in.flag("pair arithmetic"))
+    e.pairArithmetic = requantizedAdd("pair arithmetic"); // checkParams
+                                                          // checks it
   if (in.failed)
     return std::nullopt;
   if (auto err = Int8Conv::checkParams(s, e)) {
@@ -465,6 +476,9 @@ std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
       broadcast.inner = in.i64("table broadcast");
       broadcast.count = in.i64("table broadcast");
     }
+    std::optional<RequantizedAdd> arithmetic;
+    if (version >= 7 && in.flag("table arithmetic"))
+      arithmetic = requantizedAdd("table arithmetic");
     if (in.failed)
       return nullptr;
     if (!(arity == 1 || (arity == 2 && resultBytes == 1)) ||
@@ -478,20 +492,43 @@ std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
       fail("table '" + name + "' broadcasts an operand it does not have");
       return nullptr;
     }
-    s = std::make_unique<TableStep>(
+    auto t = std::make_unique<TableStep>(
         name, arity, resultBytes,
         std::vector<uint8_t>(table.bytes_begin(), table.bytes_end()), elements,
         broadcast);
+    if (arithmetic) {
+      // The arithmetic runs instead of the table: it must give its bytes.
+      if (arity != 2 || resultBytes != 1 || broadcast.operand >= 0 ||
+          !arithmetic->reproduces(t->getTable())) {
+        fail("table '" + name + "': its arithmetic does not give its table");
+        return nullptr;
+      }
+      t->setArithmetic(*arithmetic);
+    }
+    s = std::move(t);
     break;
   }
   case PlanStep::Kind::Pool: {
-    PoolStep::Window w;
-    for (int64_t *v : {&w.batch, &w.channels, &w.inH, &w.inW, &w.outH, &w.outW,
-                       &w.kernelH, &w.kernelW, &w.strideH, &w.strideW,
-                       &w.dilationH, &w.dilationW, &w.padTop, &w.padLeft})
-      *v = in.i64("pool window");
+    PoolStep::Window w = window();
     bool isFloat = in.flag("pool kind");
     s = std::make_unique<PoolStep>(name, w, isFloat);
+    break;
+  }
+  case PlanStep::Kind::AveragePool: {
+    if (version < 7) {
+      fail("an average pool step in a version " + llvm::Twine(version) +
+           " file");
+      return nullptr;
+    }
+    AveragePoolStep::Params p;
+    p.window = window();
+    p.padBottom = in.i64("pads after");
+    p.padRight = in.i64("pads after");
+    p.countIncludePad = in.flag("count include pad");
+    p.values = in.floats("input values");
+    if (in.flag("output grid flag"))
+      p.output = in.grid();
+    s = std::make_unique<AveragePoolStep>(name, isa, std::move(p));
     break;
   }
   case PlanStep::Kind::ChannelCopy: {

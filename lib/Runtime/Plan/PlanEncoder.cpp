@@ -41,10 +41,10 @@ EnumNames planfile::layoutNames() {
 }
 
 EnumNames planfile::stepKindNames() {
-  static const llvm::StringRef names[] = {"conv",     "reformat", "float",
-                                          "table",    "pool",     "copy",
-                                          "quantize", "resize",   "gemm"};
-  static_assert(std::size(names) == size_t(PlanStep::Kind::Gemm) + 1);
+  static const llvm::StringRef names[] = {
+      "conv", "reformat", "float",  "table", "pool",
+      "copy", "quantize", "resize", "gemm",  "average_pool"};
+  static_assert(std::size(names) == size_t(PlanStep::Kind::AveragePool) + 1);
   return {"step kind", names};
 }
 
@@ -97,6 +97,13 @@ private:
   llvm::Error step(const PlanStep &s);
   void conv(const Int8Conv &c);
   void floatStep(const FloatStep &f);
+  void window(const PoolStep::Window &w);
+  void requantizedAdd(const RequantizedAdd &add, const char *label) {
+    for (float v : {add.scaleV, add.scaleW, add.low, add.high, add.outputScale})
+      out.f32(v, label);
+    for (int32_t v : {add.zeroV, add.zeroW, add.outputZero})
+      out.i32(v, label);
+  }
 
   FieldSink &out;
 };
@@ -203,13 +210,8 @@ void PlanEncoder::conv(const Int8Conv &c) {
   out.blob(e.outputTable, "conv output table");
   out.blob(e.pairTable, "conv pair table");
   out.flag(e.pairArithmetic.has_value(), "pair arithmetic");
-  if (const auto &add = e.pairArithmetic) {
-    for (float v :
-         {add->scaleV, add->scaleW, add->low, add->high, add->outputScale})
-      out.f32(v, "pair arithmetic");
-    for (int32_t v : {add->zeroV, add->zeroW, add->outputZero})
-      out.i32(v, "pair arithmetic");
-  }
+  if (const auto &add = e.pairArithmetic)
+    requantizedAdd(*add, "pair arithmetic");
 }
 
 void PlanEncoder::floatStep(const FloatStep &f) {
@@ -231,6 +233,13 @@ void PlanEncoder::floatStep(const FloatStep &f) {
   out.u64(op.resultPresent.size(), "results");
   for (bool present : op.resultPresent)
     out.flag(present, "result present");
+}
+
+void PlanEncoder::window(const PoolStep::Window &w) {
+  for (int64_t v :
+       {w.batch, w.channels, w.inH, w.inW, w.outH, w.outW, w.kernelH, w.kernelW,
+        w.strideH, w.strideW, w.dilationH, w.dilationW, w.padTop, w.padLeft})
+    out.i64(v, "pool window");
 }
 
 llvm::Error PlanEncoder::step(const PlanStep &s) {
@@ -264,13 +273,22 @@ llvm::Error PlanEncoder::step(const PlanStep &s) {
     out.i32(b.operand, "table broadcast");
     out.i64(b.inner, "table broadcast");
     out.i64(b.count, "table broadcast");
+    out.flag(t->getArithmetic().has_value(), "table arithmetic");
+    if (const auto &add = t->getArithmetic())
+      requantizedAdd(*add, "table arithmetic");
   } else if (const auto *p = llvm::dyn_cast<PoolStep>(&s)) {
-    const PoolStep::Window &w = p->getWindow();
-    for (int64_t v : {w.batch, w.channels, w.inH, w.inW, w.outH, w.outW,
-                      w.kernelH, w.kernelW, w.strideH, w.strideW, w.dilationH,
-                      w.dilationW, w.padTop, w.padLeft})
-      out.i64(v, "pool window");
+    window(p->getWindow());
     out.flag(p->isFloatPool(), "pool kind");
+  } else if (const auto *a = llvm::dyn_cast<AveragePoolStep>(&s)) {
+    const AveragePoolStep::Params &p = a->getParams();
+    window(p.window);
+    out.i64(p.padBottom, "pads after");
+    out.i64(p.padRight, "pads after");
+    out.flag(p.countIncludePad, "count include pad");
+    out.floats(p.values, "input values");
+    out.flag(p.output.has_value(), "output grid flag");
+    if (p.output)
+      out.grid(*p.output);
   } else if (const auto *c = llvm::dyn_cast<ChannelCopyStep>(&s)) {
     out.i64(c->getNumTiles(), "channel copy rows");
     out.u64(c->getPieces().size(), "pieces");

@@ -194,6 +194,8 @@ private:
       return verifyTable(*table);
     if (const auto *pool = llvm::dyn_cast<PoolStep>(&s))
       return verifyPool(*pool);
+    if (const auto *pool = llvm::dyn_cast<AveragePoolStep>(&s))
+      return verifyAveragePool(*pool);
     if (const auto *copy = llvm::dyn_cast<ChannelCopyStep>(&s))
       return verifyChannelCopy(*copy);
     if (const auto *quantize = llvm::dyn_cast<QuantizeStep>(&s))
@@ -419,10 +421,7 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error verifyPool(const PoolStep &step) const {
-    if (auto err = checkOperands(step, 1, 1))
-      return err;
-    const PoolStep::Window &w = step.getWindow();
+  static llvm::Error checkWindow(const PoolStep::Window &w) {
     for (int64_t v :
          {w.batch, w.channels, w.inH, w.inW, w.outH, w.outW, w.kernelH,
           w.kernelW, w.strideH, w.strideW, w.dilationH, w.dilationW})
@@ -431,6 +430,41 @@ private:
     if (w.padTop < 0 || w.padTop > kMaxGeometry || w.padLeft < 0 ||
         w.padLeft > kMaxGeometry)
       return makeError("a pad is out of range");
+    return llvm::Error::success();
+  }
+
+  llvm::Error verifyAveragePool(const AveragePoolStep &step) const {
+    if (auto err = checkOperands(step, 1, 1))
+      return err;
+    const AveragePoolStep::Params &p = step.getParams();
+    const PoolStep::Window &w = p.window;
+    if (auto err = checkWindow(w))
+      return err;
+    if (p.padBottom < 0 || p.padBottom > kMaxGeometry || p.padRight < 0 ||
+        p.padRight > kMaxGeometry)
+      return makeError("a pad is out of range");
+    bool bytes = !p.values.empty();
+    if (bytes && p.values.size() != 256)
+      return makeError("its value table has " + llvm::Twine(p.values.size()) +
+                       " entries, not 256");
+    if (auto err =
+            expectNhwc(step.inputs[0], {w.batch, w.channels, w.inH, w.inW},
+                       bytes, "its input"))
+      return err;
+    if (auto err =
+            expectNhwc(step.outputs[0], {w.batch, w.channels, w.outH, w.outW},
+                       p.output.has_value(), "its result"))
+      return err;
+    return p.output ? checkGrid(*p.output, plan.tensors[step.outputs[0]])
+                    : llvm::Error::success();
+  }
+
+  llvm::Error verifyPool(const PoolStep &step) const {
+    if (auto err = checkOperands(step, 1, 1))
+      return err;
+    const PoolStep::Window &w = step.getWindow();
+    if (auto err = checkWindow(w))
+      return err;
     bool int8 = !step.isFloatPool();
     if (auto err =
             expectNhwc(step.inputs[0], {w.batch, w.channels, w.inH, w.inW},

@@ -1,0 +1,180 @@
+//===- LowerPool.cpp - Pooling steps over NHWC tensors --------------------===//
+//
+// MaxPool on an NHWC int8 or f32 tensor is a max pool step (max commutes
+// with the +128 of stored s8 bytes):
+//
+//   %y = onnx.MaxPool(%x) {kernel_shape = [3, 3], ...}
+//     =>   max pool step (x NHWC) -> y NHWC
+//
+// q.pool in average or global average mode, on an int8 input on one grid,
+// with no activation, is an average pool step: the value of each stored
+// byte from the reference's dequantize (a 256-entry table), the window's
+// mean as the reference pooling kernel computes it, and the result on its
+// grid through q.quantize's rounding (or f32), so the bytes are the
+// interpreter's. A global average is the window of the whole image.
+//
+//   %y = q.pool(%x) {mode = "global_average"} : tensor<1x64x1x1x!q>
+//     =>   average pool step (x NHWC, window 7x7) -> y NHWC
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanBuilderImpl.h"
+
+using namespace qopt;
+using namespace qopt::codegen;
+using namespace qopt::rt;
+
+static bool isByteInteger(ElementKind kind) {
+  return kind == ElementKind::I8 || kind == ElementKind::U8;
+}
+
+/// A per-tensor int8 grid over f32, or null.
+static const QuantType *byteGrid(const Value *v) {
+  const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
+  return q && !q->isPerAxis() && isByteInteger(q->getStorageKind()) &&
+                 q->getExpressedKind() == ElementKind::F32
+             ? q
+             : nullptr;
+}
+
+llvm::Expected<bool> PlanBuilder::lowerMaxPool(const Node &n) {
+  const Value *x = n.getOperand(0);
+  const Value *y = n.getResult(0);
+  if (!x || isConstant(x) ||
+      (n.getNumResults() > 1 && !n.getResult(1)->isAbsent()))
+    return false;
+  ElementKind kind = x->getType()->getStorageKind();
+  if (!isByteInteger(kind) && kind != ElementKind::F32)
+    return false;
+  auto xShape = staticShape(x);
+  if (!xShape)
+    return xShape.takeError();
+  auto yShape = staticShape(y);
+  if (!yShape)
+    return yShape.takeError();
+  if (xShape->size() != 4)
+    return false;
+  auto window = PoolStep::getWindow(makeKernelOp(n), *xShape, *yShape);
+  if (!window) {
+    // The float step reports what is wrong with the attributes.
+    llvm::consumeError(window.takeError());
+    return false;
+  }
+  auto xId = tensorFor(x, PlanLayout::Nhwc);
+  if (!xId)
+    return xId.takeError();
+  auto yId = defineResult(y, PlanLayout::Nhwc, kind);
+  if (!yId)
+    return yId.takeError();
+  addStep(std::make_unique<PoolStep>(n.getName().str(), *window,
+                                     kind == ElementKind::F32),
+          n, {*xId}, {*yId});
+  return true;
+}
+
+/// A string attribute of `n`, or `otherwise` when it has none.
+static std::string stringAttr(const Node &n, llvm::StringRef name,
+                              llvm::StringRef otherwise) {
+  const Attribute *a = n.getAttr(name);
+  const std::string *s = a ? a->getIf<std::string>() : nullptr;
+  return s ? *s : otherwise.str();
+}
+
+llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
+  const Value *x = n.getOperand(0);
+  const Value *y = n.getResult(0);
+  bool quantized = n.isa("q.pool");
+  const QuantType *xq = byteGrid(x), *yq = byteGrid(y);
+  std::string mode = quantized ? stringAttr(n, "mode", "")
+                     : n.isa("onnx.GlobalAveragePool") ? "global_average"
+                                                       : "average";
+  bool global = mode == "global_average";
+  if (!x || isConstant(x) || (!global && mode != "average") ||
+      (!yq && y->getType()->getStorageKind() != ElementKind::F32))
+    return false;
+  if (quantized ? !xq || stringAttr(n, "activation", "none") != "none"
+                // f32 pooling where its input is NHWC already: a reformat
+                // to NHWC would cost more than the float step it saves.
+                : x->getType()->getStorageKind() != ElementKind::F32 || yq ||
+                      homeLayout(x) != PlanLayout::Nhwc)
+    return false;
+  auto xShape = staticShape(x);
+  if (!xShape)
+    return xShape.takeError();
+  auto yShape = staticShape(y);
+  if (!yShape)
+    return yShape.takeError();
+  if (xShape->size() != 4)
+    return false;
+  AveragePoolStep::Params params;
+  if (global) {
+    const Shape &s = *xShape;
+    params.window = {s[0], s[1], s[2], s[3], 1, 1, s[2],
+                     s[3], 1,    1,    1,    1, 0, 0};
+    if (*yShape != Shape{s[0], s[1], 1, 1} || s[2] < 1 || s[3] < 1)
+      return false;
+  } else {
+    Shape padEnd;
+    auto window =
+        PoolStep::getWindow(makeKernelOp(n), *xShape, *yShape, &padEnd);
+    if (!window) {
+      // The float step reports what is wrong with the attributes.
+      llvm::consumeError(window.takeError());
+      return false;
+    }
+    params.window = *window;
+    params.padBottom = padEnd[0];
+    params.padRight = padEnd[1];
+    params.countIncludePad = n.getIntAttr("count_include_pad").value_or(0);
+  }
+  if (quantized && !storedByteValues(*xq, params.values))
+    return false;
+  auto xId = tensorFor(x, PlanLayout::Nhwc);
+  if (!xId)
+    return xId.takeError();
+  ElementKind yKind = yq ? yq->getStorageKind() : ElementKind::F32;
+  auto yId = defineResult(y, PlanLayout::Nhwc, yKind);
+  if (!yId)
+    return yId.takeError();
+  if (yq) {
+    QuantizeGrid grid;
+    grid.scale = yq->getScale();
+    grid.zero = int32_t(yq->getZeroPoint());
+    grid.isSigned = yKind == ElementKind::I8;
+    grid.flip = plan.tensors[*yId].getStoredFlip();
+    params.output = grid;
+  }
+  addStep(std::make_unique<AveragePoolStep>(n.getName().str(), plan.isa,
+                                            std::move(params)),
+          n, {*xId}, {*yId});
+  return true;
+}
+
+bool PlanBuilder::storedByteValues(const QuantType &xq,
+                                   std::vector<float> &values) {
+  // The value of each stored byte, from the reference's dequantize.
+  ElementKind xKind = xq.getStorageKind();
+  uint8_t xFlip = xKind == ElementKind::I8 ? 0x80 : 0; // NHWC stores s8 + 128
+  Tensor bytes(xKind, {256});
+  for (int b = 0; b < 256; ++b)
+    bytes.bytes()[b] = static_cast<char>(b ^ xFlip);
+  KernelOp dequantize;
+  dequantize.op = "q.dequantize";
+  dequantize.description = "the values of stored bytes";
+  dequantize.operandQuantTypes = {copyType(&xq)};
+  dequantize.resultQuantTypes = {nullptr};
+  dequantize.resultPresent = {true};
+  KernelContext ctx(dequantize, {&bytes}, opset);
+  KernelFn fn = KernelRegistry::get().lookup(dequantize.op);
+  if (!fn)
+    return false;
+  if (auto err = fn(ctx)) {
+    llvm::consumeError(std::move(err));
+    return false;
+  }
+  const Tensor &result = ctx.outputs[0];
+  if (result.kind() != ElementKind::F32 || result.numElements() != 256)
+    return false;
+  values.assign(result.data<float>(), result.data<float>() + 256);
+  return true;
+}
