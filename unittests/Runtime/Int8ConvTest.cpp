@@ -80,12 +80,18 @@ Int8ConvShape shapeOf(int64_t batch, int64_t inH, int64_t inW, int64_t inC,
 }
 
 const Case kCases[] = {
-    {shapeOf(1, 5, 5, 3, 4, 3, 1, 1, 1, 1), 128},   // 3x3, pad 1
-    {shapeOf(2, 7, 6, 8, 17, 1, 1, 0, 1, 1), 3},    // pointwise, batch 2
-    {shapeOf(1, 9, 9, 5, 33, 3, 2, 1, 1, 1), 0},    // stride 2
-    {shapeOf(1, 8, 8, 6, 6, 3, 1, 2, 2, 1), 200},   // dilation 2
-    {shapeOf(1, 6, 7, 8, 12, 3, 1, 1, 1, 4), 17},   // 4 groups
-    {shapeOf(1, 6, 6, 7, 7, 3, 1, 1, 1, 7), 128},   // depthwise
+    {shapeOf(1, 5, 5, 3, 4, 3, 1, 1, 1, 1), 128}, // 3x3, pad 1
+    {shapeOf(2, 7, 6, 8, 17, 1, 1, 0, 1, 1), 3},  // pointwise, batch 2
+    {shapeOf(1, 9, 9, 5, 33, 3, 2, 1, 1, 1), 0},  // stride 2
+    {shapeOf(1, 8, 8, 6, 6, 3, 1, 2, 2, 1), 200}, // dilation 2
+    {shapeOf(1, 6, 7, 8, 12, 3, 1, 1, 1, 4), 17}, // 4 groups
+    {shapeOf(1, 6, 6, 7, 7, 3, 1, 1, 1, 7), 128}, // depthwise
+    // depthwise over whole vectors of channels and a tail: stride 2 and
+    // batch 2; 5x5 dilated; a channel multiplier of 2 (grouped, not the
+    // depthwise path)
+    {shapeOf(2, 9, 8, 40, 40, 3, 2, 1, 1, 40), 100},
+    {shapeOf(1, 7, 7, 35, 35, 5, 1, 2, 2, 35), 7},
+    {shapeOf(1, 6, 5, 24, 48, 3, 1, 1, 1, 24), 128},
     {shapeOf(1, 4, 4, 13, 50, 5, 1, 2, 1, 1), 255}, // 5x5, odd channels
     {shapeOf(1, 10, 3, 4, 9, 1, 3, 0, 1, 1), 1},    // 1x1 with stride 3
     {shapeOf(1, 9, 11, 3, 8, 7, 2, 3, 1, 1), 77},   // 7x7/2 stem, 3 channels

@@ -39,13 +39,14 @@
 // (tanh, hard sigmoid and swish) run scalar on every ISA.
 //
 // Lowering: a 1x1 convolution with unit stride and no padding is one GEMM on
-// the input as it lies; any other reads its input through an im2col buffer
-// (K = kh * kw * cin bytes per output pixel). Narrow output rows are taken
-// several at a time, so each GEMM has about kPixelsPerCall rows. The tiles
-// threads share are such row groups (of sizes that differ by one at most),
-// and in ungrouped layers of fewer than 4 row groups also blocks of the
-// output channels (64 or more each, but the last): there the weights
-// outweigh the activations, and each thread reads its share.
+// the input as it lies; a depthwise one (a channel per group) sums each
+// channel's taps with the channels in vector lanes; any other reads its
+// input through an im2col buffer (K = kh * kw * cin bytes per output pixel).
+// Narrow output rows are taken several at a time, so each GEMM has about
+// kPixelsPerCall rows. The tiles threads share are such row groups (of sizes
+// that differ by one at most), and in ungrouped layers of fewer than 4 row
+// groups also blocks of the output channels (64 or more each, but the last):
+// there the weights outweigh the activations, and each thread reads its share.
 //
 // An input dilation d reads the input as if d - 1 pixels of its zero point
 // lay between its pixels: a ConvTranspose with stride d is such a
@@ -274,6 +275,11 @@ private:
   void finishPixels(const int32_t *acc, Channels channels,
                     const uint8_t *residual, void *output, int64_t pixelBase,
                     int64_t pixels, const uint8_t *pairOperand) const;
+  /// runRows for a depthwise conv: the sums of all channels at once,
+  /// channels in vector lanes (Int8/DepthwiseKernels.h), then the epilogue.
+  void runDepthwiseRows(const uint8_t *input, const uint8_t *residual,
+                        void *output, int64_t rowBegin, int64_t rowEnd,
+                        void *scratch, const uint8_t *pairOperand) const;
 
   /// Pixels worth one GEMM call: many register tiles of rows, so that a
   /// 7-pixel row (ResNet's last stage) is not a tile of 6 and one of 1,
@@ -296,6 +302,12 @@ private:
   /// bounds, or no AVX2).
   std::vector<int32_t> zeroTerms;
   std::vector<float> channelScales;
+  /// A depthwise conv (one input and one output channel per group, no
+  /// input dilation, symmetric weights) runs its own sums: the weights
+  /// tap-major ([tap][channel]), each channel's weight sum and the input
+  /// zero point times it.
+  bool depthwise = false;
+  std::vector<int32_t> depthwiseWeights, depthwiseSums, depthwiseBase;
 };
 
 } // namespace rt

@@ -4,6 +4,7 @@
 #include "../ActivationMath.h"
 #include "../CopyRun.h"
 #include "CopyRunsKernels.h"
+#include "DepthwiseKernels.h"
 #include "EpilogueKernels.h"
 #include "SigmoidFloat.h"
 #include "qopt/Runtime/ByteTable.h"
@@ -169,6 +170,21 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
   }
   channelBlocks = (numPanels + panelsPerBlock - 1) / panelsPerBlock;
   const Int8Epilogue &e = this->epilogue;
+  depthwise = shape.groups > 1 && groupInC == 1 && groupOutC == 1 &&
+              shape.inputDilationH == 1 && shape.inputDilationW == 1 &&
+              e.weightZero.empty();
+  if (depthwise) {
+    int64_t c = shape.outC;
+    depthwiseWeights.resize(taps * c);
+    depthwiseSums.assign(c, 0);
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t t = 0; t < taps; ++t) {
+        depthwiseWeights[t * c + ch] = weights[ch * taps + t];
+        depthwiseSums[ch] += weights[ch * taps + t];
+      }
+    for (int32_t sum : depthwiseSums)
+      depthwiseBase.push_back(e.inputZero * sum);
+  }
   bool vectorActivation =
       e.activation == Activation::None || e.activation == Activation::Relu ||
       e.activation == Activation::LeakyRelu ||
@@ -348,6 +364,8 @@ int64_t Int8Conv::getRowsPerCall() const {
 
 size_t Int8Conv::getScratchBytes() const {
   int64_t pixels = getRowsPerCall() * shape.outW();
+  if (depthwise)
+    return alignUp(size_t(pixels * shape.outC) * sizeof(int32_t));
   size_t rows = isPointwise() ? 0 : alignUp(size_t(pixels * depth));
   return rows + alignUp(size_t(pixels * groupOutC) * sizeof(int32_t)) +
          alignUp(getGemmScratchBytes(packed[0], pixels));
@@ -507,7 +525,9 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
     return;
   }
   const int32_t *sums =
-      packed[channels.group].getChannelSums().data() + channels.first;
+      depthwise
+          ? depthwiseSums.data() + first
+          : packed[channels.group].getChannelSums().data() + channels.first;
   bool perChannel = e.scale.size() > 1;
   bool siluOverScale = e.activation == Activation::Silu && e.outputScale != 0 &&
                        !(e.hasResidual && e.residualAfterActivation) &&
@@ -574,6 +594,9 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
                        void *output, int64_t rowBegin, int64_t rowEnd,
                        int64_t blockBegin, int64_t blockEnd, void *scratch,
                        const uint8_t *pairOperand) const {
+  if (depthwise)
+    return runDepthwiseRows(input, residual, output, rowBegin, rowEnd, scratch,
+                            pairOperand);
   int64_t outH = shape.outH(), outW = shape.outW();
   int64_t rowsPerCall = getRowsPerCall();
   bool pointwise = isPointwise();
@@ -623,6 +646,70 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
     else if (!epilogue.pairTable.empty() && !hasPairInEpilogue())
       lookUpPairs(output, pairOperand, row * outW, pixels, blockBegin,
                   blockEnd);
+  }
+}
+
+namespace {
+/// Four channels of portable sums.
+struct ScalarBlock {
+  static constexpr int64_t kLanes = 4;
+  int32_t sum[4];
+  explicit ScalarBlock(const int32_t *base) { std::copy_n(base, 4, sum); }
+  void add(const uint8_t *x, const int32_t *w, int32_t zero) {
+    for (int k = 0; k < 4; ++k)
+      sum[k] += (int32_t(x[k]) - zero) * w[k];
+  }
+  void store(int32_t *acc) const { std::copy_n(sum, 4, acc); }
+};
+} // namespace
+
+void rt::depthwise::scalar(const Row &row, int32_t *acc) {
+  rowOf<ScalarBlock>(row, acc);
+}
+
+void Int8Conv::runDepthwiseRows(const uint8_t *input, const uint8_t *residual,
+                                void *output, int64_t rowBegin, int64_t rowEnd,
+                                void *scratch,
+                                const uint8_t *pairOperand) const {
+  Isa isa = packed[0].getIsa();
+  depthwise::Kernel kernel = isa == Isa::Scalar ? depthwise::scalar
+                             : isa == Isa::Avx2 || isa == Isa::AvxVnni
+                                 ? depthwise::avx2
+                                 : depthwise::avx512;
+  int64_t outH = shape.outH(), outW = shape.outW(), c = shape.outC;
+  int64_t rowsPerCall = getRowsPerCall();
+  int32_t *acc = static_cast<int32_t *>(scratch);
+  depthwise::Row r{};
+  r.inH = shape.inH;
+  r.inW = shape.inW;
+  r.channels = c;
+  r.kernelH = shape.kernelH;
+  r.kernelW = shape.kernelW;
+  r.strideH = shape.strideH;
+  r.strideW = shape.strideW;
+  r.dilationH = shape.dilationH;
+  r.dilationW = shape.dilationW;
+  r.padTop = shape.padTop;
+  r.padLeft = shape.padLeft;
+  r.outW = outW;
+  r.weights = depthwiseWeights.data();
+  r.base = depthwiseBase.data();
+  r.inputZero = epilogue.inputZero;
+  for (int64_t row = rowBegin; row < rowEnd; row += rowsPerCall) {
+    int64_t count = std::min(rowsPerCall, rowEnd - row);
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t n = (row + k) / outH;
+      r.input = input + n * shape.inH * shape.inW * c;
+      r.oh = (row + k) % outH;
+      kernel(r, acc + k * outW * c);
+    }
+    int64_t pixels = count * outW;
+    finishPixels(acc, Channels{0, 0, c}, residual, output, row * outW, pixels,
+                 pairOperand);
+    if (!epilogue.outputTable.empty())
+      lookUpRows(output, row * outW, pixels, 0, channelBlocks);
+    else if (!epilogue.pairTable.empty() && !hasPairInEpilogue())
+      lookUpPairs(output, pairOperand, row * outW, pixels, 0, channelBlocks);
   }
 }
 
