@@ -203,6 +203,36 @@ bool PlanBuilder::isLayoutFreeElementwise(const Node &n) const {
   return true;
 }
 
+const Value *PlanBuilder::getChannelOperand(const Node &n) const {
+  if (!(n.isa("onnx.Add") || n.isa("onnx.Sub") || n.isa("onnx.Mul") ||
+        n.isa("onnx.Div")) ||
+      n.getNumOperands() != 2 || n.getNumResults() != 1)
+    return nullptr;
+  auto f32Shape = [&](const Value *v) -> std::optional<Shape> {
+    if (!v || v->getType()->getQuantType() ||
+        v->getType()->getStorageKind() != ElementKind::F32)
+      return std::nullopt;
+    auto shape = staticShape(v);
+    if (!shape) {
+      llvm::consumeError(shape.takeError());
+      return std::nullopt;
+    }
+    return *shape;
+  };
+  auto y = f32Shape(n.getResult());
+  if (!y || y->size() != 4)
+    return nullptr;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto whole = f32Shape(n.getOperand(i));
+    auto channels = f32Shape(n.getOperand(1 - i));
+    if (whole && channels && *whole == *y &&
+        *channels == Shape{(*y)[0], (*y)[1], 1, 1} &&
+        ((*y)[2] != 1 || (*y)[3] != 1))
+      return n.getOperand(1 - i);
+  }
+  return nullptr;
+}
+
 llvm::Error PlanBuilder::addFloatStep(const Node &n) {
   KernelFn fn = KernelRegistry::get().lookup(n.getOp());
   if (!fn)
@@ -217,6 +247,14 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
     for (const Value *v : n.getOperands())
       if (v && homeLayout(v) == PlanLayout::Nhwc)
         layout = PlanLayout::Nhwc;
+  // Add/Sub/Mul/Div of an NHWC tensor and one value per image and channel
+  // (an SE block's scale): the step's arithmetic reads the channel operand
+  // as it lies ([N, C, 1, 1] is stored alike in both layouts).
+  const Value *channelOperand = getChannelOperand(n);
+  if (channelOperand) {
+    const Value *whole = n.getOperand(n.getOperand(0) == channelOperand);
+    layout = homeLayout(whole);
+  }
   std::vector<int> inputs;
   for (const Value *v : n.getOperands()) {
     if (!v) {
@@ -227,7 +265,9 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
     if (!shape)
       return shape.takeError();
     bool single = shapeNumElements(*shape).value_or(0) == 1;
-    auto id = tensorFor(v, single ? PlanLayout::Onnx : layout);
+    auto id = tensorFor(v, single                ? PlanLayout::Onnx
+                           : v == channelOperand ? homeLayout(v)
+                                                 : layout);
     if (!id)
       return id.takeError();
     inputs.push_back(*id);

@@ -137,6 +137,9 @@ private:
   /// result's layout: no per-axis parameters, every operand of the result's
   /// shape or a single element.
   bool isLayoutFreeElementwise(const Node &n) const;
+  /// For an f32 Add, Sub, Mul or Div of a 4-D tensor and one of [N, C, 1,
+  /// 1], the latter (the float step runs it in the former's layout).
+  const Value *getChannelOperand(const Node &n) const;
   rt::KernelOp makeKernelOp(const Node &n);
   const QuantType *copyType(const QuantType *q);
 

@@ -213,18 +213,41 @@ public:
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Float; }
 
 private:
-  /// The elements of an Add, Sub, Mul or Div of two f32 tensors of the
-  /// result's shape and layout, in the arena, which runs as the kernel's
-  /// arithmetic without its copies; 0 for any other step.
+  /// The elements of an Add, Sub, Mul or Div of two f32 tensors, or of a
+  /// unary activation of one, of the result's shape and layout, in the
+  /// arena, which runs as the kernel's arithmetic without its copies; 0 for
+  /// any other step.
   int64_t sameShapeElements(const PlanRun &run) const;
   /// That arithmetic on elements [begin, end).
   void runSameShapeArithmetic(PlanRun &run, int64_t begin, int64_t end) const;
+  /// For an Add, Sub, Mul or Div of an f32 NHWC tensor of the result's
+  /// shape and an f32 [N, C, 1, 1] one (an SE block's scale), the index
+  /// of the latter (0 or 1); -1 otherwise.
+  int channelOperand(const PlanRun &run) const;
+  /// That arithmetic on pixels [begin, end).
+  void runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
+                            int64_t end) const;
 
   KernelOp op;
   KernelFn fn;
   int64_t opset;
-  /// The op's arithmetic when it is one runSameShapeArithmetic knows.
-  enum class Arithmetic { None, Add, Sub, Mul, Div } arithmetic;
+  /// The op's arithmetic when it is one runSameShapeArithmetic knows: the
+  /// reference kernel's function of each element's double, rounded once.
+  enum class Arithmetic {
+    None,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Relu,
+    LeakyRelu,
+    Sigmoid,
+    Tanh,
+    HardSigmoid,
+    HardSwish,
+  } arithmetic;
+  /// LeakyRelu's and HardSigmoid's attributes, as the kernel reads them.
+  double alpha = 0, beta = 0;
 };
 
 /// One operand of a two-operand table read along one axis of the result as

@@ -1,5 +1,6 @@
 //===- PlanSteps.cpp - What each kind of plan step does -------------------===//
 
+#include "../ActivationMath.h"
 #include "../NNUtil.h"
 #include "qopt/Runtime/Plan.h"
 #include "qopt/Runtime/Transpose.h"
@@ -257,17 +258,42 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
     : PlanStep(Kind::Float, std::move(name)), op(std::move(op)), fn(fn),
       opset(opset), arithmetic(Arithmetic::None) {
   const KernelOp &o = this->op;
-  bool plain = o.getNumOperands() == 2 && o.getNumResults() == 1 &&
-               !o.getOperandQuantType(0) && !o.getOperandQuantType(1) &&
-               !o.getResultQuantType(0);
+  bool plain = o.getNumResults() == 1 && !o.getOperandQuantType(0) &&
+               !o.getOperandQuantType(1) && !o.getResultQuantType(0);
   if (!plain)
     return;
-  arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
-                   .Case("onnx.Add", Arithmetic::Add)
-                   .Case("onnx.Sub", Arithmetic::Sub)
-                   .Case("onnx.Mul", Arithmetic::Mul)
-                   .Case("onnx.Div", Arithmetic::Div)
-                   .Default(Arithmetic::None);
+  if (o.getNumOperands() == 2)
+    arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
+                     .Case("onnx.Add", Arithmetic::Add)
+                     .Case("onnx.Sub", Arithmetic::Sub)
+                     .Case("onnx.Mul", Arithmetic::Mul)
+                     .Case("onnx.Div", Arithmetic::Div)
+                     .Default(Arithmetic::None);
+  if (o.getNumOperands() == 1)
+    arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
+                     .Case("onnx.Relu", Arithmetic::Relu)
+                     .Case("onnx.LeakyRelu", Arithmetic::LeakyRelu)
+                     .Case("onnx.Sigmoid", Arithmetic::Sigmoid)
+                     .Case("onnx.Tanh", Arithmetic::Tanh)
+                     .Case("onnx.HardSigmoid", Arithmetic::HardSigmoid)
+                     .Case("onnx.HardSwish", Arithmetic::HardSwish)
+                     .Default(Arithmetic::None);
+  // The attributes as the kernels read them (floats, widened).
+  KernelContext ctx(o, {}, opset);
+  if (arithmetic == Arithmetic::LeakyRelu)
+    alpha = ctx.getFloat("alpha", 0.01f);
+  if (arithmetic == Arithmetic::HardSigmoid) {
+    alpha = ctx.getFloat("alpha", 0.2f);
+    beta = ctx.getFloat("beta", 0.5f);
+  }
+}
+
+/// y[i] = f(x[i]) as the reference computes it for f32: in double, rounded
+/// once to float.
+template <typename F>
+static void mapFloats(const float *x, float *y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = float(f(double(x[i])));
 }
 
 /// y[i] = x[i] op z[i] as the reference computes it for f32: in double,
@@ -283,32 +309,123 @@ static void sameShapeArithmetic(const float *x, const float *z, float *y,
 static constexpr int64_t kArithmeticTileElements = 16384;
 
 int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
-  if (arithmetic == Arithmetic::None || inputs.size() != 2 ||
-      outputs.size() != 1 || inputs[0] < 0 || inputs[1] < 0 || outputs[0] < 0)
+  if (arithmetic == Arithmetic::None || inputs.empty() || inputs.size() > 2 ||
+      outputs.size() != 1 || outputs[0] < 0)
     return 0;
-  const PlanTensor &a = run.tensor(inputs[0]), &b = run.tensor(inputs[1]);
   const PlanTensor &y = run.tensor(outputs[0]);
-  for (const PlanTensor *t : {&a, &b})
-    if (t->kind != ElementKind::F32 || t->shape != y.shape ||
-        t->layout != y.layout)
+  for (int id : inputs) {
+    if (id < 0)
       return 0;
+    const PlanTensor &t = run.tensor(id);
+    if (t.kind != ElementKind::F32 || t.shape != y.shape ||
+        t.layout != y.layout)
+      return 0;
+  }
   if (y.kind != ElementKind::F32)
     return 0;
   return y.numElements();
 }
 
+int FloatStep::channelOperand(const PlanRun &run) const {
+  if (inputs.size() != 2 || outputs.size() != 1 || outputs[0] < 0 ||
+      inputs[0] < 0 || inputs[1] < 0 ||
+      !(arithmetic == Arithmetic::Add || arithmetic == Arithmetic::Sub ||
+        arithmetic == Arithmetic::Mul || arithmetic == Arithmetic::Div))
+    return -1;
+  const PlanTensor &y = run.tensor(outputs[0]);
+  if (y.kind != ElementKind::F32 || y.layout != PlanLayout::Nhwc)
+    return -1;
+  for (int i = 0; i < 2; ++i) {
+    const PlanTensor &whole = run.tensor(inputs[i]);
+    const PlanTensor &channels = run.tensor(inputs[1 - i]);
+    if (whole.kind == ElementKind::F32 && whole.layout == PlanLayout::Nhwc &&
+        whole.shape == y.shape && channels.kind == ElementKind::F32 &&
+        channels.shape == Shape{y.shape[0], y.shape[1], 1, 1})
+      return 1 - i;
+  }
+  return -1;
+}
+
+/// Pixels a tile of a channel arithmetic step takes.
+static constexpr int64_t kChannelTilePixels = 256;
+
 int64_t FloatStep::getNumTiles(const PlanRun &run) const {
   int64_t n = sameShapeElements(run);
+  if (!n && channelOperand(run) >= 0) {
+    const Shape &s = run.tensor(outputs[0]).shape;
+    int64_t pixels = s[0] * s[2] * s[3];
+    return (pixels + kChannelTilePixels - 1) / kChannelTilePixels;
+  }
   return n ? (n + kArithmeticTileElements - 1) / kArithmeticTileElements : 1;
+}
+
+void FloatStep::runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
+                                     int64_t end) const {
+  const Shape &s = run.tensor(outputs[0]).shape;
+  int64_t c = s[1], imagePixels = s[2] * s[3];
+  const float *x =
+      reinterpret_cast<const float *>(run.read(inputs[1 - channel]));
+  const float *scale =
+      reinterpret_cast<const float *>(run.read(inputs[channel]));
+  float *out = reinterpret_cast<float *>(run.write(outputs[0]));
+  // Operands in the op's order: the channel value first or second.
+  auto apply = [&](auto op) {
+    for (int64_t p = begin; p < end; ++p) {
+      const float *sp = scale + (p / imagePixels) * c;
+      const float *xp = x + p * c;
+      float *yp = out + p * c;
+      if (channel == 0)
+        for (int64_t k = 0; k < c; ++k)
+          yp[k] = float(op(double(sp[k]), double(xp[k])));
+      else
+        for (int64_t k = 0; k < c; ++k)
+          yp[k] = float(op(double(xp[k]), double(sp[k])));
+    }
+  };
+  switch (arithmetic) {
+  case Arithmetic::Add:
+    return apply(std::plus<double>());
+  case Arithmetic::Sub:
+    return apply(std::minus<double>());
+  case Arithmetic::Mul:
+    return apply(std::multiplies<double>());
+  case Arithmetic::Div:
+    return apply(std::divides<double>());
+  default:
+    return;
+  }
 }
 
 void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
                                        int64_t end) const {
   const float *x = reinterpret_cast<const float *>(run.read(inputs[0])) + begin;
-  const float *z = reinterpret_cast<const float *>(run.read(inputs[1])) + begin;
+  const float *z =
+      inputs.size() == 2
+          ? reinterpret_cast<const float *>(run.read(inputs[1])) + begin
+          : nullptr;
   float *out = reinterpret_cast<float *>(run.write(outputs[0])) + begin;
   int64_t n = end - begin;
+  double alpha = this->alpha, beta = this->beta;
   switch (arithmetic) {
+  case Arithmetic::Relu:
+    mapFloats(x, out, n, [](double v) { return act::relu(v); });
+    break;
+  case Arithmetic::LeakyRelu:
+    mapFloats(x, out, n, [=](double v) { return act::leakyRelu(v, alpha); });
+    break;
+  case Arithmetic::Sigmoid:
+    mapFloats(x, out, n, [](double v) { return act::sigmoid(v); });
+    break;
+  case Arithmetic::Tanh:
+    mapFloats(x, out, n, [](double v) { return std::tanh(v); });
+    break;
+  case Arithmetic::HardSigmoid:
+    mapFloats(x, out, n,
+              [=](double v) { return act::hardSigmoid(v, alpha, beta); });
+    break;
+  case Arithmetic::HardSwish:
+    mapFloats(x, out, n, [](double v) { return act::hardSwish(v); });
+    break;
   case Arithmetic::Add:
     sameShapeArithmetic(x, z, out, n, std::plus<double>());
     break;
@@ -332,6 +449,14 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     runSameShapeArithmetic(run,
                            std::min(n, tileBegin * kArithmeticTileElements),
                            std::min(n, tileEnd * kArithmeticTileElements));
+    return llvm::Error::success();
+  }
+  if (int channel = channelOperand(run); channel >= 0) {
+    const Shape &s = run.tensor(outputs[0]).shape;
+    int64_t pixels = s[0] * s[2] * s[3];
+    runChannelArithmetic(run, channel,
+                         std::min(pixels, tileBegin * kChannelTilePixels),
+                         std::min(pixels, tileEnd * kChannelTilePixels));
     return llvm::Error::success();
   }
   if (tileBegin > 0 || tileEnd <= tileBegin)
