@@ -213,10 +213,11 @@ public:
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Float; }
 
 private:
-  /// The elements of an Add, Sub, Mul or Div of two f32 tensors, or of a
-  /// unary activation of one, of the result's shape and layout, in the
-  /// arena, which runs as the kernel's arithmetic without its copies; 0 for
-  /// any other step.
+  /// The elements of an Add, Sub, Mul or Div of two f32 tensors (of the
+  /// result's shape and layout, or one of them a single value or, in ONNX
+  /// layout, the result's trailing dims), or of a unary activation of one
+  /// of the result's shape and layout, which runs as the kernel's
+  /// arithmetic without its copies; 0 for any other step.
   int64_t sameShapeElements(const PlanRun &run) const;
   /// That arithmetic on elements [begin, end).
   void runSameShapeArithmetic(PlanRun &run, int64_t begin, int64_t end) const;
@@ -245,6 +246,9 @@ private:
     Tanh,
     HardSigmoid,
     HardSwish,
+    Erf,
+    Sqrt,
+    Exp,
   } arithmetic;
   /// LeakyRelu's and HardSigmoid's attributes, as the kernel reads them.
   double alpha = 0, beta = 0;

@@ -277,6 +277,9 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
                      .Case("onnx.Tanh", Arithmetic::Tanh)
                      .Case("onnx.HardSigmoid", Arithmetic::HardSigmoid)
                      .Case("onnx.HardSwish", Arithmetic::HardSwish)
+                     .Case("onnx.Erf", Arithmetic::Erf)
+                     .Case("onnx.Sqrt", Arithmetic::Sqrt)
+                     .Case("onnx.Exp", Arithmetic::Exp)
                      .Default(Arithmetic::None);
   // The attributes as the kernels read them (floats, widened).
   KernelContext ctx(o, {}, opset);
@@ -296,13 +299,55 @@ static void mapFloats(const float *x, float *y, int64_t n, F f) {
     y[i] = float(f(double(x[i])));
 }
 
-/// y[i] = x[i] op z[i] as the reference computes it for f32: in double,
-/// rounded once to float.
+/// y[i] = x[i % xPeriod] op z[i % zPeriod] for i in [begin, end), as the
+/// reference computes it for f32: in double, rounded once to float.
 template <typename Op>
-static void sameShapeArithmetic(const float *x, const float *z, float *y,
-                                int64_t n, Op op) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = float(op(double(x[i]), double(z[i])));
+static void flatArithmetic(const float *x, int64_t xPeriod, const float *z,
+                           int64_t zPeriod, float *y, int64_t begin,
+                           int64_t end, Op op) {
+  if (xPeriod >= end && zPeriod >= end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = float(op(double(x[i]), double(z[i])));
+    return;
+  }
+  if (zPeriod == 1) {
+    double b = z[0];
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = float(op(double(x[i]), b)); // x is the full operand
+    return;
+  }
+  int64_t ix = begin % xPeriod, iz = begin % zPeriod;
+  for (int64_t i = begin; i < end; ++i) {
+    y[i] = float(op(double(x[ix]), double(z[iz])));
+    if (++ix == xPeriod)
+      ix = 0;
+    if (++iz == zPeriod)
+      iz = 0;
+  }
+}
+
+/// How an operand of a flat arithmetic step repeats along the result's
+/// elements: every element (the result's shape and layout), one, or the
+/// result's trailing dims in ONNX layout (a [C] scale of a [.., C]
+/// tensor); 0 when it does not.
+static int64_t periodOf(const PlanTensor &t, const PlanTensor &y) {
+  if (t.kind != ElementKind::F32)
+    return 0;
+  if (t.shape == y.shape && t.layout == y.layout)
+    return y.numElements();
+  int64_t n = t.numElements();
+  if (n == 1)
+    return 1;
+  if (t.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx)
+    return 0;
+  size_t lead = 0;
+  while (lead < t.shape.size() && t.shape[lead] == 1)
+    ++lead;
+  size_t rest = t.shape.size() - lead;
+  if (rest > y.shape.size() ||
+      !std::equal(t.shape.begin() + lead, t.shape.end(), y.shape.end() - rest))
+    return 0;
+  return n;
 }
 
 /// Elements a tile of a same-shape arithmetic step takes.
@@ -313,16 +358,21 @@ int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
       outputs.size() != 1 || outputs[0] < 0)
     return 0;
   const PlanTensor &y = run.tensor(outputs[0]);
+  if (y.kind != ElementKind::F32)
+    return 0;
   for (int id : inputs) {
     if (id < 0)
       return 0;
-    const PlanTensor &t = run.tensor(id);
-    if (t.kind != ElementKind::F32 || t.shape != y.shape ||
-        t.layout != y.layout)
+    int64_t period = periodOf(run.tensor(id), y);
+    // An activation reads every element; arithmetic may broadcast one
+    // operand (not both: the result's shape would be neither's).
+    if (!period ||
+        (period != y.numElements() &&
+         (inputs.size() == 1 ||
+          periodOf(run.tensor(inputs[0] == id ? inputs[1] : inputs[0]), y) !=
+              y.numElements())))
       return 0;
   }
-  if (y.kind != ElementKind::F32)
-    return 0;
   return y.numElements();
 }
 
@@ -398,12 +448,28 @@ void FloatStep::runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
 
 void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
                                        int64_t end) const {
-  const float *x = reinterpret_cast<const float *>(run.read(inputs[0])) + begin;
-  const float *z =
-      inputs.size() == 2
-          ? reinterpret_cast<const float *>(run.read(inputs[1])) + begin
-          : nullptr;
-  float *out = reinterpret_cast<float *>(run.write(outputs[0])) + begin;
+  const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
+  const float *z = inputs.size() == 2
+                       ? reinterpret_cast<const float *>(run.read(inputs[1]))
+                       : nullptr;
+  float *y = reinterpret_cast<float *>(run.write(outputs[0]));
+  const PlanTensor &result = run.tensor(outputs[0]);
+  int64_t xPeriod = periodOf(run.tensor(inputs[0]), result);
+  int64_t zPeriod = z ? periodOf(run.tensor(inputs[1]), result) : 0;
+  // Whole tensors and element indices [begin, end) (x and out below are
+  // the unary loops', from `begin` on).
+  auto binary = [xBase = x, zBase = z, y, xPeriod, zPeriod, begin,
+                 end](auto op) {
+    if (xPeriod == 1 || (zPeriod != 1 && xPeriod < zPeriod)) {
+      // The broadcast operand second, the op's operands in their order.
+      flatArithmetic(zBase, zPeriod, xBase, xPeriod, y, begin, end,
+                     [&](double b, double a) { return op(a, b); });
+      return;
+    }
+    flatArithmetic(xBase, xPeriod, zBase, zPeriod, y, begin, end, op);
+  };
+  x += begin;
+  float *out = y + begin;
   int64_t n = end - begin;
   double alpha = this->alpha, beta = this->beta;
   switch (arithmetic) {
@@ -426,17 +492,26 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
   case Arithmetic::HardSwish:
     mapFloats(x, out, n, [](double v) { return act::hardSwish(v); });
     break;
+  case Arithmetic::Erf:
+    mapFloats(x, out, n, [](double v) { return std::erf(v); });
+    break;
+  case Arithmetic::Sqrt:
+    mapFloats(x, out, n, [](double v) { return std::sqrt(v); });
+    break;
+  case Arithmetic::Exp:
+    mapFloats(x, out, n, [](double v) { return std::exp(v); });
+    break;
   case Arithmetic::Add:
-    sameShapeArithmetic(x, z, out, n, std::plus<double>());
+    binary(std::plus<double>());
     break;
   case Arithmetic::Sub:
-    sameShapeArithmetic(x, z, out, n, std::minus<double>());
+    binary(std::minus<double>());
     break;
   case Arithmetic::Mul:
-    sameShapeArithmetic(x, z, out, n, std::multiplies<double>());
+    binary(std::multiplies<double>());
     break;
   case Arithmetic::Div:
-    sameShapeArithmetic(x, z, out, n, std::divides<double>());
+    binary(std::divides<double>());
     break;
   case Arithmetic::None:
     break;
