@@ -249,9 +249,17 @@ private:
     Erf,
     Sqrt,
     Exp,
+    LayerNorm,
   } arithmetic;
-  /// LeakyRelu's and HardSigmoid's attributes, as the kernel reads them.
+  /// LeakyRelu's and HardSigmoid's attributes (LayerNormalization's
+  /// epsilon in alpha, its axis in axis), as the kernels read them.
   double alpha = 0, beta = 0;
+  int64_t axis = -1;
+  /// For a LayerNormalization its loop takes: the rows (the dims before
+  /// the axis) and each row's elements; 0 rows otherwise.
+  std::pair<int64_t, int64_t> layerNormRows(const PlanRun &run) const;
+  void runLayerNorm(PlanRun &run, int64_t inner, int64_t begin,
+                    int64_t end) const;
 };
 
 /// One operand of a two-operand table read along one axis of the result as
