@@ -34,6 +34,7 @@
 #include "qopt/Runtime/Int8Quantize.h"
 #include "qopt/Runtime/Kernel.h"
 
+#include <array>
 #include <cassert>
 #include <functional>
 #include <map>
@@ -250,6 +251,7 @@ private:
     Sqrt,
     Exp,
     LayerNorm,
+    Transpose,
   } arithmetic;
   /// LeakyRelu's and HardSigmoid's attributes (LayerNormalization's
   /// epsilon in alpha, its axis in axis), as the kernels read them.
@@ -260,6 +262,12 @@ private:
   std::pair<int64_t, int64_t> layerNormRows(const PlanRun &run) const;
   void runLayerNorm(PlanRun &run, int64_t inner, int64_t begin,
                     int64_t end) const;
+  /// For a Transpose of 4-byte elements in ONNX layout that swaps two
+  /// blocks of trailing dims (perm [0..p), [q..r), [p..q)): the batch
+  /// count, then the rows and columns of each batch's 2-D transpose; 0
+  /// batches otherwise.
+  std::array<int64_t, 3> transposeBlocks(const PlanRun &run) const;
+  std::vector<int64_t> perm;
 };
 
 /// One operand of a two-operand table read along one axis of the result as

@@ -15,12 +15,16 @@
 //           image and channel ([N, C, 1, 1], an SE block's scale)
 //   LayerNormalization over the trailing dims in ONNX layout, with scale
 //           and bias of those dims, the statistics outputs absent
+//   Transpose of 4-byte elements that swaps two blocks of trailing dims
+//           (NCHW <-> NHWC, [B, T, H, D] -> [B, H, T, D] is not one), as
+//           one 2-D transpose per batch
 //
 //===----------------------------------------------------------------------===//
 
 #include "../ActivationMath.h"
 #include "../NNUtil.h"
 #include "qopt/Runtime/Plan.h"
+#include "qopt/Runtime/Transpose.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -55,6 +59,12 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
   bool plain = o.getNumResults() == 1 && noQuantTypes;
   if (!plain)
     return;
+  if (o.op == "onnx.Transpose" && o.getNumOperands() == 1) {
+    KernelContext ctx(o, {}, opset);
+    arithmetic = Arithmetic::Transpose;
+    perm = ctx.getInts("perm");
+    return;
+  }
   if (o.getNumOperands() == 2)
     arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
                      .Case("onnx.Add", Arithmetic::Add)
@@ -148,8 +158,8 @@ static constexpr int64_t kArithmeticTileElements = 16384;
 
 int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
   if (arithmetic == Arithmetic::None || arithmetic == Arithmetic::LayerNorm ||
-      inputs.empty() || inputs.size() > 2 || outputs.size() != 1 ||
-      outputs[0] < 0)
+      arithmetic == Arithmetic::Transpose || inputs.empty() ||
+      inputs.size() > 2 || outputs.size() != 1 || outputs[0] < 0)
     return 0;
   const PlanTensor &y = run.tensor(outputs[0]);
   if (y.kind != ElementKind::F32)
@@ -252,7 +262,43 @@ void FloatStep::runLayerNorm(PlanRun &run, int64_t inner, int64_t begin,
   }
 }
 
+std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::Transpose || inputs.size() != 1 ||
+      outputs.size() != 1 || inputs[0] < 0 || outputs[0] < 0)
+    return {0, 0, 0};
+  const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
+  int64_t rank = int64_t(x.shape.size());
+  if (x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
+      x.kind != y.kind || getElementByteSize(x.kind) != 4 ||
+      int64_t(perm.size()) != rank)
+    return {0, 0, 0};
+  // perm = [0, p), then [q, rank), then [p, q).
+  int64_t p = 0;
+  while (p < rank && perm[p] == p)
+    ++p;
+  if (p == rank)
+    return {0, 0, 0};
+  int64_t q = perm[p];
+  for (int64_t i = p; i < rank; ++i) {
+    int64_t expected =
+        i - p < rank - q ? q + (i - p) : p + (i - p - (rank - q));
+    if (perm[i] != expected)
+      return {0, 0, 0};
+  }
+  int64_t batches = 1, rows = 1, cols = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < p ? batches : d < q ? rows : cols) *= x.shape[d];
+  Shape expectedShape;
+  for (int64_t d : perm)
+    expectedShape.push_back(x.shape[d]);
+  if (expectedShape != y.shape || batches == 0 || rows == 0 || cols == 0)
+    return {0, 0, 0};
+  return {batches, rows, cols};
+}
+
 int64_t FloatStep::getNumTiles(const PlanRun &run) const {
+  if (int64_t batches = transposeBlocks(run)[0])
+    return batches;
   if (int64_t rows = layerNormRows(run).first)
     return (rows + kLayerNormTileRows - 1) / kLayerNormTileRows;
   int64_t n = sameShapeElements(run);
@@ -375,6 +421,15 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
 
 llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                            void * /*scratch*/) const {
+  if (auto [batches, rows, cols] = transposeBlocks(run); batches) {
+    // Each batch's [rows, cols] block becomes [cols, rows]: moved bits.
+    const auto *x = reinterpret_cast<const uint32_t *>(run.read(inputs[0]));
+    auto *y = reinterpret_cast<uint32_t *>(run.write(outputs[0]));
+    for (int64_t b = tileBegin; b < std::min(tileEnd, batches); ++b)
+      transpose32(run.getPlan().isa, x + b * rows * cols, cols, rows, cols,
+                  y + b * rows * cols, rows);
+    return llvm::Error::success();
+  }
   if (auto [rows, inner] = layerNormRows(run); rows) {
     runLayerNorm(run, inner, std::min(rows, tileBegin * kLayerNormTileRows),
                  std::min(rows, tileEnd * kLayerNormTileRows));
