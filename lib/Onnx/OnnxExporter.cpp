@@ -6,6 +6,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpsetSpellings.h"
 #include "qopt/IR/Verifier.h"
+#include "qopt/Support/Error.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -250,10 +251,6 @@ private:
   }
   llvm::DenseMap<const Value *, size_t> foldedUses;
   int64_t opset = 13;
-
-  static llvm::Error makeError(const llvm::Twine &msg) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-  }
 
   static bool isInitializer(const Node &n) {
     return n.isa(ops::Constant) && n.getName().empty() &&

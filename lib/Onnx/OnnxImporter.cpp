@@ -29,10 +29,6 @@
 using namespace qopt;
 using namespace qopt::onnximport;
 
-llvm::Error onnximport::makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
-
 std::string onnximport::describeProto(const onnx::NodeProto &n) {
   if (n.op_type().empty()) // nothing to show in parentheses
     return !n.name().empty() ? "node '" + n.name() + "'"

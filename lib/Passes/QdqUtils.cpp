@@ -297,6 +297,24 @@ Value *qopt::createConstant(PatternRewriter &r, const DenseElements &data,
   return c->getResult();
 }
 
+void qopt::eraseIfDead(PatternRewriter &r, Value *v, bool alsoDataMovement) {
+  Node *n = v ? v->getDefiningNode() : nullptr;
+  if (!n)
+    return;
+  if (!n->isa(ops::Constant) && !n->isa(ops::Dequantize) &&
+      !n->isa(ops::Quantize) &&
+      !(alsoDataMovement && hasTrait(*n, OpTrait::DataMovement)))
+    return;
+  for (const Value *res : n->getResults())
+    if (res->hasUses())
+      return;
+  std::vector<Value *> operands(n->getOperands().begin(),
+                                n->getOperands().end());
+  r.eraseNode(*n);
+  for (Value *op : operands)
+    eraseIfDead(r, op, alsoDataMovement);
+}
+
 std::string qopt::describeNode(const Node &n) {
   std::string name = n.getName().str();
   if (name.empty() && n.getNumResults())

@@ -48,23 +48,6 @@ static std::string foldedName(llvm::StringRef name) {
   return (name.empty() ? std::string("weight") : name.str()) + "_folded";
 }
 
-/// Erases the producer of `v` once unused, then its operands' producers
-/// (constants, Q/DQ and BN parameters left behind by the fold).
-static void eraseIfDead(PatternRewriter &r, Value *v) {
-  Node *n = v ? v->getDefiningNode() : nullptr;
-  if (!n || !(n->isa(ops::Constant) || n->isa(ops::Dequantize) ||
-              n->isa(ops::Quantize)))
-    return;
-  for (const Value *res : n->getResults())
-    if (res->hasUses())
-      return;
-  std::vector<Value *> operands(n->getOperands().begin(),
-                                n->getOperands().end());
-  r.eraseNode(*n);
-  for (Value *op : operands)
-    eraseIfDead(r, op);
-}
-
 static bool isOverridable(const Value *v) {
   const auto &names = v->getGraph()->getInitializerInputs();
   return llvm::is_contained(names, v->getName().str());

@@ -91,26 +91,6 @@ static std::vector<int64_t> staticDims(const TensorType *t) {
   return dims;
 }
 
-/// Erases the producer of `v` when nothing reads its results any more, and
-/// then the producers of its operands the same way (a dead DQ takes its
-/// constant along). Only the kinds of node this pass replaces are erased.
-static void eraseIfDead(PatternRewriter &r, Value *v) {
-  Node *n = v ? v->getDefiningNode() : nullptr;
-  if (!n)
-    return;
-  if (!n->isa(ops::Constant) && !n->isa(ops::Dequantize) &&
-      !n->isa(ops::Quantize) && !hasTrait(*n, OpTrait::DataMovement))
-    return;
-  for (const Value *res : n->getResults())
-    if (res->hasUses())
-      return;
-  std::vector<Value *> operands(n->getOperands().begin(),
-                                n->getOperands().end());
-  r.eraseNode(*n);
-  for (Value *op : operands)
-    eraseIfDead(r, op);
-}
-
 //===----------------------------------------------------------------------===//
 // (a) Q of a float constant
 //===----------------------------------------------------------------------===//
@@ -135,7 +115,7 @@ static bool foldQuantizeOfConstant(Graph &g, Node &q) {
   r.setInsertionPoint(&q);
   Value *c = createConstant(r, **folded, qt, foldedName(in->getName()));
   r.replaceNode(q, {c});
-  eraseIfDead(r, in);
+  eraseIfDead(r, in, /*alsoDataMovement=*/true);
   return true;
 }
 
@@ -233,9 +213,9 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
   std::vector<Value *> others(mv.getOperands().begin() + 1,
                               mv.getOperands().end()); // shape, axes
   r.replaceNode(mv, {out});
-  eraseIfDead(r, dqOut);
+  eraseIfDead(r, dqOut, /*alsoDataMovement=*/true);
   for (Value *v : others)
-    eraseIfDead(r, v);
+    eraseIfDead(r, v, /*alsoDataMovement=*/true);
   // A graph output took its name over; otherwise the DQ keeps the old DQ's
   // name when that one is gone.
   if (!out->isGraphOutput())
@@ -316,7 +296,7 @@ static bool foldBias(Graph &g, Node &n) {
   dq->getResult()->setName(g.makeUniqueName(base + "_DQ"));
   n.setOperand(2, dq->getResult());
   r.notifyModified(n);
-  eraseIfDead(r, bias);
+  eraseIfDead(r, bias, /*alsoDataMovement=*/true);
   return true;
 }
 
@@ -389,7 +369,7 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
   dq->getResult()->setName(g.makeUniqueName(base + "_DQ"));
   n.setOperand(1, dq->getResult());
   r.notifyModified(n);
-  eraseIfDead(r, w);
+  eraseIfDead(r, w, /*alsoDataMovement=*/true);
 
   std::string note;
   llvm::raw_string_ostream os(note);
