@@ -11,6 +11,7 @@
 #include "OnnxImporterImpl.h"
 #include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/Verifier.h"
 
 #include <google/protobuf/arena.h>
@@ -481,7 +482,7 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
 
     std::string op;
     if (toQ)
-      op = isQ ? ops::Quantize.str() : ops::Dequantize.str();
+      op = isQ ? ops::QQuantize.str() : ops::QDequantize.str();
     else if (isDefaultDomain(n.domain()))
       op = "onnx." + n.op_type();
     else
@@ -549,7 +550,7 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
       node->addCapture(v);
     // Constant nodes share the tensor already decoded for parameter lookup.
     if (outs.size() == 1 && outs[0] != kNoName && constantNodes[outs[0]] &&
-        op == "onnx.Constant")
+        op == ops::Constant)
       node->setAttr("value", Attribute(constantCache[outs[0]]));
     // Shapes and element types from the op table; a shape that does not
     // fit the op is an import error naming the node.

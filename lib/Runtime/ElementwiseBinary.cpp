@@ -9,6 +9,7 @@
 
 #include "ActivationMath.h"
 #include "ElementwiseUtil.h"
+#include "qopt/IR/OpNames.h"
 
 #include <cfloat>
 #include <cstring>
@@ -488,29 +489,29 @@ Error meanKernel(KernelContext &ctx) { return variadicKernel(ctx, Fold::Mean); }
 
 void elementwise::registerBinaryKernels(KernelRegistry &r) {
   // Arithmetic.
-  r.add("onnx.Add", addKernel);
-  r.add("onnx.Sub", subKernel);
-  r.add("onnx.Mul", mulKernel);
-  r.add("onnx.Div", divKernel);
-  r.add("onnx.Pow", powKernel);
-  r.add("onnx.Mod", modKernel);
-  r.add("onnx.BitShift", bitShiftKernel);
-  r.add("onnx.Clip", clipKernel);
+  r.add(ops::Add, addKernel);
+  r.add(ops::Sub, subKernel);
+  r.add(ops::Mul, mulKernel);
+  r.add(ops::Div, divKernel);
+  r.add(ops::Pow, powKernel);
+  r.add(ops::Mod, modKernel);
+  r.add(ops::BitShift, bitShiftKernel);
+  r.add(ops::Clip, clipKernel);
   // Activations.
-  r.add("onnx.PRelu", preluKernel);
+  r.add(ops::PRelu, preluKernel);
   // Comparisons, logic and selection.
-  r.add("onnx.Equal", equalKernel);
-  r.add("onnx.Greater", greaterKernel);
-  r.add("onnx.Less", lessKernel);
-  r.add("onnx.GreaterOrEqual", greaterOrEqualKernel);
-  r.add("onnx.LessOrEqual", lessOrEqualKernel);
-  r.add("onnx.And", andKernel);
-  r.add("onnx.Or", orKernel);
-  r.add("onnx.Xor", xorKernel);
-  r.add("onnx.Where", whereKernel);
+  r.add(ops::Equal, equalKernel);
+  r.add(ops::Greater, greaterKernel);
+  r.add(ops::Less, lessKernel);
+  r.add(ops::GreaterOrEqual, greaterOrEqualKernel);
+  r.add(ops::LessOrEqual, lessOrEqualKernel);
+  r.add(ops::And, andKernel);
+  r.add(ops::Or, orKernel);
+  r.add(ops::Xor, xorKernel);
+  r.add(ops::Where, whereKernel);
   // Variadic.
-  r.add("onnx.Min", minKernel);
-  r.add("onnx.Max", maxKernel);
-  r.add("onnx.Sum", sumKernel);
-  r.add("onnx.Mean", meanKernel);
+  r.add(ops::Min, minKernel);
+  r.add(ops::Max, maxKernel);
+  r.add(ops::Sum, sumKernel);
+  r.add(ops::Mean, meanKernel);
 }

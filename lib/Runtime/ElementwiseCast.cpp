@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseUtil.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include <cerrno>
@@ -220,6 +221,6 @@ Error castLikeKernel(KernelContext &ctx) {
 
 void elementwise::registerCastKernels(KernelRegistry &r) {
   // Conversion.
-  r.add("onnx.Cast", castKernel);
-  r.add("onnx.CastLike", castLikeKernel);
+  r.add(ops::Cast, castKernel);
+  r.add(ops::CastLike, castLikeKernel);
 }

@@ -10,6 +10,7 @@
 
 #include "ActivationMath.h"
 #include "ElementwiseUtil.h"
+#include "qopt/IR/OpNames.h"
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -300,46 +301,46 @@ Error notKernel(KernelContext &ctx) {
 
 void elementwise::registerUnaryKernels(KernelRegistry &r) {
   // Math.
-  r.add("onnx.Neg", negKernel);
-  r.add("onnx.Abs", absKernel);
-  r.add("onnx.Sign", signKernel);
-  r.add("onnx.Reciprocal", reciprocalKernel);
-  r.add("onnx.Sqrt", sqrtKernel);
-  r.add("onnx.Exp", expKernel);
-  r.add("onnx.Log", logKernel);
-  r.add("onnx.Floor", floorKernel);
-  r.add("onnx.Ceil", ceilKernel);
-  r.add("onnx.Round", roundKernel);
-  r.add("onnx.Erf", erfKernel);
-  r.add("onnx.Sin", sinKernel);
-  r.add("onnx.Cos", cosKernel);
-  r.add("onnx.Tan", tanKernel);
-  r.add("onnx.Asin", asinKernel);
-  r.add("onnx.Acos", acosKernel);
-  r.add("onnx.Atan", atanKernel);
-  r.add("onnx.Sinh", sinhKernel);
-  r.add("onnx.Cosh", coshKernel);
-  r.add("onnx.Asinh", asinhKernel);
-  r.add("onnx.Acosh", acoshKernel);
-  r.add("onnx.Atanh", atanhKernel);
+  r.add(ops::Neg, negKernel);
+  r.add(ops::Abs, absKernel);
+  r.add(ops::Sign, signKernel);
+  r.add(ops::Reciprocal, reciprocalKernel);
+  r.add(ops::Sqrt, sqrtKernel);
+  r.add(ops::Exp, expKernel);
+  r.add(ops::Log, logKernel);
+  r.add(ops::Floor, floorKernel);
+  r.add(ops::Ceil, ceilKernel);
+  r.add(ops::Round, roundKernel);
+  r.add(ops::Erf, erfKernel);
+  r.add(ops::Sin, sinKernel);
+  r.add(ops::Cos, cosKernel);
+  r.add(ops::Tan, tanKernel);
+  r.add(ops::Asin, asinKernel);
+  r.add(ops::Acos, acosKernel);
+  r.add(ops::Atan, atanKernel);
+  r.add(ops::Sinh, sinhKernel);
+  r.add(ops::Cosh, coshKernel);
+  r.add(ops::Asinh, asinhKernel);
+  r.add(ops::Acosh, acoshKernel);
+  r.add(ops::Atanh, atanhKernel);
   // Activations.
-  r.add("onnx.Relu", reluKernel);
-  r.add("onnx.Sigmoid", sigmoidKernel);
-  r.add("onnx.Tanh", tanhKernel);
-  r.add("onnx.LeakyRelu", leakyReluKernel);
-  r.add("onnx.HardSigmoid", hardSigmoidKernel);
-  r.add("onnx.HardSwish", hardSwishKernel);
-  r.add("onnx.Softplus", softplusKernel);
-  r.add("onnx.Softsign", softsignKernel);
-  r.add("onnx.Elu", eluKernel);
-  r.add("onnx.Selu", seluKernel);
-  r.add("onnx.ThresholdedRelu", thresholdedReluKernel);
-  r.add("onnx.Celu", celuKernel);
-  r.add("onnx.Shrink", shrinkKernel);
-  r.add("onnx.Mish", mishKernel);
-  r.add("onnx.Gelu", geluKernel);
+  r.add(ops::Relu, reluKernel);
+  r.add(ops::Sigmoid, sigmoidKernel);
+  r.add(ops::Tanh, tanhKernel);
+  r.add(ops::LeakyRelu, leakyReluKernel);
+  r.add(ops::HardSigmoid, hardSigmoidKernel);
+  r.add(ops::HardSwish, hardSwishKernel);
+  r.add(ops::Softplus, softplusKernel);
+  r.add(ops::Softsign, softsignKernel);
+  r.add(ops::Elu, eluKernel);
+  r.add(ops::Selu, seluKernel);
+  r.add(ops::ThresholdedRelu, thresholdedReluKernel);
+  r.add(ops::Celu, celuKernel);
+  r.add(ops::Shrink, shrinkKernel);
+  r.add(ops::Mish, mishKernel);
+  r.add(ops::Gelu, geluKernel);
   // Predicates and logic.
-  r.add("onnx.Not", notKernel);
-  r.add("onnx.IsNaN", isNaNKernel);
-  r.add("onnx.IsInf", isInfKernel);
+  r.add(ops::Not, notKernel);
+  r.add(ops::IsNaN, isNaNKernel);
+  r.add(ops::IsInf, isInfKernel);
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseUtil.h"
+#include "qopt/IR/OpNames.h"
 
 #include <cstdint>
 
@@ -347,16 +348,16 @@ Error argMinKernel(KernelContext &ctx) { return argKernel(ctx, false); }
 
 void elementwise::registerReduceKernels(KernelRegistry &r) {
   // Reductions.
-  r.add("onnx.ReduceSum", reduceSumKernel);
-  r.add("onnx.ReduceMean", reduceMeanKernel);
-  r.add("onnx.ReduceMax", reduceMaxKernel);
-  r.add("onnx.ReduceMin", reduceMinKernel);
-  r.add("onnx.ReduceProd", reduceProdKernel);
-  r.add("onnx.ReduceL1", reduceL1Kernel);
-  r.add("onnx.ReduceL2", reduceL2Kernel);
-  r.add("onnx.ReduceSumSquare", reduceSumSquareKernel);
-  r.add("onnx.ReduceLogSum", reduceLogSumKernel);
-  r.add("onnx.ReduceLogSumExp", reduceLogSumExpKernel);
-  r.add("onnx.ArgMax", argMaxKernel);
-  r.add("onnx.ArgMin", argMinKernel);
+  r.add(ops::ReduceSum, reduceSumKernel);
+  r.add(ops::ReduceMean, reduceMeanKernel);
+  r.add(ops::ReduceMax, reduceMaxKernel);
+  r.add(ops::ReduceMin, reduceMinKernel);
+  r.add(ops::ReduceProd, reduceProdKernel);
+  r.add(ops::ReduceL1, reduceL1Kernel);
+  r.add(ops::ReduceL2, reduceL2Kernel);
+  r.add(ops::ReduceSumSquare, reduceSumSquareKernel);
+  r.add(ops::ReduceLogSum, reduceLogSumKernel);
+  r.add(ops::ReduceLogSumExp, reduceLogSumExpKernel);
+  r.add(ops::ArgMax, argMaxKernel);
+  r.add(ops::ArgMin, argMinKernel);
 }

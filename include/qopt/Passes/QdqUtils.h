@@ -7,7 +7,7 @@
 // model's parameter records, and asking the op table how a grid crosses an
 // op.
 //
-//   if (Node *dq = getProducer(v, ops::Dequantize)) ...
+//   if (Node *dq = getProducer(v, ops::QDequantize)) ...
 //   auto q = quantTypeAcross(*transpose, qin);   // axis remapped or why not
 //   Node *dq = createDequantize(r, stored, /*paramsLike=*/oldDq);
 //
