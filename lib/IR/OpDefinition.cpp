@@ -234,7 +234,7 @@ struct OpTable {
   NoDefault {}
 #define REQUIRED                                                               \
   Required {}
-#define OP(NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY)       \
+#define OP(ID, NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY)   \
   add(NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY);
 #define ATTR(OPNAME, NAME, KIND, DEFAULT)                                      \
   get(OPNAME).attributes.push_back(makeAttr(#NAME, AttrKind::KIND, DEFAULT));

@@ -71,7 +71,7 @@ QOPT_DECLARE_INFER(inferFusedPool)
 
 // Fold hooks (FoldHooks.cpp).
 #define FOLD(OPNAME, FN) bool FN(FoldContext &ctx);
-#define OP(NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY)
+#define OP(ID, NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY)
 #include "qopt/IR/Ops.def"
 
 // Per-axis quantization through data movement (ShapeInferenceMovement.cpp).

@@ -99,9 +99,9 @@ const FeatureSince kFeatures[] = {
 
 /// The op's name in ONNX: QuantizeLinear for q.quantize, Conv for onnx.Conv.
 static std::string onnxOpName(const Node &n) {
-  if (n.isa(ops::Quantize))
+  if (n.isa(ops::QQuantize))
     return "QuantizeLinear";
-  if (n.isa(ops::Dequantize))
+  if (n.isa(ops::QDequantize))
     return "DequantizeLinear";
   return n.getDialect() == "onnx" ? n.getOpType().str() : n.getOp().str();
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/Twine.h"
@@ -23,10 +24,6 @@
 
 using namespace qopt;
 using namespace qopt::quant;
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 //===----------------------------------------------------------------------===//
 // One value

@@ -4,8 +4,10 @@
 #include "OnnxTypes.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/OpsetSpellings.h"
 #include "qopt/IR/Verifier.h"
+#include "qopt/Support/Error.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -50,8 +52,8 @@ public:
     opset =
         model.getDefaultOpsetVersion() ? model.getDefaultOpsetVersion() : 13;
     for (const Node &n : g.getNodes()) {
-      if (n.getDialect() == "q" && !n.isa(ops::Quantize) &&
-          !n.isa(ops::Dequantize) && !n.isa(ops::Requantize))
+      if (n.getDialect() == "q" && !n.isa(ops::QQuantize) &&
+          !n.isa(ops::QDequantize) && !n.isa(ops::QRequantize))
         return makeError(n.describe() +
                          ": qopt's fused ops have no ONNX form; lower them "
                          "with lower-qoperator, or write .qir");
@@ -164,13 +166,13 @@ private:
              hasTrait(n, OpTrait::Monotonic);
     };
     for (const Node &n : g.getNodes()) {
-      bool fromQ = n.isa(ops::Quantize) || n.isa(ops::Requantize) ||
+      bool fromQ = n.isa(ops::QQuantize) || n.isa(ops::QRequantize) ||
                    (movesData(n) && n.getNumOperands() && n.getOperand(0) &&
                     recorded.count(n.getOperand(0)));
       if (fromQ)
         for (const Value *r : n.getResults())
           recorded.insert(r);
-      if (n.isa(ops::Dequantize) || n.isa(ops::Requantize))
+      if (n.isa(ops::QDequantize) || n.isa(ops::QRequantize))
         recorded.insert(n.getOperand(0));
     }
     std::vector<const Node *> reversed;
@@ -250,10 +252,6 @@ private:
   }
   llvm::DenseMap<const Value *, size_t> foldedUses;
   int64_t opset = 13;
-
-  static llvm::Error makeError(const llvm::Twine &msg) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-  }
 
   static bool isInitializer(const Node &n) {
     return n.isa(ops::Constant) && n.getName().empty() &&
@@ -408,7 +406,7 @@ private:
                     [](int64_t z) { return z == 0; });
     int64_t dtype = getIntAttrOr(n, "output_dtype", 0);
     bool defaultStorage =
-        n.isa(ops::Dequantize) || q->getStorageKind() == ElementKind::U8 ||
+        n.isa(ops::QDequantize) || q->getStorageKind() == ElementKind::U8 ||
         (dtype != 0 && dtype == onnxDataTypeOf(q->getStorageKind()));
     if (names.size() == 1 && zeroZp && defaultStorage)
       return;
@@ -480,11 +478,11 @@ private:
       }
       return llvm::Error::success();
     }
-    if (n.isa(ops::Quantize) || n.isa(ops::Dequantize)) {
-      exportQdq(n, n.isa(ops::Quantize));
+    if (n.isa(ops::QQuantize) || n.isa(ops::QDequantize)) {
+      exportQdq(n, n.isa(ops::QQuantize));
       return llvm::Error::success();
     }
-    if (n.isa(ops::Requantize)) {
+    if (n.isa(ops::QRequantize)) {
       exportRequantize(n);
       return llvm::Error::success();
     }
@@ -504,7 +502,7 @@ private:
     if (n.getDialect() == "onnx")
       if (auto err = legalizeSpelling(n, inputs, legacyAttrs))
         return err;
-    if (n.isa("onnx.Resize") && opset < 11)
+    if (n.isa(ops::Resize) && opset < 11)
       if (auto err = legalizeResize(n, node, inputs, legacyAttrs))
         return err;
     while (!inputs.empty() && !inputs.back())

@@ -11,6 +11,7 @@
 
 #include "OnnxImporterImpl.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/OpsetSpellings.h"
 #include "qopt/IR/QuantMath.h"
 
@@ -79,7 +80,7 @@ llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
 void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
                                   std::vector<Value *> &operands,
                                   std::vector<NamedAttribute> &attrs) {
-  if (op == "onnx.Resize" && opset < 11 && operands.size() == 2) {
+  if (op == ops::Resize && opset < 11 && operands.size() == 2) {
     // Resize-10 maps coordinates asymmetrically and rounds nearest neighbours
     // down when upsampling, up when downsampling: say so in the newest
     // spelling where the constant scales decide it.
@@ -95,9 +96,9 @@ void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
         attrs.push_back({"nearest_mode", Attribute(nearest)});
     return;
   }
-  if (op != "onnx.Upsample")
+  if (op != ops::Upsample)
     return;
-  op = "onnx.Resize";
+  op = ops::Resize;
   std::string mode = "nearest";
   for (auto it = attrs.begin(); it != attrs.end();) {
     if (it->name == "mode" && it->value.isString())

@@ -11,6 +11,7 @@
 #include "OnnxImporterImpl.h"
 #include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/Verifier.h"
 
 #include <google/protobuf/arena.h>
@@ -28,10 +29,6 @@
 
 using namespace qopt;
 using namespace qopt::onnximport;
-
-llvm::Error onnximport::makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 std::string onnximport::describeProto(const onnx::NodeProto &n) {
   if (n.op_type().empty()) // nothing to show in parentheses
@@ -485,7 +482,7 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
 
     std::string op;
     if (toQ)
-      op = isQ ? ops::Quantize.str() : ops::Dequantize.str();
+      op = isQ ? ops::QQuantize.str() : ops::QDequantize.str();
     else if (isDefaultDomain(n.domain()))
       op = "onnx." + n.op_type();
     else
@@ -553,7 +550,7 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
       node->addCapture(v);
     // Constant nodes share the tensor already decoded for parameter lookup.
     if (outs.size() == 1 && outs[0] != kNoName && constantNodes[outs[0]] &&
-        op == "onnx.Constant")
+        op == ops::Constant)
       node->setAttr("value", Attribute(constantCache[outs[0]]));
     // Shapes and element types from the op table; a shape that does not
     // fit the op is an import error naming the node.

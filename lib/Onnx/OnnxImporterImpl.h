@@ -14,6 +14,7 @@
 
 #include "OnnxTypes.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Support/Error.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -30,7 +31,6 @@
 namespace qopt {
 namespace onnximport {
 
-llvm::Error makeError(const llvm::Twine &msg);
 /// "node 'conv1' (Conv)" for diagnostics.
 std::string describeProto(const onnx::NodeProto &n);
 bool isDefaultDomain(const std::string &d);

@@ -1,16 +1,13 @@
 //===- OnnxTypes.cpp - Conversions between ONNX protos and qIR ------------===//
 
 #include "OnnxTypes.h"
+#include "qopt/Support/Error.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 using namespace qopt;
 using namespace qopt::onnxbridge;
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 llvm::Expected<ElementKind>
 onnxbridge::elementKindFromOnnx(int64_t dataType, llvm::StringRef what) {

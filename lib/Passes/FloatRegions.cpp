@@ -9,6 +9,7 @@
 #include "qopt/Passes/FloatRegions.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/Passes/QdqUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -42,12 +43,12 @@ static void inspect(FloatRegion &region) {
       continue;
     }
     const Node *def = v->getDefiningNode();
-    if (!joinsFloatRegion(*def) && !def->isa(ops::Dequantize))
+    if (!joinsFloatRegion(*def) && !def->isa(ops::QDequantize))
       region.entries.push_back(v);
     for (auto [user, index] : getUsers(v)) {
       if (joinsFloatRegion(*user))
         continue;
-      if (user->isa(ops::Quantize)) {
+      if (user->isa(ops::QQuantize)) {
         region.exitQs.push_back(user);
         const QuantType *q = getStoredQuantType(user->getResult());
         if (q && !q->isPerAxis() &&
@@ -57,10 +58,10 @@ static void inspect(FloatRegion &region) {
         }
         continue;
       }
-      if (user->isa("onnx.Add")) {
+      if (user->isa(ops::Add)) {
         const Value *sum = user->getResult();
         if (members.count(sum) || (sum->hasUses() && !sum->isGraphOutput() &&
-                                   allUsersAre(sum, ops::Quantize)))
+                                   allUsersAre(sum, ops::QQuantize)))
           continue;
       }
       refuse(describeNode(*user) + " reads '" + v->getName().str() +

@@ -25,6 +25,7 @@
 
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/Passes/QdqUtils.h"
 
 #include <optional>
@@ -63,7 +64,7 @@ const QuantType *Planner::int8GridAhead(const Value *v) const {
   const Value *cur = v;
   const QuantType *grid = nullptr;
   for (unsigned depth = 0; depth < 8 && !grid; ++depth) {
-    if (Node *dq = getProducer(cur, ops::Dequantize))
+    if (Node *dq = getProducer(cur, ops::QDequantize))
       if (!isActivationDequantize(*dq))
         return nullptr; // a weight
     if (isConstantValue(cur))
@@ -93,7 +94,7 @@ const QuantType *Planner::int8GridAhead(const Value *v) const {
 }
 
 bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
-  if (rules.int8AttentionHeadSizes.empty() || !bmm1.isa("onnx.MatMul") ||
+  if (rules.int8AttentionHeadSizes.empty() || !bmm1.isa(ops::MatMul) ||
       bmm1.getNumOperands() != 2)
     return false;
   // Both operands are activations on int8 grids.
@@ -105,7 +106,7 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   // The chain to the Softmax: an optional scale, an optional mask.
   std::vector<Node *> members = {&bmm1};
   Node *cur = soleUser(bmm1.getResult());
-  if (cur && (cur->isa("onnx.Mul") || cur->isa("onnx.Div")) &&
+  if (cur && (cur->isa(ops::Mul) || cur->isa(ops::Div)) &&
       isConstantValue(cur->getOperand(1))) {
     members.push_back(cur);
     cur = soleUser(cur->getResult());
@@ -113,7 +114,7 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   const Value *maskInput = nullptr;
   Node *maskAdd = nullptr;
   unsigned maskOperand = 0;
-  if (cur && cur->isa("onnx.Add") && cur->getNumOperands() == 2) {
+  if (cur && cur->isa(ops::Add) && cur->getNumOperands() == 2) {
     const Value *prev = members.back()->getResult();
     maskOperand = cur->getOperand(0) == prev ? 1 : 0;
     maskInput = cur->getOperand(maskOperand);
@@ -123,7 +124,7 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
     members.push_back(cur);
     cur = soleUser(cur->getResult());
   }
-  if (!cur || !cur->isa("onnx.Softmax"))
+  if (!cur || !cur->isa(ops::Softmax))
     return false;
   Node *softmax = cur;
   // Over the last axis (an absent axis is 1 before opset 13, -1 after).
@@ -134,17 +135,17 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
   members.push_back(softmax);
   // Softmax -> Q -> DQ -> the second MatMul's first operand.
   Node *q = soleUser(softmax->getResult());
-  Node *dq = q && q->isa(ops::Quantize) ? soleUser(q->getResult()) : nullptr;
+  Node *dq = q && q->isa(ops::QQuantize) ? soleUser(q->getResult()) : nullptr;
   Node *bmm2 =
-      dq && dq->isa(ops::Dequantize) ? soleUser(dq->getResult()) : nullptr;
-  if (!bmm2 || !bmm2->isa("onnx.MatMul") ||
+      dq && dq->isa(ops::QDequantize) ? soleUser(dq->getResult()) : nullptr;
+  if (!bmm2 || !bmm2->isa(ops::MatMul) ||
       bmm2->getOperand(0) != dq->getResult())
     return false;
   const QuantType *pGrid = getStoredQuantType(q->getResult());
   const Value *v = bmm2->getOperand(1);
   // Null also for a weight (a constant V is no attention).
   const QuantType *vGrid = int8GridAhead(v);
-  if (!vGrid && getProducer(v, ops::Dequantize))
+  if (!vGrid && getProducer(v, ops::QDequantize))
     return false;
   auto notFused = [&](std::string why) {
     attentionCauses[softmax] =
@@ -184,7 +185,7 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
     // Read as it comes: a dequantized mask's DQ runs in the kernel.
     const QuantType *g = readGrid(maskInput);
     unit.inputs.push_back({storedOrSelf(maskInput), g});
-    if (Node *mdq = getProducer(maskInput, ops::Dequantize)) {
+    if (Node *mdq = getProducer(maskInput, ops::QDequantize)) {
       unit.absorbed.push_back(mdq);
       pendingReads.push_back({maskAdd, maskOperand});
     }

@@ -13,6 +13,7 @@
 
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 
@@ -64,7 +65,7 @@ static std::vector<Node *> matchErfGelu(const Value *x) {
   };
   // Mul(a, b) by a constant, either side: the other operand, or null.
   auto byConstant = [&](const Node *n) -> const Value * {
-    if (!n->isa("onnx.Mul") || n->getNumOperands() != 2)
+    if (!n->isa(ops::Mul) || n->getNumOperands() != 2)
       return nullptr;
     if (constantOperand(n, 1))
       return n->getOperand(0);
@@ -76,18 +77,17 @@ static std::vector<Node *> matchErfGelu(const Value *x) {
   for (const Use &u : x->getUses()) {
     if (!u.user)
       return {};
-    if (!div && u.user->isa("onnx.Div") && u.index == 0 &&
+    if (!div && u.user->isa(ops::Div) && u.index == 0 &&
         constantOperand(u.user, 1))
       div = u.user;
     else
       other = u.user;
   }
-  if (!div || !other || !other->isa("onnx.Mul"))
+  if (!div || !other || !other->isa(ops::Mul))
     return {};
   Node *erf = onlyUser(div->getResult());
-  Node *add =
-      erf && erf->isa("onnx.Erf") ? onlyUser(erf->getResult()) : nullptr;
-  if (!add || !add->isa("onnx.Add") || add->getNumOperands() != 2 ||
+  Node *add = erf && erf->isa(ops::Erf) ? onlyUser(erf->getResult()) : nullptr;
+  if (!add || !add->isa(ops::Add) || add->getNumOperands() != 2 ||
       !(constantOperand(add, 0) || constantOperand(add, 1)))
     return {};
   const Value *sum = add->getResult();
@@ -103,7 +103,7 @@ static std::vector<Node *> matchErfGelu(const Value *x) {
   }
   // Mul(x, 0.5), then Mul(., 1 + erf).
   Node *last = onlyUser(other->getResult());
-  if (byConstant(other) != x || !last || !last->isa("onnx.Mul") ||
+  if (byConstant(other) != x || !last || !last->isa(ops::Mul) ||
       last->getNumOperands() != 2 || onlyUser(sum) != last ||
       !llvm::is_contained(last->getOperands(), other->getResult()))
     return {};
@@ -113,7 +113,7 @@ static std::vector<Node *> matchErfGelu(const Value *x) {
 }
 
 void Planner::absorbEpilogue(FusionUnit &unit) {
-  bool addSeen = unit.getAnchor()->isa("onnx.Add");
+  bool addSeen = unit.getAnchor()->isa(ops::Add);
   bool weighted = lookupOpDef(unit.getAnchor()->getOp()) &&
                   hasTrait(*unit.getAnchor(), OpTrait::Weighted);
   while (true) {
@@ -125,9 +125,9 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
     if (rules.siluEpilogue && weighted && cur->getNumUses() == 2) {
       Node *sig = nullptr, *mul = nullptr;
       for (const Use &u : cur->getUses()) {
-        if (u.user && u.user->isa("onnx.Sigmoid"))
+        if (u.user && u.user->isa(ops::Sigmoid))
           sig = u.user;
-        else if (u.user && u.user->isa("onnx.Mul"))
+        else if (u.user && u.user->isa(ops::Mul))
           mul = u.user;
       }
       if (sig && mul && sig->getResult()->hasOneUse() &&
@@ -147,7 +147,7 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
       return;
     Node *user = cur->getUses().front().user;
     const OpRule *rule = rules.lookup(user->getOp());
-    if (user->isa("onnx.Add") && !addSeen) {
+    if (user->isa(ops::Add) && !addSeen) {
       unsigned other = user->getOperand(0) == cur ? 1 : 0;
       const Value *o = user->getOperand(other);
       if (isConstantValue(o) && weighted) {
@@ -176,7 +176,7 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
         continue;
       }
       unit.members.push_back(user);
-      Node *dq = getProducer(o, ops::Dequantize);
+      Node *dq = getProducer(o, ops::QDequantize);
       residualRead = ResidualRead{user, other, unit.inputs.size(), dq};
       unit.inputs.push_back({storedOrSelf(o), g});
       pendingReads.push_back({user, other});
@@ -187,7 +187,7 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
     }
     if (!rule || !rule->epilogue)
       return;
-    if (user->isa("onnx.BatchNormalization") && addSeen)
+    if (user->isa(ops::BatchNormalization) && addSeen)
       return;
     unit.members.push_back(user);
   }
@@ -196,7 +196,7 @@ void Planner::absorbEpilogue(FusionUnit &unit) {
 /// Ops a Q moves backward through exactly: one data input, its values
 /// moved or selected (never padded or interpolated).
 static bool commutesWithQuantize(const Node &n, const QuantType *grid) {
-  if (!carriesIntegers(n) || n.isa("onnx.Resize") || n.isa("onnx.Pad") ||
+  if (!carriesIntegers(n) || n.isa(ops::Resize) || n.isa(ops::Pad) ||
       n.getNumResults() != 1)
     return false;
   llvm::SmallVector<unsigned, 4> data = getDataOperands(n);
@@ -223,7 +223,7 @@ const Value *Planner::quantizedThroughCopies(const Value *out,
       return q;
     }
     if (!next->isGraphOutput() && next->hasUses() &&
-        allUsersAre(next, ops::Quantize))
+        allUsersAre(next, ops::QQuantize))
       return nullptr; // Qs onto several grids
     cur = next;
   }
@@ -239,11 +239,11 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
   // storage minimum: the Q clamps there already.
   if (rules.reluFoldsIntoQ && out->hasOneUse() && !out->isGraphOutput()) {
     Node *relu = out->getUses().front().user;
-    if (relu->isa("onnx.Relu") && relu->getResult()->hasOneUse() &&
+    if (relu->isa(ops::Relu) && relu->getResult()->hasOneUse() &&
         !relu->getResult()->isGraphOutput()) {
       Node *q = relu->getResult()->getUses().front().user;
       const QuantType *qg =
-          q->isa(ops::Quantize) ? getStoredQuantType(q->getResult()) : nullptr;
+          q->isa(ops::QQuantize) ? getStoredQuantType(q->getResult()) : nullptr;
       if (qg && !qg->isPerAxis() &&
           qg->getZeroPoint() ==
               quant::saturateToStorage(-1e300, qg->getStorageKind())) {
@@ -258,7 +258,7 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
   if (floatResidual) {
     // Its Q stays a layer of its own.
   } else if (!out->isGraphOutput() && out->hasUses() &&
-             allUsersAre(out, ops::Quantize)) {
+             allUsersAre(out, ops::QQuantize)) {
     outGrid = getStoredQuantType(out->getUses().front().user->getResult());
     problem = activationGridProblem(outGrid);
     if (problem.empty())
@@ -273,7 +273,7 @@ bool Planner::finishUnit(FusionUnit &unit, const OpRule &rule,
     if (activationGridProblem(grid).empty() &&
         s8ActivationProblem(grid, q).empty()) {
       if (rules.maxPoolJoinsWeightedUnit && chain.size() == 1 &&
-          chain[0]->isa("onnx.MaxPool") &&
+          chain[0]->isa(ops::MaxPool) &&
           hasTrait(*unit.getAnchor(), OpTrait::Weighted)) {
         // TensorRT's ConvActPool: the pool runs in the conv's kernel.
         unit.members.push_back(chain[0]);

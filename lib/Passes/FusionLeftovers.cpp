@@ -11,6 +11,7 @@
 
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/Support/FloatFormat.h"
@@ -129,7 +130,7 @@ void Planner::followDequantized(const Node &dq, const Value *v,
       }
       continue;
     }
-    if (user->isa(ops::Quantize)) {
+    if (user->isa(ops::QQuantize)) {
       const QuantType *qg = getStoredQuantType(user->getResult());
       if (sameGrid(qg, grid) || plan.unitOf.count(user))
         continue; // the pair cancels, or the Q belongs to a unit
@@ -159,7 +160,7 @@ void Planner::followDequantized(const Node &dq, const Value *v,
     if (unit != plan.unitOf.end() && !floatNodes.count(user)) {
       // Read by a unit as float. TensorRT runs the DQ of a residual that
       // a float-output unit reads as a layer of its own.
-      if (!rules.floatResidualAddEpilogue || weight || !user->isa("onnx.Add"))
+      if (!rules.floatResidualAddEpilogue || weight || !user->isa(ops::Add))
         continue;
       const FusionUnit &u = plan.units[unit->second];
       Leftover l;
@@ -197,7 +198,7 @@ void Planner::followDequantized(const Node &dq, const Value *v,
 
 void Planner::collectDequantizeLeftovers() {
   for (Node &n : graph.getNodes()) {
-    if (n.isa(ops::Requantize)) {
+    if (n.isa(ops::QRequantize)) {
       Leftover l;
       l.kind = LeftoverKind::Requantize;
       l.nodes.push_back(&n);
@@ -209,7 +210,7 @@ void Planner::collectDequantizeLeftovers() {
       plan.leftovers.push_back(std::move(l));
       continue;
     }
-    if (!n.isa(ops::Dequantize) || constantValues.count(n.getResult()))
+    if (!n.isa(ops::QDequantize) || constantValues.count(n.getResult()))
       continue;
     followDequantized(n, n.getResult(), getStoredQuantType(n.getOperand(0)),
                       {&n});
@@ -220,7 +221,7 @@ void Planner::collectQuantizeLeftovers() {
   // (input, grid) of the standalone Qs seen, where equal Qs are one layer.
   llvm::DenseSet<std::pair<const Value *, const QuantType *>> standalone;
   for (Node &n : graph.getNodes()) {
-    if (!n.isa(ops::Quantize) || plan.unitOf.count(&n) ||
+    if (!n.isa(ops::QQuantize) || plan.unitOf.count(&n) ||
         extraQuantizes.count(&n))
       continue;
     const Value *in = n.getOperand(0);
@@ -253,7 +254,7 @@ void Planner::collectQuantizeLeftovers() {
                    ") reads its residual in float, so " + rules.title.str() +
                    " writes its output in float";
         for (const Node *m : plan.units[unit->second].members)
-          if (m->isa("onnx.Add"))
+          if (m->isa(ops::Add))
             l.fixInModel = "add a quantizer on the residual (skip) input of " +
                            nodeRef(*m);
       } else if (unit != plan.unitOf.end()) {
@@ -290,7 +291,7 @@ void Planner::collectSplitUnits() {
     const Node *q = stored->getDefiningNode();
     for (const Use &du : stored->getUses()) {
       const Node *dq = du.user;
-      if (!dq || !dq->isa(ops::Dequantize))
+      if (!dq || !dq->isa(ops::QDequantize))
         continue;
       for (const Use &cu : dq->getResult()->getUses()) {
         auto it = cu.user ? plan.unitOf.find(cu.user) : plan.unitOf.end();

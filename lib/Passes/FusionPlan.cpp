@@ -14,6 +14,7 @@
 
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/FloatRegions.h"
 #include "qopt/Passes/QdqUtils.h"
@@ -82,10 +83,10 @@ std::string scaleText(const QuantType *q) {
 
 /// "Conv 'conv1'", with Q/DQ under their ONNX names.
 std::string nodeRef(const Node &n) {
-  if (n.isa(ops::Quantize) || n.isa(ops::Dequantize)) {
+  if (n.isa(ops::QQuantize) || n.isa(ops::QDequantize)) {
     std::string name = n.getName().empty() ? n.getResult()->getName().str()
                                            : n.getName().str();
-    return (n.isa(ops::Quantize) ? "QuantizeLinear '" : "DequantizeLinear '") +
+    return (n.isa(ops::QQuantize) ? "QuantizeLinear '" : "DequantizeLinear '") +
            name + "'";
   }
   return describeNode(n);
@@ -94,18 +95,18 @@ std::string nodeRef(const Node &n) {
 /// The stored integers a DQ result comes from (what a unit absorbing the
 /// DQ reads), else the value itself.
 const Value *storedOrSelf(const Value *v) {
-  if (Node *dq = getProducer(v, ops::Dequantize))
+  if (Node *dq = getProducer(v, ops::QDequantize))
     return dq->getOperand(0);
   return v;
 }
 
 bool isQdqOp(const Node &n) {
-  return n.isa(ops::Quantize) || n.isa(ops::Dequantize) ||
-         n.isa(ops::Requantize);
+  return n.isa(ops::QQuantize) || n.isa(ops::QDequantize) ||
+         n.isa(ops::QRequantize);
 }
 
 const Value *quantizedOnOneGrid(const Value *v) {
-  if (v->isGraphOutput() || !v->hasUses() || !allUsersAre(v, ops::Quantize))
+  if (v->isGraphOutput() || !v->hasUses() || !allUsersAre(v, ops::QQuantize))
     return nullptr;
   const Value *first = v->getUses().front().user->getResult();
   for (const Use &u : v->getUses())
@@ -134,7 +135,7 @@ const QuantType *Planner::readGrid(const Value *v) const {
     return nullptr;
   if (const QuantType *q = getStoredQuantType(v))
     return q;
-  if (Node *dq = getProducer(v, ops::Dequantize))
+  if (Node *dq = getProducer(v, ops::QDequantize))
     return getStoredQuantType(dq->getOperand(0));
   auto it = copyGrid.find(v);
   return it == copyGrid.end() ? nullptr : it->second;
@@ -147,7 +148,7 @@ static bool isConvertibleS8Pair(const Value *stored) {
   if (!stored || stored->isGraphOutput() || !stored->hasOneUse())
     return false;
   const Node *dq = stored->getUses().front().user;
-  if (!dq->isa(ops::Dequantize) || !dq->getResult()->hasOneUse() ||
+  if (!dq->isa(ops::QDequantize) || !dq->getResult()->hasOneUse() ||
       dq->getResult()->isGraphOutput())
     return false;
   // The Q may sit before int8 data movement (ORT's QDQ propagation moves
@@ -156,7 +157,7 @@ static bool isConvertibleS8Pair(const Value *stored) {
   while (p && carriesIntegers(*p) && p->getNumOperands() &&
          p->getOperand(0)->hasOneUse() && !p->getOperand(0)->isGraphOutput())
     p = p->getOperand(0)->getDefiningNode();
-  return p && p->isa(ops::Quantize);
+  return p && p->isa(ops::QQuantize);
 }
 
 std::string Planner::s8ActivationProblem(const QuantType *q,
@@ -206,7 +207,7 @@ void Planner::readAsInt8(FusionUnit &unit, Node &n, unsigned i,
   const Value *v = n.getOperand(i);
   unit.inputs.push_back({storedOrSelf(v), grid});
   pendingReads.push_back({&n, i});
-  if (Node *dq = getProducer(v, ops::Dequantize))
+  if (Node *dq = getProducer(v, ops::QDequantize))
     unit.absorbed.push_back(dq);
 }
 
@@ -249,7 +250,7 @@ FloatCause Planner::inputCause(const Node &n, unsigned i) const {
 void Planner::classify(Node &n) {
   floatResidual = false;
   residualRead.reset();
-  if (n.isa(ops::Dequantize) && !isActivationDequantize(n))
+  if (n.isa(ops::QDequantize) && !isActivationDequantize(n))
     weightValues.insert(n.getResult());
   if (!isComputeNode(n)) {
     if (!isQdqOp(n))
@@ -339,7 +340,7 @@ void Planner::classify(Node &n) {
     c.reason =
         rules.title.str() + " has no INT8 form for " + n.getOpType().str();
     c.fixInModel = "none: it runs in float; Q/DQ around it only add reformats";
-    if (rules.name == "trt" && n.isa("onnx.LayerNormalization")) {
+    if (rules.name == "trt" && n.isa(ops::LayerNormalization)) {
       // Expected: TensorRT's normalization layer has no INT8 form, and the
       // Q after it is what quantizes the next GEMM's input.
       c.reason = "TensorRT runs LayerNormalization in FP32/FP16 "
@@ -404,7 +405,7 @@ bool Planner::tryCopy(Node &n) {
         continue;
       Leftover l;
       l.kind = LeftoverKind::Requantize;
-      if (Node *dq = getProducer(n.getOperand(i), ops::Dequantize))
+      if (Node *dq = getProducer(n.getOperand(i), ops::QDequantize))
         l.nodes.push_back(dq);
       l.nodes.push_back(&n);
       l.reason = "scale mismatch at " + n.getOpType().str() + " input " +
@@ -463,7 +464,7 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
   for (unsigned i = 0; i < n.getNumOperands() && i < 2; ++i) {
     const Value *v = n.getOperand(i);
     bool isWeight = wi && wi->operand == i;
-    Node *dq = getProducer(v, ops::Dequantize);
+    Node *dq = getProducer(v, ops::QDequantize);
     const QuantType *g = readGrid(v);
     // Data movement between the weight DQ and the op: the weight is float,
     // unless the backend moves the DQ forward through it.
@@ -472,7 +473,7 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
       for (Node *p = v->getDefiningNode(); p && foldedWeightMoves.count(p);
            p = p->getOperand(0)->getDefiningNode()) {
         movedWeight.push_back(p);
-        if (Node *wdq = getProducer(p->getOperand(0), ops::Dequantize)) {
+        if (Node *wdq = getProducer(p->getOperand(0), ops::QDequantize)) {
           dq = wdq;
           break;
         }
@@ -496,7 +497,7 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
         while (p && carriesIntegers(*p) && p->getNumOperands()) {
           between = between ? between : p;
           const Value *in = p->getOperand(0);
-          if (Node *wdq = getProducer(in, ops::Dequantize)) {
+          if (Node *wdq = getProducer(in, ops::QDequantize)) {
             c.reason = nodeRef(*between) + " between the weight's " +
                        nodeRef(*wdq) + " and " + nodeRef(n) +
                        ": the weight reaching it is float";
@@ -533,7 +534,7 @@ bool Planner::tryWeighted(Node &n, const OpRule &rule) {
   }
   if (n.getNumOperands() > 2 && !n.getOperand(2)->isAbsent()) {
     const Value *bias = n.getOperand(2);
-    if (Node *dq = getProducer(bias, ops::Dequantize)) {
+    if (Node *dq = getProducer(bias, ops::QDequantize)) {
       unit.absorbed.push_back(dq);
       pendingReads.push_back({&n, 2});
     }
@@ -558,8 +559,7 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
   unit.kind = rule.unitKind.str();
   unit.members.push_back(&n);
   llvm::SmallVector<unsigned, 4> data;
-  if (n.isa("onnx.Add") || n.isa("onnx.Mul") || n.isa("onnx.Sub") ||
-      n.isa("onnx.Div"))
+  if (n.isa(ops::Add) || n.isa(ops::Mul) || n.isa(ops::Sub) || n.isa(ops::Div))
     data = {0, 1};
   else
     data = getDataOperands(n);
@@ -568,15 +568,15 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
     const QuantType *g = readGrid(v);
     if (!g) {
       FloatCause c = inputCause(n, i);
-      if (n.isa("onnx.Add")) {
+      if (n.isa(ops::Add)) {
         c.reason = "skip branch of Add not quantized: " + c.reason;
         // quantize-residual quantizes the skip of an Add whose other input
         // is a conv branch it reads alone (the conv can then take the Add).
         // A Q/DQ pair on the branch is one quantize-residual removes.
         const Value *branch =
             n.getNumOperands() == 2 ? n.getOperand(1 - i) : nullptr;
-        if (Node *dq = branch ? getProducer(branch, ops::Dequantize) : nullptr)
-          if (Node *q = getProducer(dq->getOperand(0), ops::Quantize))
+        if (Node *dq = branch ? getProducer(branch, ops::QDequantize) : nullptr)
+          if (Node *q = getProducer(dq->getOperand(0), ops::QQuantize))
             if (branch->hasOneUse() && dq->getOperand(0)->hasOneUse())
               branch = q->getOperand(0);
         if (branch && branch->hasOneUse() && weightedProducer(branch))
@@ -598,10 +598,10 @@ bool Planner::tryInt8Op(Node &n, const OpRule &rule) {
   }
   // SiLU exported as x * Sigmoid(x), both reading x as int8.
   Value *sig = n.getResult();
-  if (rules.siluEpilogue && n.isa("onnx.Sigmoid") && sig->hasOneUse() &&
+  if (rules.siluEpilogue && n.isa(ops::Sigmoid) && sig->hasOneUse() &&
       !sig->isGraphOutput()) {
     Node *mul = sig->getUses().front().user;
-    if (mul->isa("onnx.Mul") && mul->getNumOperands() == 2) {
+    if (mul->isa(ops::Mul) && mul->getNumOperands() == 2) {
       unsigned other = mul->getOperand(0) == sig ? 1 : 0;
       if (mul->getOperand(other) == n.getOperand(0)) {
         unit.kind = "silu";

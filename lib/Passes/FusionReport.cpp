@@ -175,12 +175,12 @@ std::string planDot(const FusionPlan &plan, const Graph &graph,
         llvm::all_of(n.getOperands(), [](const Value *v) {
           return !v || isConstantValue(v) ||
                  (v->getDefiningNode() &&
-                  v->getDefiningNode()->isa(ops::Quantize) &&
+                  v->getDefiningNode()->isa(ops::QQuantize) &&
                   isConstantValue(v->getDefiningNode()->getOperand(0)));
         }))
       continue;
-    bool qdq = n.isa(ops::Quantize) || n.isa(ops::Dequantize) ||
-               n.isa(ops::Requantize);
+    bool qdq = n.isa(ops::QQuantize) || n.isa(ops::QDequantize) ||
+               n.isa(ops::QRequantize);
     auto l = leftoverOf.find(&n);
     auto u = plan.unitOf.find(&n);
     if (l == leftoverOf.end() && u != plan.unitOf.end()) {
@@ -206,9 +206,9 @@ std::string planDot(const FusionPlan &plan, const Graph &graph,
     Box b;
     b.id = prefix.str() + "_n" + std::to_string(i);
     b.qdq = qdq;
-    b.label = (n.isa(ops::Quantize)     ? std::string("Q")
-               : n.isa(ops::Dequantize) ? std::string("DQ")
-                                        : dotEscape(n.getOpType())) +
+    b.label = (n.isa(ops::QQuantize)     ? std::string("Q")
+               : n.isa(ops::QDequantize) ? std::string("DQ")
+                                         : dotEscape(n.getOpType())) +
               "\\n" + dotEscape(llvm::StringRef(nodeName(n)).take_back(28));
     if (l != leftoverOf.end()) {
       b.colour = leftoverColour(l->second->kind);

@@ -9,6 +9,7 @@
 
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/Passes/FusionPlan.h"
 
 using namespace qopt;
@@ -45,30 +46,30 @@ constexpr OpRole I = OpRole::Int8Op;
 //   find_nodes_from_convs_to_exclude; see smallShapesStayFloat).
 //
 constexpr OpRule kTrtOps[] = {
-    {"onnx.Conv", W, "conv"},
-    {"onnx.ConvTranspose", W, "conv_transpose"},
-    {"onnx.Gemm", W, "gemm"},
-    {"onnx.MatMul", W, "matmul"},
-    {"onnx.BatchNormalization", E, "", false, true},
-    {"onnx.Gelu", E, "", false, true},
-    {"onnx.Relu", I, "activation", true, true},
-    {"onnx.Clip", I, "activation", true, true},
-    {"onnx.LeakyRelu", I, "activation", true, true},
-    {"onnx.Sigmoid", I, "activation", true, true},
-    {"onnx.Tanh", I, "activation", true, true},
-    {"onnx.HardSigmoid", I, "activation", true, true},
-    {"onnx.HardSwish", I, "activation", true, true},
-    {"onnx.Elu", I, "activation", true, true},
-    {"onnx.Selu", I, "activation", true, true},
-    {"onnx.Softplus", I, "activation", true, true},
-    {"onnx.Add", I, "add", true},
-    {"onnx.Sub", I, "sub", true},
-    {"onnx.Mul", I, "mul", true},
-    {"onnx.AveragePool", I, "pool", true},
-    {"onnx.GlobalAveragePool", I, "pool", true},
-    {"onnx.GlobalMaxPool", I, "pool", true},
-    {"onnx.Resize", I, "resize", true},
-    {"onnx.ReduceMean", I, "reduce", true},
+    {ops::Conv, W, "conv"},
+    {ops::ConvTranspose, W, "conv_transpose"},
+    {ops::Gemm, W, "gemm"},
+    {ops::MatMul, W, "matmul"},
+    {ops::BatchNormalization, E, "", false, true},
+    {ops::Gelu, E, "", false, true},
+    {ops::Relu, I, "activation", true, true},
+    {ops::Clip, I, "activation", true, true},
+    {ops::LeakyRelu, I, "activation", true, true},
+    {ops::Sigmoid, I, "activation", true, true},
+    {ops::Tanh, I, "activation", true, true},
+    {ops::HardSigmoid, I, "activation", true, true},
+    {ops::HardSwish, I, "activation", true, true},
+    {ops::Elu, I, "activation", true, true},
+    {ops::Selu, I, "activation", true, true},
+    {ops::Softplus, I, "activation", true, true},
+    {ops::Add, I, "add", true},
+    {ops::Sub, I, "sub", true},
+    {ops::Mul, I, "mul", true},
+    {ops::AveragePool, I, "pool", true},
+    {ops::GlobalAveragePool, I, "pool", true},
+    {ops::GlobalMaxPool, I, "pool", true},
+    {ops::Resize, I, "resize", true},
+    {ops::ReduceMean, I, "reduce", true},
 };
 
 // Versions. The rules above hold for TensorRT 8.5 to 10 (TensorRT issue
@@ -81,7 +82,7 @@ constexpr OpRule kTrtOps[] = {
 // - Q/DQ: INT8 only on 8.x; FP8 and INT4 (block-quantized weights) from
 //   10.0 (qopt's IR has no FP8/INT4 types: such models do not load).
 constexpr int64_t kTrtAttentionHeadSizes[] = {16, 32, 64};
-constexpr llvm::StringLiteral kTrt85Unparsed[] = {"onnx.LayerNormalization"};
+constexpr llvm::StringLiteral kTrt85Unparsed[] = {ops::LayerNormalization};
 constexpr llvm::StringLiteral kTrtVersionSource =
     "onnx-tensorrt docs/operators.md (release/8.5-GA, release/8.6-GA, "
     "release/10.x); TensorRT issue #3861";
@@ -172,17 +173,17 @@ constexpr BackendRules kTrt85Rules = trtRules("8.5", 17, kTrt85Unparsed);
 //   elsewhere keep their unit from forming.
 //
 constexpr OpRule kOrtOps[] = {
-    {"onnx.Conv", W, "conv", true},
-    {"onnx.MatMul", W, "matmul"},
-    {"onnx.Gemm", W, "gemm"},
-    {"onnx.Add", I, "add", true},
-    {"onnx.Mul", I, "mul", true},
-    {"onnx.AveragePool", I, "pool", true},
-    {"onnx.GlobalAveragePool", I, "pool", true},
-    {"onnx.LeakyRelu", I, "activation", true},
-    {"onnx.Sigmoid", I, "activation", true},
-    {"onnx.Softmax", I, "softmax", true},
-    {"onnx.Concat", I, "concat", true},
+    {ops::Conv, W, "conv", true},
+    {ops::MatMul, W, "matmul"},
+    {ops::Gemm, W, "gemm"},
+    {ops::Add, I, "add", true},
+    {ops::Mul, I, "mul", true},
+    {ops::AveragePool, I, "pool", true},
+    {ops::GlobalAveragePool, I, "pool", true},
+    {ops::LeakyRelu, I, "activation", true},
+    {ops::Sigmoid, I, "activation", true},
+    {ops::Softmax, I, "softmax", true},
+    {ops::Concat, I, "concat", true},
 };
 
 constexpr BackendRules kOrtRules = [] {
@@ -213,21 +214,21 @@ constexpr BackendRules kOrtRules = [] {
 // as a float step with Q/DQ at its borders.
 //
 constexpr OpRule kCpuOps[] = {
-    {"onnx.Conv", W, "conv"},
-    {"onnx.ConvTranspose", W, "conv_transpose"},
-    {"onnx.Gemm", W, "gemm"},
-    {"onnx.MatMul", W, "matmul"},
-    {"onnx.Relu", I, "activation", true, true},
-    {"onnx.Clip", I, "activation", true, true},
-    {"onnx.LeakyRelu", I, "activation", true, true},
-    {"onnx.Sigmoid", I, "activation", true},
-    {"onnx.Tanh", I, "activation", true},
-    {"onnx.HardSwish", I, "activation", true},
-    {"onnx.Add", I, "add", true},
-    {"onnx.Mul", I, "mul", true},
-    {"onnx.AveragePool", I, "pool", true},
-    {"onnx.GlobalAveragePool", I, "pool", true},
-    {"onnx.Concat", I, "concat", true},
+    {ops::Conv, W, "conv"},
+    {ops::ConvTranspose, W, "conv_transpose"},
+    {ops::Gemm, W, "gemm"},
+    {ops::MatMul, W, "matmul"},
+    {ops::Relu, I, "activation", true, true},
+    {ops::Clip, I, "activation", true, true},
+    {ops::LeakyRelu, I, "activation", true, true},
+    {ops::Sigmoid, I, "activation", true},
+    {ops::Tanh, I, "activation", true},
+    {ops::HardSwish, I, "activation", true},
+    {ops::Add, I, "add", true},
+    {ops::Mul, I, "mul", true},
+    {ops::AveragePool, I, "pool", true},
+    {ops::GlobalAveragePool, I, "pool", true},
+    {ops::Concat, I, "concat", true},
 };
 
 constexpr BackendRules kCpuRules = [] {

@@ -10,6 +10,7 @@
 
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 
 using namespace qopt;
 
@@ -34,10 +35,10 @@ int64_t qopt::countMacs(const Node &n) {
   if (!wt->hasRank() || !wt->hasStaticShape())
     return 0;
   auto wdims = wt->getShape();
-  bool conv = n.isa("onnx.Conv") || n.isa("q.conv");
-  bool convTranspose = n.isa("onnx.ConvTranspose") || n.isa("q.conv_transpose");
-  bool gemm = n.isa("onnx.Gemm") || n.isa("q.gemm");
-  bool matmul = n.isa("onnx.MatMul") || n.isa("q.matmul");
+  bool conv = n.isa(ops::Conv) || n.isa(ops::QConv);
+  bool convTranspose = n.isa(ops::ConvTranspose) || n.isa(ops::QConvTranspose);
+  bool gemm = n.isa(ops::Gemm) || n.isa(ops::QGemm);
+  bool matmul = n.isa(ops::MatMul) || n.isa(ops::QMatmul);
   if (conv) {
     // Every output element: (C/group) * prod(kernel) products.
     int64_t perOutput = 1;
@@ -83,7 +84,7 @@ std::string whyTooSmallForInt8(const Node &n) {
   if (!wt->hasRank() || wt->getRank() < 2 || !wt->hasStaticShape())
     return {};
   auto dims = wt->getShape();
-  if (n.isa("onnx.Conv")) {
+  if (n.isa(ops::Conv)) {
     int64_t oc = dims[0].size, ic = dims[1].size;
     if (oc >= 16 && ic >= 16)
       return {};
@@ -106,8 +107,8 @@ std::string whyTooSmallForInt8(const Node &n) {
            "in float for TensorRT (fewer than 16 channels without the "
            "multiple-of-8 exceptions)";
   }
-  if (n.isa("onnx.Gemm") || n.isa("onnx.MatMul")) {
-    bool transB = n.isa("onnx.Gemm") && getIntAttrOr(n, "transB", 0);
+  if (n.isa(ops::Gemm) || n.isa(ops::MatMul)) {
+    bool transB = n.isa(ops::Gemm) && getIntAttrOr(n, "transB", 0);
     int64_t k = transB ? dims.back().size : dims[dims.size() - 2].size;
     const TensorType *yt = n.getResult()->getType();
     int64_t nn =

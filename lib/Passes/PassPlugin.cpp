@@ -2,6 +2,7 @@
 
 #include "qopt/Passes/PassPlugin.h"
 #include "qopt/Passes/PassRegistry.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -12,10 +13,6 @@
 #include <algorithm>
 
 using namespace qopt;
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 llvm::Expected<PassPlugin> PassPlugin::load(const std::string &path) {
   std::string err;

@@ -4,14 +4,11 @@
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/Verifier.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace qopt;
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 //===----------------------------------------------------------------------===//
 // Utility passes named by the pipeline grammar

@@ -1,6 +1,7 @@
 //===- PatternRewrite.cpp - Rewrite patterns and the greedy driver --------===//
 
 #include "qopt/Passes/PatternRewrite.h"
+#include "qopt/IR/OpNames.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -104,7 +105,7 @@ void PatternRewriter::replaceNode(Node &node, llvm::ArrayRef<Value *> values) {
     }
     // `to` has its own fixed name: an Identity produces `name` from it and
     // takes over the named uses; the other users read `to` directly.
-    Node *copy = create("onnx.Identity", {to}, {{to->getType(), name}});
+    Node *copy = create(ops::Identity, {to}, {{to->getType(), name}});
     Value *named = copy->getResult();
     replaceAllUsesWith(r, named);
     std::vector<Use> operandUses;

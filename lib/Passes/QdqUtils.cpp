@@ -1,6 +1,7 @@
 //===- QdqUtils.cpp - Reading and building Q/DQ for placement passes ------===//
 
 #include "qopt/Passes/QdqUtils.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -83,29 +84,29 @@ std::vector<NamedAttribute> qopt::paramRecordOf(const Node *qdq) {
 
 Node *qopt::createQuantize(PatternRewriter &r, Value *x, const QuantType *q,
                            const Node *paramsLike, std::string name) {
-  return r.create(ops::Quantize, {x}, {{withElement(x->getType(), q), ""}},
+  return r.create(ops::QQuantize, {x}, {{withElement(x->getType(), q), ""}},
                   paramRecordOf(paramsLike), std::move(name));
 }
 
 Node *qopt::createDequantize(PatternRewriter &r, Value *stored,
                              const Node *paramsLike, std::string name) {
   const QuantType *q = getStoredQuantType(stored);
-  return r.create(ops::Dequantize, {stored},
+  return r.create(ops::QDequantize, {stored},
                   {{withElement(stored->getType(), q->getExpressedKind()), ""}},
                   paramRecordOf(paramsLike), std::move(name));
 }
 
 bool qopt::isActivationQuantize(const Node &n) {
-  return n.isa(ops::Quantize) && !isConstantValue(n.getOperand(0));
+  return n.isa(ops::QQuantize) && !isConstantValue(n.getOperand(0));
 }
 
 bool qopt::isActivationDequantize(const Node &n) {
-  if (!n.isa(ops::Dequantize))
+  if (!n.isa(ops::QDequantize))
     return false;
   const Value *in = n.getOperand(0);
   if (isConstantValue(in))
     return false;
-  Node *q = getProducer(in, ops::Quantize);
+  Node *q = getProducer(in, ops::QQuantize);
   return !(q && isConstantValue(q->getOperand(0)));
 }
 
@@ -164,7 +165,7 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
   if (!def->hasTrait(OpTrait::DataMovement) &&
       !def->hasTrait(OpTrait::Monotonic))
     return n.getOp().str() + " computes new values";
-  if (n.isa("onnx.Resize")) {
+  if (n.isa(ops::Resize)) {
     std::string mode = getStringAttrOr(n, "mode", "nearest");
     if (mode != "nearest")
       return "Resize in " + mode + " mode computes new values";
@@ -185,9 +186,9 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
       }
     }
   }
-  if (n.isa("onnx.Pad") && getStringAttrOr(n, "mode", "constant") == "constant")
+  if (n.isa(ops::Pad) && getStringAttrOr(n, "mode", "constant") == "constant")
     return offGridConstant(n, 2, q, "the pad value");
-  if (n.isa("onnx.Clip"))
+  if (n.isa(ops::Clip))
     for (unsigned i : {1u, 2u}) {
       std::string why = offGridConstant(n, i, q, i == 1 ? "min" : "max");
       if (!why.empty())
@@ -197,17 +198,17 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
 }
 
 bool qopt::carriesIntegers(const Node &n) {
-  if (n.isa("onnx.Resize"))
+  if (n.isa(ops::Resize))
     return getStringAttrOr(n, "mode", "nearest") == "nearest";
-  return hasTrait(n, OpTrait::DataMovement) || n.isa("onnx.MaxPool");
+  return hasTrait(n, OpTrait::DataMovement) || n.isa(ops::MaxPool);
 }
 
 /// A copy that writes a number of its own into the stored integers (Pad's
 /// constant value, Resize's extrapolation value): retyping the region
 /// would change what that number means.
 static bool storesConstant(const Node &n) {
-  return n.isa("onnx.Pad") ||
-         (n.isa("onnx.Resize") &&
+  return n.isa(ops::Pad) ||
+         (n.isa(ops::Resize) &&
           getStringAttrOr(n, "coordinate_transformation_mode", "half_pixel") ==
               "tf_crop_and_resize");
 }
@@ -238,7 +239,7 @@ StoredRegion qopt::collectStoredRegion(Value *start) {
     if (v->isGraphInput() || v->isGraphOutput() || v->isCaptured())
       block("'" + v->getName().str() + "' is a graph input or output");
     Node *def = v->getDefiningNode();
-    if (def && (def->isa(ops::Quantize) || def->isa(ops::Requantize))) {
+    if (def && (def->isa(ops::QQuantize) || def->isa(ops::QRequantize))) {
       if (llvm::find(region.producers, def) == region.producers.end())
         region.producers.push_back(def);
     } else if (def && carriesIntegers(*def)) {
@@ -255,7 +256,7 @@ StoredRegion qopt::collectStoredRegion(Value *start) {
           (def ? "computed by " + def->getOp().str() : "not produced by a Q"));
     }
     for (auto [user, index] : getUsers(v)) {
-      if (user->isa(ops::Dequantize) || user->isa(ops::Requantize))
+      if (user->isa(ops::QDequantize) || user->isa(ops::QRequantize))
         continue;
       if (!carriesIntegers(*user) ||
           llvm::find(getDataOperands(*user), index) ==
@@ -297,6 +298,24 @@ Value *qopt::createConstant(PatternRewriter &r, const DenseElements &data,
   return c->getResult();
 }
 
+void qopt::eraseIfDead(PatternRewriter &r, Value *v, bool alsoDataMovement) {
+  Node *n = v ? v->getDefiningNode() : nullptr;
+  if (!n)
+    return;
+  if (!n->isa(ops::Constant) && !n->isa(ops::QDequantize) &&
+      !n->isa(ops::QQuantize) &&
+      !(alsoDataMovement && hasTrait(*n, OpTrait::DataMovement)))
+    return;
+  for (const Value *res : n->getResults())
+    if (res->hasUses())
+      return;
+  std::vector<Value *> operands(n->getOperands().begin(),
+                                n->getOperands().end());
+  r.eraseNode(*n);
+  for (Value *op : operands)
+    eraseIfDead(r, op, alsoDataMovement);
+}
+
 std::string qopt::describeNode(const Node &n) {
   std::string name = n.getName().str();
   if (name.empty() && n.getNumResults())
@@ -328,7 +347,7 @@ static std::optional<int64_t> storedPadValue(const Node &pad,
 
 bool qopt::integerOperands(PatternRewriter &r, const Node &n,
                            std::vector<Value *> &operands, const QuantType *q) {
-  if (!n.isa("onnx.Pad"))
+  if (!n.isa(ops::Pad))
     return true;
   if (getStringAttrOr(n, "mode", "constant") != "constant") {
     if (operands.size() > 2)

@@ -63,7 +63,7 @@ private:
       }
     if (stored)
       return;
-    if (n.isa(ops::Dequantize)) {
+    if (n.isa(ops::QDequantize)) {
       // Copied before inserting: insertion may move the map's entries.
       if (const ScaleInfo *si = r.lookup(n.getOperand(0))) {
         ScaleInfo copy = *si;
@@ -152,7 +152,7 @@ private:
   }
 
   void backwardNode(const Node &n) {
-    if (n.isa(ops::Quantize)) {
+    if (n.isa(ops::QQuantize)) {
       noteBackward(n.getOperand(0),
                    {n.getResult()->getType()->getQuantType(), n.getResult()});
       return;

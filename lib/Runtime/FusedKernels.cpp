@@ -14,6 +14,7 @@
 
 #include "ActivationMath.h"
 #include "NNUtil.h"
+#include "qopt/IR/OpNames.h"
 
 #include <deque>
 
@@ -146,21 +147,21 @@ llvm::Error weightedUnit(KernelContext &ctx, llvm::StringRef anchor,
   if (!y)
     return y.takeError();
   if (!biasIsAnchorOperand && args[2]) {
-    y = runOnnxKernel(ctx, "onnx.Add", {&*y, args[2]});
+    y = runOnnxKernel(ctx, ops::Add, {&*y, args[2]});
     if (!y)
       return y.takeError();
   }
   const Tensor *residual = args[3];
   bool residualLast = ctx.getInt("residual_after_activation", 0) != 0;
   if (residual && !residualLast) {
-    y = runOnnxKernel(ctx, "onnx.Add", {&*y, residual});
+    y = runOnnxKernel(ctx, ops::Add, {&*y, residual});
     if (!y)
       return y.takeError();
   }
   if (auto err = applyActivation(ctx, *y))
     return err;
   if (residual && residualLast) {
-    y = runOnnxKernel(ctx, "onnx.Add", {&*y, residual});
+    y = runOnnxKernel(ctx, ops::Add, {&*y, residual});
     if (!y)
       return y.takeError();
   }
@@ -168,16 +169,16 @@ llvm::Error weightedUnit(KernelContext &ctx, llvm::StringRef anchor,
 }
 
 llvm::Error qConvKernel(KernelContext &ctx) {
-  return weightedUnit(ctx, "onnx.Conv", true);
+  return weightedUnit(ctx, ops::Conv, true);
 }
 llvm::Error qConvTransposeKernel(KernelContext &ctx) {
-  return weightedUnit(ctx, "onnx.ConvTranspose", true);
+  return weightedUnit(ctx, ops::ConvTranspose, true);
 }
 llvm::Error qGemmKernel(KernelContext &ctx) {
-  return weightedUnit(ctx, "onnx.Gemm", true);
+  return weightedUnit(ctx, ops::Gemm, true);
 }
 llvm::Error qMatMulKernel(KernelContext &ctx) {
-  return weightedUnit(ctx, "onnx.MatMul", false);
+  return weightedUnit(ctx, ops::MatMul, false);
 }
 
 /// An int8 op over all its operands: DQ each, the ONNX kernel, activation,
@@ -196,22 +197,22 @@ llvm::Error int8Unit(KernelContext &ctx, llvm::StringRef op) {
   return finish(ctx, runOnnxKernel(ctx, op, std::move(args)));
 }
 
-llvm::Error qAddKernel(KernelContext &ctx) { return int8Unit(ctx, "onnx.Add"); }
-llvm::Error qSubKernel(KernelContext &ctx) { return int8Unit(ctx, "onnx.Sub"); }
-llvm::Error qMulKernel(KernelContext &ctx) { return int8Unit(ctx, "onnx.Mul"); }
+llvm::Error qAddKernel(KernelContext &ctx) { return int8Unit(ctx, ops::Add); }
+llvm::Error qSubKernel(KernelContext &ctx) { return int8Unit(ctx, ops::Sub); }
+llvm::Error qMulKernel(KernelContext &ctx) { return int8Unit(ctx, ops::Mul); }
 llvm::Error qSoftmaxKernel(KernelContext &ctx) {
-  return int8Unit(ctx, "onnx.Softmax");
+  return int8Unit(ctx, ops::Softmax);
 }
 llvm::Error qConcatKernel(KernelContext &ctx) {
-  return int8Unit(ctx, "onnx.Concat");
+  return int8Unit(ctx, ops::Concat);
 }
 
 llvm::Error qPoolKernel(KernelContext &ctx) {
   std::string mode = ctx.getString("mode", "");
   if (mode == "average")
-    return int8Unit(ctx, "onnx.AveragePool");
+    return int8Unit(ctx, ops::AveragePool);
   if (mode == "global_average")
-    return int8Unit(ctx, "onnx.GlobalAveragePool");
+    return int8Unit(ctx, ops::GlobalAveragePool);
   return ctx.error("unknown pooling mode '" + mode + "'");
 }
 
@@ -228,15 +229,15 @@ llvm::Error qActivationKernel(KernelContext &ctx) {
 } // namespace
 
 void rt::registerFusedKernels(KernelRegistry &r) {
-  r.add("q.conv", qConvKernel);
-  r.add("q.conv_transpose", qConvTransposeKernel);
-  r.add("q.gemm", qGemmKernel);
-  r.add("q.matmul", qMatMulKernel);
-  r.add("q.add", qAddKernel);
-  r.add("q.sub", qSubKernel);
-  r.add("q.mul", qMulKernel);
-  r.add("q.pool", qPoolKernel);
-  r.add("q.activation", qActivationKernel);
-  r.add("q.softmax", qSoftmaxKernel);
-  r.add("q.concat", qConcatKernel);
+  r.add(ops::QConv, qConvKernel);
+  r.add(ops::QConvTranspose, qConvTransposeKernel);
+  r.add(ops::QGemm, qGemmKernel);
+  r.add(ops::QMatmul, qMatMulKernel);
+  r.add(ops::QAdd, qAddKernel);
+  r.add(ops::QSub, qSubKernel);
+  r.add(ops::QMul, qMulKernel);
+  r.add(ops::QPool, qPoolKernel);
+  r.add(ops::QActivation, qActivationKernel);
+  r.add(ops::QSoftmax, qSoftmaxKernel);
+  r.add(ops::QConcat, qConcatKernel);
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ShapeUtil.h"
+#include "qopt/IR/OpNames.h"
 
 #include <algorithm>
 #include <array>
@@ -614,17 +615,17 @@ llvm::Error eyeLikeKernel(KernelContext &ctx) {
 } // namespace
 
 void rt::registerIndexKernels(KernelRegistry &r) {
-  r.add("onnx.Gather", gatherKernel);
-  r.add("onnx.GatherElements", gatherElementsKernel);
-  r.add("onnx.ScatterElements", scatterElementsKernel);
-  r.add("onnx.Scatter", scatterElementsKernel);
-  r.add("onnx.GatherND", gatherNDKernel);
-  r.add("onnx.ScatterND", scatterNDKernel);
-  r.add("onnx.Range", rangeKernel);
-  r.add("onnx.Trilu", triluKernel);
-  r.add("onnx.OneHot", oneHotKernel);
-  r.add("onnx.NonZero", nonZeroKernel);
-  r.add("onnx.CumSum", cumSumKernel);
-  r.add("onnx.ReverseSequence", reverseSequenceKernel);
-  r.add("onnx.EyeLike", eyeLikeKernel);
+  r.add(ops::Gather, gatherKernel);
+  r.add(ops::GatherElements, gatherElementsKernel);
+  r.add(ops::ScatterElements, scatterElementsKernel);
+  r.add(ops::Scatter, scatterElementsKernel);
+  r.add(ops::GatherND, gatherNDKernel);
+  r.add(ops::ScatterND, scatterNDKernel);
+  r.add(ops::Range, rangeKernel);
+  r.add(ops::Trilu, triluKernel);
+  r.add(ops::OneHot, oneHotKernel);
+  r.add(ops::NonZero, nonZeroKernel);
+  r.add(ops::CumSum, cumSumKernel);
+  r.add(ops::ReverseSequence, reverseSequenceKernel);
+  r.add(ops::EyeLike, eyeLikeKernel);
 }

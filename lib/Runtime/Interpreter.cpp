@@ -3,6 +3,7 @@
 #include "qopt/Runtime/Interpreter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/Runtime/Kernel.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -152,7 +153,7 @@ rt::makeRandomInputs(const Graph &graph, uint64_t seed,
     InputSpec spec{in->getName().str(), t->getStorageKind(), shape};
     // Token ids and other indices: in range of every Gather they index.
     for (const Use &u : in->getUses()) {
-      if (!u.user || !u.user->isa("onnx.Gather") || u.index != 1)
+      if (!u.user || !u.user->isa(ops::Gather) || u.index != 1)
         continue;
       const TensorType *data = u.user->getOperand(0)->getType();
       if (!data->hasRank())

@@ -22,6 +22,7 @@
 
 #include "NNUtil.h"
 
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 
 using namespace qopt;
@@ -121,26 +122,26 @@ llvm::Error binaryQLinear(KernelContext &ctx, llvm::StringRef op) {
 }
 
 llvm::Error qlinearAddKernel(KernelContext &ctx) {
-  return binaryQLinear(ctx, "onnx.Add");
+  return binaryQLinear(ctx, ops::Add);
 }
 llvm::Error qlinearMulKernel(KernelContext &ctx) {
-  return binaryQLinear(ctx, "onnx.Mul");
+  return binaryQLinear(ctx, ops::Mul);
 }
 llvm::Error qlinearAveragePoolKernel(KernelContext &ctx) {
   if (ctx.getInt("channels_last", 0))
     return ctx.error("channels_last is not supported");
-  return unaryQLinear(ctx, "onnx.AveragePool");
+  return unaryQLinear(ctx, ops::AveragePool);
 }
 llvm::Error qlinearGlobalAveragePoolKernel(KernelContext &ctx) {
   if (ctx.getInt("channels_last", 0))
     return ctx.error("channels_last is not supported");
-  return unaryQLinear(ctx, "onnx.GlobalAveragePool");
+  return unaryQLinear(ctx, ops::GlobalAveragePool);
 }
 llvm::Error qlinearLeakyReluKernel(KernelContext &ctx) {
-  return unaryQLinear(ctx, "onnx.LeakyRelu");
+  return unaryQLinear(ctx, ops::LeakyRelu);
 }
 llvm::Error qlinearSigmoidKernel(KernelContext &ctx) {
-  return unaryQLinear(ctx, "onnx.Sigmoid");
+  return unaryQLinear(ctx, ops::Sigmoid);
 }
 
 llvm::Error qlinearConcatKernel(KernelContext &ctx) {
@@ -158,7 +159,7 @@ llvm::Error qlinearConcatKernel(KernelContext &ctx) {
   std::vector<const Tensor *> inputs;
   for (const Tensor &t : parts)
     inputs.push_back(&t);
-  auto y = runFloat(ctx, "onnx.Concat", inputs);
+  auto y = runFloat(ctx, ops::Concat, inputs);
   if (!y)
     return y.takeError();
   return quantizeInto(ctx, *y, ctx.input(0), ctx.input(1), ctx.input(2));
@@ -216,7 +217,7 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
   std::vector<const Tensor *> inputs{&*af, &*bf};
   if (cf)
     inputs.push_back(&*cf);
-  auto y = runFloat(ctx, "onnx.Gemm", inputs);
+  auto y = runFloat(ctx, ops::Gemm, inputs);
   if (!y)
     return y.takeError();
   if (!ctx.input(7)) {
@@ -229,13 +230,12 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
 } // namespace
 
 void rt::registerMicrosoftKernels(KernelRegistry &r) {
-  r.add("com.microsoft.QLinearAdd", qlinearAddKernel);
-  r.add("com.microsoft.QLinearMul", qlinearMulKernel);
-  r.add("com.microsoft.QLinearAveragePool", qlinearAveragePoolKernel);
-  r.add("com.microsoft.QLinearGlobalAveragePool",
-        qlinearGlobalAveragePoolKernel);
-  r.add("com.microsoft.QLinearLeakyRelu", qlinearLeakyReluKernel);
-  r.add("com.microsoft.QLinearSigmoid", qlinearSigmoidKernel);
-  r.add("com.microsoft.QLinearConcat", qlinearConcatKernel);
-  r.add("com.microsoft.QGemm", qgemmKernel);
+  r.add(ops::MsQLinearAdd, qlinearAddKernel);
+  r.add(ops::MsQLinearMul, qlinearMulKernel);
+  r.add(ops::MsQLinearAveragePool, qlinearAveragePoolKernel);
+  r.add(ops::MsQLinearGlobalAveragePool, qlinearGlobalAveragePoolKernel);
+  r.add(ops::MsQLinearLeakyRelu, qlinearLeakyReluKernel);
+  r.add(ops::MsQLinearSigmoid, qlinearSigmoidKernel);
+  r.add(ops::MsQLinearConcat, qlinearConcatKernel);
+  r.add(ops::MsQGemm, qgemmKernel);
 }

@@ -1,6 +1,7 @@
 //===- NNKernels.cpp - Reference kernels: convolution, matmul, pooling ----===//
 
 #include "NNUtil.h"
+#include "qopt/IR/OpNames.h"
 
 #include <cmath>
 
@@ -606,16 +607,16 @@ llvm::Error logSoftmaxKernel(KernelContext &ctx) {
 } // namespace
 
 void rt::registerNNKernels(KernelRegistry &r) {
-  r.add("onnx.Conv", convKernel);
-  r.add("onnx.ConvTranspose", convTransposeKernel);
-  r.add("onnx.Gemm", gemmKernel);
-  r.add("onnx.MatMul", matmulKernel);
-  r.add("onnx.MaxPool", maxPoolKernel);
-  r.add("onnx.AveragePool", averagePoolKernel);
-  r.add("onnx.GlobalAveragePool", globalAveragePoolKernel);
-  r.add("onnx.GlobalMaxPool", globalMaxPoolKernel);
-  r.add("onnx.BatchNormalization", batchNormKernel);
-  r.add("onnx.LayerNormalization", layerNormKernel);
-  r.add("onnx.Softmax", softmaxKernel);
-  r.add("onnx.LogSoftmax", logSoftmaxKernel);
+  r.add(ops::Conv, convKernel);
+  r.add(ops::ConvTranspose, convTransposeKernel);
+  r.add(ops::Gemm, gemmKernel);
+  r.add(ops::MatMul, matmulKernel);
+  r.add(ops::MaxPool, maxPoolKernel);
+  r.add(ops::AveragePool, averagePoolKernel);
+  r.add(ops::GlobalAveragePool, globalAveragePoolKernel);
+  r.add(ops::GlobalMaxPool, globalMaxPoolKernel);
+  r.add(ops::BatchNormalization, batchNormKernel);
+  r.add(ops::LayerNormalization, layerNormKernel);
+  r.add(ops::Softmax, softmaxKernel);
+  r.add(ops::LogSoftmax, logSoftmaxKernel);
 }

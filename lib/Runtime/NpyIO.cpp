@@ -1,6 +1,7 @@
 //===- NpyIO.cpp - NumPy .npy / .npz files --------------------------------===//
 
 #include "qopt/Runtime/NpyIO.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -9,10 +10,6 @@
 
 using namespace qopt;
 using namespace qopt::rt;
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 static const struct {
   ElementKind kind;

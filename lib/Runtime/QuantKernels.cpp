@@ -11,6 +11,7 @@
 
 #include "NNUtil.h"
 
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 
 #include <cmath>
@@ -422,14 +423,14 @@ llvm::Error rt::dequantizeTensor(const KernelContext &ctx, const Tensor &x,
 }
 
 void rt::registerQuantKernels(KernelRegistry &r) {
-  r.add("q.quantize", qQuantizeKernel);
-  r.add("q.dequantize", qDequantizeKernel);
-  r.add("q.requantize", qRequantizeKernel);
-  r.add("onnx.QuantizeLinear", quantizeLinearKernel);
-  r.add("onnx.DequantizeLinear", dequantizeLinearKernel);
-  r.add("onnx.QLinearConv", qlinearConvKernel);
-  r.add("onnx.QLinearMatMul", qlinearMatMulKernel);
-  r.add("onnx.ConvInteger", convIntegerKernel);
-  r.add("onnx.MatMulInteger", matMulIntegerKernel);
-  r.add("onnx.DynamicQuantizeLinear", dynamicQuantizeLinearKernel);
+  r.add(ops::QQuantize, qQuantizeKernel);
+  r.add(ops::QDequantize, qDequantizeKernel);
+  r.add(ops::QRequantize, qRequantizeKernel);
+  r.add(ops::QuantizeLinear, quantizeLinearKernel);
+  r.add(ops::DequantizeLinear, dequantizeLinearKernel);
+  r.add(ops::QLinearConv, qlinearConvKernel);
+  r.add(ops::QLinearMatMul, qlinearMatMulKernel);
+  r.add(ops::ConvInteger, convIntegerKernel);
+  r.add(ops::MatMulInteger, matMulIntegerKernel);
+  r.add(ops::DynamicQuantizeLinear, dynamicQuantizeLinearKernel);
 }

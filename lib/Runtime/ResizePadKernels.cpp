@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ShapeUtil.h"
+#include "qopt/IR/OpNames.h"
 
 #include <algorithm>
 #include <array>
@@ -647,9 +648,9 @@ llvm::Error upsampleKernel(KernelContext &ctx) {
 } // namespace
 
 void rt::registerResizeKernels(KernelRegistry &r) {
-  r.add("onnx.Expand", expandKernel);
-  r.add("onnx.Tile", tileKernel);
-  r.add("onnx.Pad", padKernel);
-  r.add("onnx.Resize", resizeKernel);
-  r.add("onnx.Upsample", upsampleKernel);
+  r.add(ops::Expand, expandKernel);
+  r.add(ops::Tile, tileKernel);
+  r.add(ops::Pad, padKernel);
+  r.add(ops::Resize, resizeKernel);
+  r.add(ops::Upsample, upsampleKernel);
 }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ShapeUtil.h"
+#include "qopt/IR/OpNames.h"
 
 #include <algorithm>
 #include <array>
@@ -631,19 +632,19 @@ llvm::Error spaceToDepthKernel(KernelContext &ctx) {
 } // namespace
 
 void rt::registerShapeKernels(KernelRegistry &r) {
-  r.add("onnx.Identity", identityKernel);
-  r.add("onnx.Shape", shapeKernel);
-  r.add("onnx.Size", sizeKernel);
-  r.add("onnx.Constant", constantKernel);
-  r.add("onnx.ConstantOfShape", constantOfShapeKernel);
-  r.add("onnx.Concat", concatKernel);
-  r.add("onnx.Split", splitKernel);
-  r.add("onnx.Slice", sliceKernel);
-  r.add("onnx.Reshape", reshapeKernel);
-  r.add("onnx.Flatten", flattenKernel);
-  r.add("onnx.Squeeze", squeezeKernel);
-  r.add("onnx.Unsqueeze", unsqueezeKernel);
-  r.add("onnx.Transpose", transposeKernel);
-  r.add("onnx.DepthToSpace", depthToSpaceKernel);
-  r.add("onnx.SpaceToDepth", spaceToDepthKernel);
+  r.add(ops::Identity, identityKernel);
+  r.add(ops::Shape, shapeKernel);
+  r.add(ops::Size, sizeKernel);
+  r.add(ops::Constant, constantKernel);
+  r.add(ops::ConstantOfShape, constantOfShapeKernel);
+  r.add(ops::Concat, concatKernel);
+  r.add(ops::Split, splitKernel);
+  r.add(ops::Slice, sliceKernel);
+  r.add(ops::Reshape, reshapeKernel);
+  r.add(ops::Flatten, flattenKernel);
+  r.add(ops::Squeeze, squeezeKernel);
+  r.add(ops::Unsqueeze, unsqueezeKernel);
+  r.add(ops::Transpose, transposeKernel);
+  r.add(ops::DepthToSpace, depthToSpaceKernel);
+  r.add(ops::SpaceToDepth, spaceToDepthKernel);
 }

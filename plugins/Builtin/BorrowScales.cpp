@@ -93,7 +93,7 @@ std::pair<Node *, Node *> quantizeEntry(PatternRewriter &r, Value *v,
 /// grid must stay.
 bool feedsInt32Bias(const Value *stored) {
   for (const Use &u : stored->getUses()) {
-    if (!u.user || !u.user->isa(ops::Dequantize))
+    if (!u.user || !u.user->isa(ops::QDequantize))
       continue;
     for (const Use &w : u.user->getResult()->getUses()) {
       const Node *op = w.user;
@@ -101,7 +101,7 @@ bool feedsInt32Bias(const Value *stored) {
           op->getNumOperands() < 3 || !op->getOperand(2))
         continue;
       const Value *bias = op->getOperand(2);
-      if (Node *dq = getProducer(bias, ops::Dequantize))
+      if (Node *dq = getProducer(bias, ops::QDequantize))
         bias = dq->getOperand(0);
       if (bias->getType()->getStorageKind() == ElementKind::I32)
         return true;
@@ -153,7 +153,7 @@ PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
       // depends on it.
       if (!old || old == region.grid || old->isPerAxis() ||
           old->getStorageKind() != region.grid->getStorageKind() ||
-          stored->isGraphOutput() || !allUsersAre(stored, ops::Dequantize) ||
+          stored->isGraphOutput() || !allUsersAre(stored, ops::QDequantize) ||
           feedsInt32Bias(stored))
         continue;
       r.setType(*stored, withElement(stored->getType(), region.grid));

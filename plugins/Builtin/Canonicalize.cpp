@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 
@@ -43,15 +44,15 @@ struct RemoveNoOp : RewritePattern {
     Value *in = n.getOperand(0);
     Value *out = n.getResult();
     bool noOp = false;
-    if (n.isa("onnx.Identity")) {
+    if (n.isa(ops::Identity)) {
       noOp = true;
-    } else if (n.isa("onnx.Transpose")) {
+    } else if (n.isa(ops::Transpose)) {
       std::vector<int64_t> perm = getIntsAttrOr(n, "perm");
       noOp = !perm.empty();
       for (size_t i = 0; i < perm.size(); ++i)
         noOp &= perm[i] == static_cast<int64_t>(i);
-    } else if (n.isa("onnx.Reshape") || n.isa("onnx.Flatten") ||
-               n.isa("onnx.Squeeze") || n.isa("onnx.Unsqueeze")) {
+    } else if (n.isa(ops::Reshape) || n.isa(ops::Flatten) ||
+               n.isa(ops::Squeeze) || n.isa(ops::Unsqueeze)) {
       noOp = sameStaticShape(in->getType(), out->getType());
     }
     if (!noOp || in->getType() != out->getType() ||
@@ -89,10 +90,10 @@ struct RemoveClampBeforeQuantize : RewritePattern {
       : RewritePattern("", 1, "remove-clamp-before-quantize") {}
   bool matchAndRewrite(Node &n, PatternRewriter &r) const override {
     std::optional<double> lo, hi;
-    if (n.isa("onnx.Relu")) {
+    if (n.isa(ops::Relu)) {
       lo = 0.0;
       hi = INFINITY;
-    } else if (n.isa("onnx.Clip")) {
+    } else if (n.isa(ops::Clip)) {
       lo = boundOf(n, 1, -INFINITY);
       hi = boundOf(n, 2, INFINITY);
     } else {
@@ -101,7 +102,7 @@ struct RemoveClampBeforeQuantize : RewritePattern {
     if (!lo || !hi)
       return false;
     Value *out = n.getResult();
-    if (!allUsersAre(out, ops::Quantize))
+    if (!allUsersAre(out, ops::QQuantize))
       return false;
     for (auto [q, index] : getUsers(out)) {
       const QuantType *t = getStoredQuantType(q->getResult());

@@ -30,7 +30,7 @@
 using namespace qopt;
 
 static bool isMergeable(const Node &n) {
-  if (n.getNumResults() == 0 || n.isa(ops::Dequantize) || n.isa(ops::Constant))
+  if (n.getNumResults() == 0 || n.isa(ops::QDequantize) || n.isa(ops::Constant))
     return false;
   llvm::StringRef type = n.getOpType();
   if (type.startswith("Random") || type == "Multinomial" ||

@@ -43,7 +43,7 @@ PreservedAnalyses EnsureUniqueDequantizePass::run(Graph &g, AnalysisManager &) {
   PatternRewriter r(g);
   std::vector<Node *> dqs;
   for (Node &n : g.getNodes())
-    if (n.isa(ops::Dequantize) && n.getResult()->getNumUses() > 1)
+    if (n.isa(ops::QDequantize) && n.getResult()->getNumUses() > 1)
       dqs.push_back(&n);
   for (Node *dq : dqs) {
     Value *out = dq->getResult();
@@ -68,8 +68,8 @@ PreservedAnalyses EnsureUniqueQuantizePass::run(Graph &g, AnalysisManager &) {
   PatternRewriter r(g);
   std::vector<Node *> qs;
   for (Node &n : g.getNodes())
-    if (n.isa(ops::Quantize) && n.getResult()->getNumUses() > 1 &&
-        allUsersAre(n.getResult(), ops::Dequantize))
+    if (n.isa(ops::QQuantize) && n.getResult()->getNumUses() > 1 &&
+        allUsersAre(n.getResult(), ops::QDequantize))
       qs.push_back(&n);
   for (Node *q : qs) {
     auto users = getUsers(q->getResult());

@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 
@@ -46,23 +47,6 @@ using namespace qopt;
 static std::string foldedName(llvm::StringRef name) {
   name.consume_back("_folded");
   return (name.empty() ? std::string("weight") : name.str()) + "_folded";
-}
-
-/// Erases the producer of `v` once unused, then its operands' producers
-/// (constants, Q/DQ and BN parameters left behind by the fold).
-static void eraseIfDead(PatternRewriter &r, Value *v) {
-  Node *n = v ? v->getDefiningNode() : nullptr;
-  if (!n || !(n->isa(ops::Constant) || n->isa(ops::Dequantize) ||
-              n->isa(ops::Quantize)))
-    return;
-  for (const Value *res : n->getResults())
-    if (res->hasUses())
-      return;
-  std::vector<Value *> operands(n->getOperands().begin(),
-                                n->getOperands().end());
-  r.eraseNode(*n);
-  for (Value *op : operands)
-    eraseIfDead(r, op);
 }
 
 static bool isOverridable(const Value *v) {
@@ -141,11 +125,11 @@ static DenseElementsRef negateChannels(const DenseElements &stored,
 /// The output-channel axis of the weight of a conv, ConvTranspose or Gemm
 /// that a BN may fold into, or -1.
 static int64_t foldableWeightAxis(const Node &n) {
-  if (n.isa("onnx.Conv"))
+  if (n.isa(ops::Conv))
     return 0;
-  if (n.isa("onnx.ConvTranspose"))
+  if (n.isa(ops::ConvTranspose))
     return getIntAttrOr(n, "group", 1) == 1 ? 1 : -1;
-  if (n.isa("onnx.Gemm")) {
+  if (n.isa(ops::Gemm)) {
     if (getFloatAttrOr(n, "alpha", 1.0f) != 1.0f ||
         getFloatAttrOr(n, "beta", 1.0f) != 1.0f ||
         getIntAttrOr(n, "transA", 0) != 0)
@@ -209,8 +193,8 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
   // The weight, in one of the three forms.
   Context &ctx = g.getContext();
   Value *w = conv->getOperand(1);
-  Node *dq = getProducer(w, ops::Dequantize);
-  Node *q = dq ? getProducer(dq->getOperand(0), ops::Quantize) : nullptr;
+  Node *dq = getProducer(w, ops::QDequantize);
+  Node *q = dq ? getProducer(dq->getOperand(0), ops::QQuantize) : nullptr;
   Value *floatW = q ? q->getOperand(0) : dq ? nullptr : w;
   const DenseElements *floatData = floatW ? getConstantData(floatW) : nullptr;
   const DenseElements *storedData =
@@ -316,7 +300,7 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
 PreservedAnalyses FoldConvBatchNormPass::run(Graph &g, AnalysisManager &am) {
   std::vector<Node *> bns;
   for (Node &n : g.getNodes())
-    if (n.isa("onnx.BatchNormalization"))
+    if (n.isa(ops::BatchNormalization))
       bns.push_back(&n);
   bool changed = false;
   // A fold erases only its BN and nodes before its conv: never another BN.

@@ -53,6 +53,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/QdqUtils.h"
@@ -91,26 +92,6 @@ static std::vector<int64_t> staticDims(const TensorType *t) {
   return dims;
 }
 
-/// Erases the producer of `v` when nothing reads its results any more, and
-/// then the producers of its operands the same way (a dead DQ takes its
-/// constant along). Only the kinds of node this pass replaces are erased.
-static void eraseIfDead(PatternRewriter &r, Value *v) {
-  Node *n = v ? v->getDefiningNode() : nullptr;
-  if (!n)
-    return;
-  if (!n->isa(ops::Constant) && !n->isa(ops::Dequantize) &&
-      !n->isa(ops::Quantize) && !hasTrait(*n, OpTrait::DataMovement))
-    return;
-  for (const Value *res : n->getResults())
-    if (res->hasUses())
-      return;
-  std::vector<Value *> operands(n->getOperands().begin(),
-                                n->getOperands().end());
-  r.eraseNode(*n);
-  for (Value *op : operands)
-    eraseIfDead(r, op);
-}
-
 //===----------------------------------------------------------------------===//
 // (a) Q of a float constant
 //===----------------------------------------------------------------------===//
@@ -135,7 +116,7 @@ static bool foldQuantizeOfConstant(Graph &g, Node &q) {
   r.setInsertionPoint(&q);
   Value *c = createConstant(r, **folded, qt, foldedName(in->getName()));
   r.replaceNode(q, {c});
-  eraseIfDead(r, in);
+  eraseIfDead(r, in, /*alsoDataMovement=*/true);
   return true;
 }
 
@@ -144,15 +125,14 @@ static bool foldQuantizeOfConstant(Graph &g, Node &q) {
 //===----------------------------------------------------------------------===//
 
 static bool isFoldableMovement(const Node &n) {
-  return n.isa("onnx.Transpose") || n.isa("onnx.Reshape") ||
-         n.isa("onnx.Squeeze") || n.isa("onnx.Unsqueeze") ||
-         n.isa("onnx.Flatten");
+  return n.isa(ops::Transpose) || n.isa(ops::Reshape) || n.isa(ops::Squeeze) ||
+         n.isa(ops::Unsqueeze) || n.isa(ops::Flatten);
 }
 
 /// The stored integers of `data` moved as `mv` moves its input, or null.
 static DenseElementsRef moveData(const Node &mv, const DenseElements &data,
                                  llvm::ArrayRef<int64_t> outDims) {
-  if (!mv.isa("onnx.Transpose")) {
+  if (!mv.isa(ops::Transpose)) {
     int64_t count = 1;
     for (int64_t d : outDims)
       count *= d;
@@ -179,7 +159,7 @@ static DenseElementsRef moveData(const Node &mv, const DenseElements &data,
 static bool foldMovementIntoWeight(Graph &g, Node &mv) {
   if (mv.getNumOperands() == 0 || mv.getNumResults() != 1)
     return false;
-  Node *dq = getProducer(mv.getOperand(0), ops::Dequantize);
+  Node *dq = getProducer(mv.getOperand(0), ops::QDequantize);
   if (!dq)
     return false;
   Value *stored = dq->getOperand(0);
@@ -233,9 +213,9 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
   std::vector<Value *> others(mv.getOperands().begin() + 1,
                               mv.getOperands().end()); // shape, axes
   r.replaceNode(mv, {out});
-  eraseIfDead(r, dqOut);
+  eraseIfDead(r, dqOut, /*alsoDataMovement=*/true);
   for (Value *v : others)
-    eraseIfDead(r, v);
+    eraseIfDead(r, v, /*alsoDataMovement=*/true);
   // A graph output took its name over; otherwise the DQ keeps the old DQ's
   // name when that one is gone.
   if (!out->isGraphOutput())
@@ -249,15 +229,15 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
 //===----------------------------------------------------------------------===//
 
 static bool foldBias(Graph &g, Node &n) {
-  if (!(n.isa("onnx.Conv") || n.isa("onnx.Gemm")) || n.getNumOperands() < 3 ||
+  if (!(n.isa(ops::Conv) || n.isa(ops::Gemm)) || n.getNumOperands() < 3 ||
       !n.getOperand(0) || !n.getOperand(1) || !n.getOperand(2))
     return false;
   // alpha/beta other than 1 break the s_x * s_w bias scale.
-  if (n.isa("onnx.Gemm") && (getFloatAttrOr(n, "alpha", 1.0f) != 1.0f ||
-                             getFloatAttrOr(n, "beta", 1.0f) != 1.0f))
+  if (n.isa(ops::Gemm) && (getFloatAttrOr(n, "alpha", 1.0f) != 1.0f ||
+                           getFloatAttrOr(n, "beta", 1.0f) != 1.0f))
     return false;
-  Node *xdq = getProducer(n.getOperand(0), ops::Dequantize);
-  Node *wdq = getProducer(n.getOperand(1), ops::Dequantize);
+  Node *xdq = getProducer(n.getOperand(0), ops::QDequantize);
+  Node *wdq = getProducer(n.getOperand(1), ops::QDequantize);
   if (!xdq || !wdq)
     return false;
   const QuantType *qx = getStoredQuantType(xdq->getOperand(0));
@@ -316,7 +296,7 @@ static bool foldBias(Graph &g, Node &n) {
   dq->getResult()->setName(g.makeUniqueName(base + "_DQ"));
   n.setOperand(2, dq->getResult());
   r.notifyModified(n);
-  eraseIfDead(r, bias);
+  eraseIfDead(r, bias, /*alsoDataMovement=*/true);
   return true;
 }
 
@@ -325,10 +305,9 @@ static bool foldBias(Graph &g, Node &n) {
 //===----------------------------------------------------------------------===//
 
 static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
-  if (!(n.isa("onnx.Conv") || n.isa("onnx.ConvTranspose") ||
-        n.isa("onnx.Gemm")) ||
+  if (!(n.isa(ops::Conv) || n.isa(ops::ConvTranspose) || n.isa(ops::Gemm)) ||
       n.getNumOperands() < 2 || !n.getOperand(0) || !n.getOperand(1) ||
-      !getProducer(n.getOperand(0), ops::Dequantize))
+      !getProducer(n.getOperand(0), ops::QDequantize))
     return false;
   const OpDef *def = n.getOpDef();
   auto wi = def ? def->getWeightInfo(n) : std::nullopt;
@@ -342,7 +321,7 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
   llvm::ArrayRef<int64_t> dims = data->getDims();
   int64_t axis = wi->outputChannelAxis;
   if (axis < 0 || axis >= static_cast<int64_t>(dims.size()) ||
-      dims[axis] == 0 || (n.isa("onnx.Gemm") && dims.size() != 2))
+      dims[axis] == 0 || (n.isa(ops::Gemm) && dims.size() != 2))
     return false;
   int64_t channels = dims[axis];
   quant::ChannelIndexer channelOf(dims, axis);
@@ -389,7 +368,7 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
   dq->getResult()->setName(g.makeUniqueName(base + "_DQ"));
   n.setOperand(1, dq->getResult());
   r.notifyModified(n);
-  eraseIfDead(r, w);
+  eraseIfDead(r, w, /*alsoDataMovement=*/true);
 
   std::string note;
   llvm::raw_string_ostream os(note);
@@ -448,7 +427,7 @@ template <typename Fn> static bool sweep(Graph &g, Fn fold) {
 PreservedAnalyses FoldWeightsPass::run(Graph &g, AnalysisManager &am) {
   bool changed = false;
   changed |= sweep(g, [&](Node &n) {
-    return n.isa(ops::Quantize) && foldQuantizeOfConstant(g, n);
+    return n.isa(ops::QQuantize) && foldQuantizeOfConstant(g, n);
   });
   changed |= sweep(g, [&](Node &n) {
     return isFoldableMovement(n) && foldMovementIntoWeight(g, n);

@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/QdqUtils.h"
@@ -81,23 +82,23 @@ std::string activationOf(const Node &n, std::vector<float> &params) {
         return *f;
     return dflt;
   };
-  if (n.isa("onnx.Relu"))
+  if (n.isa(ops::Relu))
     return "relu";
-  if (n.isa("onnx.Sigmoid"))
+  if (n.isa(ops::Sigmoid))
     return "sigmoid";
-  if (n.isa("onnx.Tanh"))
+  if (n.isa(ops::Tanh))
     return "tanh";
-  if (n.isa("onnx.HardSwish"))
+  if (n.isa(ops::HardSwish))
     return "hard_swish";
-  if (n.isa("onnx.LeakyRelu")) {
+  if (n.isa(ops::LeakyRelu)) {
     params = {attr("alpha", 0.01f)};
     return "leaky_relu";
   }
-  if (n.isa("onnx.HardSigmoid")) {
+  if (n.isa(ops::HardSigmoid)) {
     params = {attr("alpha", 0.2f), attr("beta", 0.5f)};
     return "hard_sigmoid";
   }
-  if (n.isa("onnx.Clip")) {
+  if (n.isa(ops::Clip)) {
     // Clip-11 bounds are scalar constant operands; absent ones are open.
     float bounds[2] = {-INFINITY, INFINITY};
     for (unsigned i = 1; i < 3; ++i) {
@@ -154,14 +155,14 @@ Value *Fuser::storedFor(Value *v) const {
   auto it = storedOf.find(v);
   if (it != storedOf.end())
     return it->second;
-  if (Node *dq = getProducer(v, ops::Dequantize))
+  if (Node *dq = getProducer(v, ops::QDequantize))
     return dq->getOperand(0);
   return nullptr;
 }
 
 void Fuser::replaceQuantizes(Value *v, const QuantType *grid, Value *stored) {
   for (auto [user, index] : getUsers(v))
-    if (user->isa(ops::Quantize) &&
+    if (user->isa(ops::QQuantize) &&
         sameGrid(getStoredQuantType(user->getResult()), grid))
       replacements.push_back({user, stored});
 }
@@ -190,7 +191,7 @@ bool Fuser::fuseCopy(const FusionUnit &unit, std::string &why) {
     const QuantType *g = getStoredQuantType(s);
     if (variadic && outGrid && !sameGrid(g, outGrid))
       s = rewriter
-              .create(ops::Requantize, {s},
+              .create(ops::QRequantize, {s},
                       {{withElement(s->getType(), outGrid), ""}})
               ->getResult();
     operands[i] = s;
@@ -226,14 +227,14 @@ bool Fuser::fuseCopy(const FusionUnit &unit, std::string &why) {
     // A Q onto the copy's grid reads the copy; a Q onto another grid is
     // Q(DQ(stored)) moved through the copy: a q.requantize of it.
     for (auto [q, index] : getUsers(n.getResult(r))) {
-      if (!q->isa(ops::Quantize))
+      if (!q->isa(ops::QQuantize))
         continue;
       const QuantType *qGrid = getStoredQuantType(q->getResult());
       Value *with = stored;
       if (!sameGrid(qGrid, grid)) {
         rewriter.setInsertionPoint(q);
         with = rewriter
-                   .create(ops::Requantize, {stored},
+                   .create(ops::QRequantize, {stored},
                            {{q->getResult()->getType(), ""}})
                    ->getResult();
       }
@@ -253,8 +254,8 @@ bool Fuser::readEpilogue(const FusionUnit &unit, size_t from, Epilogue &e,
     auto sameShape = [&] {
       return m.getResult()->getType()->getShape() == cur->getType()->getShape();
     };
-    if (m.isa("onnx.Sigmoid") && i + 1 < unit.members.size() &&
-        unit.members[i + 1]->isa("onnx.Mul")) {
+    if (m.isa(ops::Sigmoid) && i + 1 < unit.members.size() &&
+        unit.members[i + 1]->isa(ops::Mul)) {
       if (e.activation != "none") {
         why = "two activations in a row";
         return false;
@@ -275,7 +276,7 @@ bool Fuser::readEpilogue(const FusionUnit &unit, size_t from, Epilogue &e,
       cur = m.getResult();
       continue;
     }
-    if (m.isa("onnx.Add") && m.getNumOperands() == 2) {
+    if (m.isa(ops::Add) && m.getNumOperands() == 2) {
       Value *other = m.getOperand(m.getOperand(0) == cur ? 1 : 0);
       if (!sameShape()) {
         why = "the Add broadcasts beyond the anchor's shape";
@@ -284,7 +285,7 @@ bool Fuser::readEpilogue(const FusionUnit &unit, size_t from, Epilogue &e,
       Value *stored = storedFor(other);
       bool constant =
           isConstantValue(other) || (stored && isConstantValue(stored));
-      if (constant && anchor.isa("onnx.MatMul") && !e.bias && !e.residual &&
+      if (constant && anchor.isa(ops::MatMul) && !e.bias && !e.residual &&
           e.activation == "none") {
         e.bias = stored ? stored : other;
         cur = m.getResult();
@@ -310,7 +311,7 @@ bool Fuser::fuseUnit(const FusionUnit &unit, std::string &why) {
   Node &anchor = *unit.getAnchor();
   std::string op = "q." + unit.kind;
   if (unit.kind == "silu")
-    op = "q.activation";
+    op = ops::QActivation;
   if (!lookupOpDef(op)) {
     why = "no q.* op for a " + unit.kind + " unit";
     return false;
@@ -319,8 +320,8 @@ bool Fuser::fuseUnit(const FusionUnit &unit, std::string &why) {
   std::vector<NamedAttribute> attrs;
   Epilogue e;
   size_t epilogueStart = 1;
-  bool weighted = op == "q.conv" || op == "q.conv_transpose" ||
-                  op == "q.gemm" || op == "q.matmul";
+  bool weighted = op == ops::QConv || op == ops::QConvTranspose ||
+                  op == ops::QGemm || op == ops::QMatmul;
   auto readStored = [&](unsigned i) {
     Value *s = storedFor(anchor.getOperand(i));
     if (!s)
@@ -350,7 +351,7 @@ bool Fuser::fuseUnit(const FusionUnit &unit, std::string &why) {
       }
     }
     operands.push_back(bias);
-  } else if (op == "q.activation") {
+  } else if (op == ops::QActivation) {
     if (!readStored(0))
       return false;
     std::vector<float> params;
@@ -368,9 +369,9 @@ bool Fuser::fuseUnit(const FusionUnit &unit, std::string &why) {
       if (!readStored(i))
         return false;
     // A q.pool already (fused before) keeps its mode.
-    if (op == "q.pool" && !anchor.getAttr("mode"))
+    if (op == ops::QPool && !anchor.getAttr("mode"))
       attrs.push_back(
-          {"mode", Attribute(std::string(anchor.isa("onnx.GlobalAveragePool")
+          {"mode", Attribute(std::string(anchor.isa(ops::GlobalAveragePool)
                                              ? "global_average"
                                              : "average"))});
     for (const NamedAttribute &a : anchor.getAttrs())

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 
@@ -153,7 +154,7 @@ bool Lowering::lowerConvOrMatMul(Node &n) {
   if (!epilogueFoldsIntoQ(n) || !quantOf(y) || quantOf(x)->isPerAxis() ||
       quantOf(y)->isPerAxis())
     return false;
-  bool conv = n.isa("q.conv");
+  bool conv = n.isa(ops::QConv);
   // Per-channel weights: on the output channels (conv), per column (matmul).
   const QuantType *qw = quantOf(w);
   if (qw->isPerAxis() &&
@@ -171,7 +172,7 @@ bool Lowering::lowerConvOrMatMul(Node &n) {
                                 scaleOf(y), zeroPointOf(y)};
   if (bias)
     operands.push_back(bias);
-  replaceWith(n, conv ? "onnx.QLinearConv" : "onnx.QLinearMatMul", operands,
+  replaceWith(n, conv ? ops::QLinearConv : ops::QLinearMatMul, operands,
               conv ? anchorAttrs(n) : std::vector<NamedAttribute>{});
   return true;
 }
@@ -226,17 +227,16 @@ bool Lowering::lowerFloatMatMul(Node &n) {
     dims.push_back(static_cast<int64_t>(product.size()));
   Value *scale = createConstant(rewriter, *quant::makeDenseF32(dims, product),
                                 yt->getElementType(), "qop_scale_product");
-  Node *mm = rewriter.create("onnx.MatMulInteger",
+  Node *mm = rewriter.create(ops::MatMulInteger,
                              {a, b, zeroPointOf(a), zeroPointOf(b)},
                              {{withElement(yt, ElementKind::I32), ""}});
   Node *cast = rewriter.create(
-      "onnx.Cast", {mm->getResult()}, {{yt, ""}},
+      ops::Cast, {mm->getResult()}, {{yt, ""}},
       {{"to", Attribute(int64_t(onnxDataTypeOf(yt->getStorageKind())))}});
-  Node *mul =
-      rewriter.create("onnx.Mul", {cast->getResult(), scale}, {{yt, ""}});
+  Node *mul = rewriter.create(ops::Mul, {cast->getResult(), scale}, {{yt, ""}});
   Value *out = mul->getResult();
   if (bias)
-    out = rewriter.create("onnx.Add", {out, bias}, {{yt, ""}})->getResult();
+    out = rewriter.create(ops::Add, {out, bias}, {{yt, ""}})->getResult();
   rewriter.replaceNode(n, {out});
   return true;
 }
@@ -264,7 +264,7 @@ bool Lowering::lowerGemm(Node &n) {
   for (const NamedAttribute &at : anchorAttrs(n))
     if (at.name != "beta")
       attrs.push_back(at);
-  replaceWith(n, "com.microsoft.QGemm", operands, attrs);
+  replaceWith(n, ops::MsQGemm, operands, attrs);
   return true;
 }
 
@@ -279,16 +279,16 @@ bool Lowering::lowerInt8Op(Node &n) {
   std::string act = getStringAttrOr(n, "activation", "none");
   llvm::StringRef op;
   std::vector<NamedAttribute> attrs = anchorAttrs(n);
-  if (n.isa("q.activation")) {
+  if (n.isa(ops::QActivation)) {
     std::vector<float> p;
     if (const Attribute *a = n.getAttr("activation_params"))
       if (auto *f = a->getIf<std::vector<float>>())
         p = *f;
     if (act == "leaky_relu") {
-      op = "com.microsoft.QLinearLeakyRelu";
+      op = ops::MsQLinearLeakyRelu;
       attrs = {{"alpha", Attribute(p.at(0))}};
     } else if (act == "sigmoid") {
-      op = "com.microsoft.QLinearSigmoid";
+      op = ops::MsQLinearSigmoid;
       attrs.clear();
     } else {
       return false;
@@ -296,27 +296,27 @@ bool Lowering::lowerInt8Op(Node &n) {
   } else {
     if (!epilogueFoldsIntoQ(n))
       return false;
-    if (n.isa("q.add"))
-      op = "com.microsoft.QLinearAdd";
-    else if (n.isa("q.mul"))
-      op = "com.microsoft.QLinearMul";
-    else if (n.isa("q.pool") &&
+    if (n.isa(ops::QAdd))
+      op = ops::MsQLinearAdd;
+    else if (n.isa(ops::QMul))
+      op = ops::MsQLinearMul;
+    else if (n.isa(ops::QPool) &&
              getStringAttrOr(n, "mode", "") == "global_average")
-      op = "com.microsoft.QLinearGlobalAveragePool";
-    else if (n.isa("q.pool"))
-      op = "com.microsoft.QLinearAveragePool";
-    else if (!n.isa("q.concat"))
+      op = ops::MsQLinearGlobalAveragePool;
+    else if (n.isa(ops::QPool))
+      op = ops::MsQLinearAveragePool;
+    else if (!n.isa(ops::QConcat))
       return false;
-    if (n.isa("q.pool"))
+    if (n.isa(ops::QPool))
       attrs.push_back({"channels_last", Attribute(int64_t(0))});
   }
   std::vector<Value *> operands;
-  if (n.isa("q.concat")) {
+  if (n.isa(ops::QConcat)) {
     operands = {scaleOf(y), zeroPointOf(y)};
     for (Value *x : n.getOperands())
       for (Value *v : {x, scaleOf(x), zeroPointOf(x)})
         operands.push_back(v);
-    replaceWith(n, "com.microsoft.QLinearConcat", operands, attrs);
+    replaceWith(n, ops::MsQLinearConcat, operands, attrs);
     return true;
   }
   for (Value *x : n.getOperands())
@@ -354,57 +354,57 @@ void Lowering::expand(Node &n) {
   llvm::StringRef kind = n.getOpType();
   if (kind == "conv" || kind == "conv_transpose" || kind == "gemm" ||
       kind == "matmul") {
-    std::string anchor = kind == "conv"             ? "onnx.Conv"
-                         : kind == "conv_transpose" ? "onnx.ConvTranspose"
-                         : kind == "gemm"           ? "onnx.Gemm"
-                                                    : "onnx.MatMul";
+    llvm::StringRef anchor = kind == "conv"             ? ops::Conv
+                             : kind == "conv_transpose" ? ops::ConvTranspose
+                             : kind == "gemm"           ? ops::Gemm
+                                                        : ops::MatMul;
     std::vector<Value *> args{in[0], in[1]};
     if (kind != "matmul" && in.size() > 2 && in[2])
       args.push_back(in[2]);
     cur = floatNode(anchor, args, anchorAttrs(n));
     if (kind == "matmul" && in.size() > 2 && in[2])
-      cur = floatNode("onnx.Add", {cur, in[2]});
+      cur = floatNode(ops::Add, {cur, in[2]});
     residual = in.size() > 3 ? in[3] : nullptr;
   } else if (kind == "pool") {
     cur = floatNode(getStringAttrOr(n, "mode", "") == "global_average"
-                        ? "onnx.GlobalAveragePool"
-                        : "onnx.AveragePool",
+                        ? ops::GlobalAveragePool
+                        : ops::AveragePool,
                     in, anchorAttrs(n));
   } else if (kind == "activation") {
     cur = in[0];
   } else {
-    static const llvm::StringMap<std::string> onnxOf = {
-        {"add", "onnx.Add"},
-        {"sub", "onnx.Sub"},
-        {"mul", "onnx.Mul"},
-        {"softmax", "onnx.Softmax"},
-        {"concat", "onnx.Concat"}};
+    static const llvm::StringMap<llvm::StringRef> onnxOf = {
+        {"add", ops::Add},
+        {"sub", ops::Sub},
+        {"mul", ops::Mul},
+        {"softmax", ops::Softmax},
+        {"concat", ops::Concat}};
     cur = floatNode(onnxOf.lookup(kind), in, anchorAttrs(n));
   }
   bool residualLast = getIntAttrOr(n, "residual_after_activation", 0);
   if (residual && !residualLast)
-    cur = floatNode("onnx.Add", {cur, residual});
+    cur = floatNode(ops::Add, {cur, residual});
   std::string act = getStringAttrOr(n, "activation", "none");
   std::vector<float> p;
   if (const Attribute *a = n.getAttr("activation_params"))
     if (auto *f = a->getIf<std::vector<float>>())
       p = *f;
   if (act == "silu") {
-    cur = floatNode("onnx.Mul", {cur, floatNode("onnx.Sigmoid", {cur})});
+    cur = floatNode(ops::Mul, {cur, floatNode(ops::Sigmoid, {cur})});
   } else if (act == "clip") {
     auto bound = [&](float v) {
       return createConstant(rewriter, *quant::makeDenseF32({}, {v}),
                             ctx.getElementType(floatKind), "clip_bound");
     };
-    cur = floatNode("onnx.Clip", {cur, bound(p.at(0)), bound(p.at(1))});
+    cur = floatNode(ops::Clip, {cur, bound(p.at(0)), bound(p.at(1))});
   } else if (act != "none") {
-    static const llvm::StringMap<std::string> onnxOf = {
-        {"relu", "onnx.Relu"},
-        {"leaky_relu", "onnx.LeakyRelu"},
-        {"sigmoid", "onnx.Sigmoid"},
-        {"tanh", "onnx.Tanh"},
-        {"hard_sigmoid", "onnx.HardSigmoid"},
-        {"hard_swish", "onnx.HardSwish"}};
+    static const llvm::StringMap<llvm::StringRef> onnxOf = {
+        {"relu", ops::Relu},
+        {"leaky_relu", ops::LeakyRelu},
+        {"sigmoid", ops::Sigmoid},
+        {"tanh", ops::Tanh},
+        {"hard_sigmoid", ops::HardSigmoid},
+        {"hard_swish", ops::HardSwish}};
     std::vector<NamedAttribute> attrs;
     if (act == "leaky_relu")
       attrs = {{"alpha", Attribute(p.at(0))}};
@@ -413,7 +413,7 @@ void Lowering::expand(Node &n) {
     cur = floatNode(onnxOf.lookup(act), {cur}, std::move(attrs));
   }
   if (residual && residualLast)
-    cur = floatNode("onnx.Add", {cur, residual});
+    cur = floatNode(ops::Add, {cur, residual});
   if (outGrid)
     cur = createQuantize(rewriter, cur, outGrid)->getResult();
   rewriter.replaceNode(n, {cur});
@@ -426,8 +426,8 @@ void Lowering::dropUnrecordedQuantTypes() {
   llvm::DenseSet<const Value *> recorded;
   std::vector<Value *> quantized;
   auto isQdq = [](const Node *n) {
-    return n && (n->isa(ops::Quantize) || n->isa(ops::Dequantize) ||
-                 n->isa(ops::Requantize));
+    return n && (n->isa(ops::QQuantize) || n->isa(ops::QDequantize) ||
+                 n->isa(ops::QRequantize));
   };
   auto visit = [&](Value *v) {
     if (!v || !quantOf(v))
@@ -474,18 +474,18 @@ void Lowering::dropUnrecordedQuantTypes() {
 bool Lowering::run() {
   std::vector<Node *> units;
   for (Node &n : graph.getNodes())
-    if (n.getDialect() == "q" && !n.isa(ops::Quantize) &&
-        !n.isa(ops::Dequantize) && !n.isa(ops::Requantize))
+    if (n.getDialect() == "q" && !n.isa(ops::QQuantize) &&
+        !n.isa(ops::QDequantize) && !n.isa(ops::QRequantize))
       units.push_back(&n);
   for (Node *n : units) {
     bool lowered = false;
-    if (n->isa("q.conv") || (n->isa("q.matmul") && quantOf(n->getResult())))
+    if (n->isa(ops::QConv) || (n->isa(ops::QMatmul) && quantOf(n->getResult())))
       lowered = lowerConvOrMatMul(*n);
-    else if (n->isa("q.matmul"))
+    else if (n->isa(ops::QMatmul))
       lowered = lowerFloatMatMul(*n);
-    else if (n->isa("q.gemm"))
+    else if (n->isa(ops::QGemm))
       lowered = lowerGemm(*n);
-    else if (!n->isa("q.conv_transpose"))
+    else if (!n->isa(ops::QConvTranspose))
       lowered = lowerInt8Op(*n);
     if (!lowered)
       expand(*n);

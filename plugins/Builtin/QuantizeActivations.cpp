@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/Passes/ScaleAnalysis.h"
@@ -62,7 +63,7 @@ Activation findActivation(Value *v) {
     return act;
   if (users.size() == 1) {
     Node *u = users.front().first;
-    if (u->isa("onnx.Relu") || u->isa("onnx.LeakyRelu") || u->isa("onnx.Clip"))
+    if (u->isa(ops::Relu) || u->isa(ops::LeakyRelu) || u->isa(ops::Clip))
       if (users.front().second == 0)
         return {u->getResult(), nullptr, u->getOpType()};
     return act;
@@ -71,9 +72,9 @@ Activation findActivation(Value *v) {
     return act;
   Node *sig = nullptr, *mul = nullptr;
   for (auto [u, index] : users) {
-    if (u->isa("onnx.Sigmoid"))
+    if (u->isa(ops::Sigmoid))
       sig = u;
-    else if (u->isa("onnx.Mul"))
+    else if (u->isa(ops::Mul))
       mul = u;
   }
   if (!sig || !mul || !sig->getResult()->hasOneUse() ||
@@ -84,7 +85,7 @@ Activation findActivation(Value *v) {
 }
 
 bool isQuantizedInput(const Value *v) {
-  return getProducer(v, ops::Dequantize) != nullptr;
+  return getProducer(v, ops::QDequantize) != nullptr;
 }
 
 /// Puts Q/DQ with grid `q` between `v` and its users (all of them).
@@ -126,7 +127,7 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
     Value *out = n.getResult();
     if (out->getType()->isQuantized() ||
         llvm::any_of(getUsers(out),
-                     [](auto u) { return u.first->isa(ops::Quantize); }))
+                     [](auto u) { return u.first->isa(ops::QQuantize); }))
       continue;
     Activation act = findActivation(out);
     const ScaleInfo *si = grids.lookupBackward(act.output);

@@ -63,6 +63,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/CostReport.h"
 #include "qopt/Passes/FusionPlan.h"
@@ -106,10 +107,10 @@ namespace {
 /// `pairs` collects the (Q, DQ) nodes passed, nearest first.
 Value *stripQdq(Value *v, std::vector<std::pair<Node *, Node *>> *pairs) {
   while (v) {
-    Node *dq = getProducer(v, ops::Dequantize);
+    Node *dq = getProducer(v, ops::QDequantize);
     if (!dq)
       return v;
-    Node *q = getProducer(dq->getOperand(0), ops::Quantize);
+    Node *q = getProducer(dq->getOperand(0), ops::QQuantize);
     if (!q)
       return v;
     if (pairs)
@@ -120,7 +121,7 @@ Value *stripQdq(Value *v, std::vector<std::pair<Node *, Node *>> *pairs) {
 }
 
 bool isSimpleActivation(const Node &n) {
-  return n.isa("onnx.Relu") || n.isa("onnx.Clip") || n.isa("onnx.LeakyRelu");
+  return n.isa(ops::Relu) || n.isa(ops::Clip) || n.isa(ops::LeakyRelu);
 }
 
 struct Branch {
@@ -156,13 +157,13 @@ std::optional<Branch> matchBranch(Value *v) {
     for (auto &p : b.innerPairs)
       b.qs.push_back(p.first);
     n = x->getDefiningNode();
-  } else if (n->isa("onnx.Mul") && n->getNumOperands() == 2) {
+  } else if (n->isa(ops::Mul) && n->getNumOperands() == 2) {
     // SiLU: Mul(x, Sigmoid(x)), either order, Q/DQ anywhere.
     for (unsigned s = 0; s < 2 && !b.activation; ++s) {
       std::vector<std::pair<Node *, Node *>> sigPairs, aPairs, xPairs;
       Value *sig = stripQdq(n->getOperand(s), &sigPairs);
       Node *sn = sig->getDefiningNode();
-      if (!sn || !sn->isa("onnx.Sigmoid"))
+      if (!sn || !sn->isa(ops::Sigmoid))
         continue;
       Value *a = stripQdq(sn->getOperand(0), &aPairs);
       Value *other = stripQdq(n->getOperand(1 - s), &xPairs);
@@ -196,7 +197,7 @@ Node *outputQuantize(Node &add, bool &throughActivation) {
   Value *out = add.getResult();
   for (auto [user, idx] : getUsers(out)) {
     (void)idx;
-    if (user->isa(ops::Quantize))
+    if (user->isa(ops::QQuantize))
       return user;
   }
   if (out->getNumUses() == 1 && !out->isGraphOutput()) {
@@ -204,7 +205,7 @@ Node *outputQuantize(Node &add, bool &throughActivation) {
     if (act && isSimpleActivation(*act) && act->getOperand(0) == out)
       for (auto [user, idx] : getUsers(act->getResult())) {
         (void)idx;
-        if (user->isa(ops::Quantize)) {
+        if (user->isa(ops::QQuantize)) {
           throughActivation = true;
           return user;
         }
@@ -278,7 +279,7 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
   };
   std::vector<Work> work;
   for (Node &n : g.getNodes()) {
-    if (!n.isa("onnx.Add") || n.getNumOperands() != 2 || !n.getOperand(0) ||
+    if (!n.isa(ops::Add) || n.getNumOperands() != 2 || !n.getOperand(0) ||
         !n.getOperand(1))
       continue;
     if (!sameShape(n.getOperand(0)->getType(), n.getOperand(1)->getType()))
@@ -326,7 +327,7 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
     w.outQ = outQ;
     const QuantType *outGrid =
         outQ ? getStoredQuantType(outQ->getResult()) : nullptr;
-    bool skipOnGrid = getProducer(skip, ops::Dequantize) ||
+    bool skipOnGrid = getProducer(skip, ops::QDequantize) ||
                       getStoredQuantType(skip) || scales.lookup(skip);
     if (skipOnGrid)
       continue;

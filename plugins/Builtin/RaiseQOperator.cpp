@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 
@@ -100,32 +101,28 @@ llvm::ArrayRef<QOperatorForm> getForms() {
   static const std::vector<QOperatorForm> forms = [] {
     std::vector<QOperatorForm> f;
     Slot x{0, 1, 2}, w{3, 4, 5};
-    f.push_back(onnxForm("onnx.QLinearConv", "onnx.Conv", {x, w}, {-1, 6, 7}));
+    f.push_back(onnxForm(ops::QLinearConv, ops::Conv, {x, w}, {-1, 6, 7}));
     f.back().bias = 8;
     f.back().perAxis = PerAxisInput::ConvWeight;
-    f.push_back(
-        onnxForm("onnx.QLinearMatMul", "onnx.MatMul", {x, w}, {-1, 6, 7}));
+    f.push_back(onnxForm(ops::QLinearMatMul, ops::MatMul, {x, w}, {-1, 6, 7}));
     f.back().perAxis = PerAxisInput::MatMulColumns;
     // QGemm's Y is u8 without a zero point, as the interpreter writes it.
-    f.push_back(
-        onnxForm("com.microsoft.QGemm", "onnx.Gemm", {x, w}, {-1, 7, 8}));
+    f.push_back(onnxForm(ops::MsQGemm, ops::Gemm, {x, w}, {-1, 7, 8}));
     f.back().bias = 6;
     f.back().perAxis = PerAxisInput::GemmColumns;
     f.back().resultMayBeFloat = true;
-    f.push_back(microsoftForm("com.microsoft.QLinearAdd", "onnx.Add", {x, w},
-                              {-1, 6, 7}));
-    f.push_back(microsoftForm("com.microsoft.QLinearMul", "onnx.Mul", {x, w},
-                              {-1, 6, 7}));
-    f.push_back(microsoftForm("com.microsoft.QLinearAveragePool",
-                              "onnx.AveragePool", {x}, {-1, 3, 4}));
-    f.push_back(microsoftForm("com.microsoft.QLinearGlobalAveragePool",
-                              "onnx.GlobalAveragePool", {x}, {-1, 3, 4}));
-    f.push_back(microsoftForm("com.microsoft.QLinearSigmoid", "onnx.Sigmoid",
-                              {x}, {-1, 3, 4}));
-    f.push_back(microsoftForm("com.microsoft.QLinearLeakyRelu",
-                              "onnx.LeakyRelu", {x}, {-1, 3, 4}));
-    f.push_back(microsoftForm("com.microsoft.QLinearConcat", "onnx.Concat", {},
-                              {-1, 0, 1}));
+    f.push_back(microsoftForm(ops::MsQLinearAdd, ops::Add, {x, w}, {-1, 6, 7}));
+    f.push_back(microsoftForm(ops::MsQLinearMul, ops::Mul, {x, w}, {-1, 6, 7}));
+    f.push_back(microsoftForm(ops::MsQLinearAveragePool, ops::AveragePool, {x},
+                              {-1, 3, 4}));
+    f.push_back(microsoftForm(ops::MsQLinearGlobalAveragePool,
+                              ops::GlobalAveragePool, {x}, {-1, 3, 4}));
+    f.push_back(
+        microsoftForm(ops::MsQLinearSigmoid, ops::Sigmoid, {x}, {-1, 3, 4}));
+    f.push_back(microsoftForm(ops::MsQLinearLeakyRelu, ops::LeakyRelu, {x},
+                              {-1, 3, 4}));
+    f.push_back(
+        microsoftForm(ops::MsQLinearConcat, ops::Concat, {}, {-1, 0, 1}));
     f.back().firstVariadic = 2;
     return f;
   }();
@@ -329,9 +326,8 @@ void Raising::collect(Candidate &c) {
   // (QGemm's times alpha, which the float Gemm applies to the product
   // alone: C is on alpha * a_scale * b_scale).
   const QuantType *x = c.inputs[0].second, *w = c.inputs[1].second;
-  float alpha = n.getOp() == "com.microsoft.QGemm"
-                    ? getFloatAttrOr(n, "alpha", 1.0f)
-                    : 1.0f;
+  float alpha =
+      n.getOp() == ops::MsQGemm ? getFloatAttrOr(n, "alpha", 1.0f) : 1.0f;
   if (bias->getType()->getStorageKind() != ElementKind::I32 ||
       !getConstantData(bias)) {
     c.refusal = describeNode(n) + ": the bias is not an i32 constant";

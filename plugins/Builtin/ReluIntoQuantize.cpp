@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 
@@ -30,9 +31,9 @@ static constexpr const char *kPassName = "relu-into-q";
 
 /// Relu(x), or Clip(x, 0, hi) with hi absent or at least `top`.
 static bool isReluLike(const Node &n, double top) {
-  if (n.isa("onnx.Relu"))
+  if (n.isa(ops::Relu))
     return true;
-  if (!n.isa("onnx.Clip") || n.getNumOperands() < 2 || !n.getOperand(1))
+  if (!n.isa(ops::Clip) || n.getNumOperands() < 2 || !n.getOperand(1))
     return false;
   const DenseElements *lo = getConstantData(n.getOperand(1));
   if (!lo || lo->getNumElements() != 1 || lo->getAsDouble(0) != 0)
@@ -49,11 +50,11 @@ PreservedAnalyses ReluIntoQuantizePass::run(Graph &g, AnalysisManager &am) {
   bool changed = false;
   std::vector<Node *> relus;
   for (Node &n : g.getNodes())
-    if (n.isa("onnx.Relu") || n.isa("onnx.Clip"))
+    if (n.isa(ops::Relu) || n.isa(ops::Clip))
       relus.push_back(&n);
   for (Node *relu : relus) {
     Value *out = relu->getResult();
-    if (!allUsersAre(out, ops::Quantize))
+    if (!allUsersAre(out, ops::QQuantize))
       continue;
     // Every Q must be int8, zero point 0, per tensor, on one grid, and its
     // region must be retypable.

@@ -46,9 +46,9 @@ namespace {
 /// Q(DQ(x)) => x or q.requantize(x).
 struct FoldDequantizeQuantize : RewritePattern {
   FoldDequantizeQuantize()
-      : RewritePattern(ops::Quantize, 2, "fold-dequantize-quantize") {}
+      : RewritePattern(ops::QQuantize, 2, "fold-dequantize-quantize") {}
   bool matchAndRewrite(Node &q, PatternRewriter &r) const override {
-    Node *dq = getProducer(q.getOperand(0), ops::Dequantize);
+    Node *dq = getProducer(q.getOperand(0), ops::QDequantize);
     if (!dq)
       return false;
     Value *x = dq->getOperand(0);
@@ -61,7 +61,7 @@ struct FoldDequantizeQuantize : RewritePattern {
       return true;
     }
     r.setInsertionPoint(&q);
-    Node *rq = r.create(ops::Requantize, {x}, {{q.getResult()->getType(), ""}},
+    Node *rq = r.create(ops::QRequantize, {x}, {{q.getResult()->getType(), ""}},
                         {}, q.getName().str());
     std::string name = q.getResult()->getName().str();
     r.replaceNode(q, {rq->getResult()});
@@ -75,7 +75,7 @@ struct FoldDequantizeQuantize : RewritePattern {
 /// the DQs read x.
 struct CollapseRequantize : RewritePattern {
   CollapseRequantize()
-      : RewritePattern(ops::Requantize, 2, "collapse-requantize") {}
+      : RewritePattern(ops::QRequantize, 2, "collapse-requantize") {}
   bool matchAndRewrite(Node &rq, PatternRewriter &r) const override {
     Value *x = rq.getOperand(0);
     const QuantType *from = getStoredQuantType(x);
@@ -86,7 +86,7 @@ struct CollapseRequantize : RewritePattern {
       r.replaceNode(rq, {x});
       return true;
     }
-    if (!allUsersAre(rq.getResult(), ops::Dequantize) ||
+    if (!allUsersAre(rq.getResult(), ops::QDequantize) ||
         !quant::gridContains(to, from))
       return false;
     // The DQs now dequantize x: equal float values (gridContains).
@@ -102,10 +102,10 @@ struct CollapseRequantize : RewritePattern {
 /// Lossy: Q_A(f) -> requantize to B  =>  Q_B(f).
 struct MergeRequantize : RewritePattern {
   explicit MergeRequantize(CostReport &report)
-      : RewritePattern(ops::Requantize, 1, "merge-requantize"), report(report) {
-  }
+      : RewritePattern(ops::QRequantize, 1, "merge-requantize"),
+        report(report) {}
   bool matchAndRewrite(Node &rq, PatternRewriter &r) const override {
-    Node *q = getProducer(rq.getOperand(0), ops::Quantize);
+    Node *q = getProducer(rq.getOperand(0), ops::QQuantize);
     if (!q)
       return false;
     const QuantType *from = getStoredQuantType(q->getResult());
@@ -148,9 +148,9 @@ struct MergeRequantize : RewritePattern {
 /// Lossy: DQ(Q(f)) => f for a float activation f.
 struct RemoveQuantizeDequantize : RewritePattern {
   explicit RemoveQuantizeDequantize(CostReport &report)
-      : RewritePattern(ops::Dequantize, 1, "remove-qdq"), report(report) {}
+      : RewritePattern(ops::QDequantize, 1, "remove-qdq"), report(report) {}
   bool matchAndRewrite(Node &dq, PatternRewriter &r) const override {
-    Node *q = getProducer(dq.getOperand(0), ops::Quantize);
+    Node *q = getProducer(dq.getOperand(0), ops::QQuantize);
     if (!q || !isActivationQuantize(*q))
       return false;
     Value *f = q->getOperand(0);

@@ -20,9 +20,9 @@
 using namespace qopt;
 
 static const QuantType *paramsOf(const Node &n) {
-  if (n.isa(ops::Quantize))
+  if (n.isa(ops::QQuantize))
     return getStoredQuantType(n.getResult());
-  if (n.isa(ops::Dequantize))
+  if (n.isa(ops::QDequantize))
     return getStoredQuantType(n.getOperand(0));
   return nullptr;
 }

@@ -43,6 +43,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
 
@@ -51,13 +52,13 @@ using namespace qopt;
 namespace {
 
 bool isPureReshape(const Node &n) {
-  return n.isa("onnx.Reshape") || n.isa("onnx.Flatten") ||
-         n.isa("onnx.Squeeze") || n.isa("onnx.Unsqueeze");
+  return n.isa(ops::Reshape) || n.isa(ops::Flatten) || n.isa(ops::Squeeze) ||
+         n.isa(ops::Unsqueeze);
 }
 
 /// Ops sink-qdq moves Q/DQ across.
 bool isMovable(const Node &n) {
-  return hasTrait(n, OpTrait::DataMovement) || n.isa("onnx.MaxPool");
+  return hasTrait(n, OpTrait::DataMovement) || n.isa(ops::MaxPool);
 }
 
 /// The grid each data result of `n` gets when its data operands are on `q`,
@@ -126,7 +127,7 @@ struct SinkDequantize : RewritePattern {
     const QuantType *grid = nullptr;
     Node *firstDq = nullptr;
     for (unsigned i : data) {
-      Node *dq = getProducer(m.getOperand(i), ops::Dequantize);
+      Node *dq = getProducer(m.getOperand(i), ops::QDequantize);
       if (!dq)
         return false;
       const QuantType *q = getStoredQuantType(dq->getOperand(0));
@@ -180,7 +181,7 @@ struct SinkDequantize : RewritePattern {
 
 /// Q backward: M(x) -> Q  =>  Q(x) -> M (single-result M, its only use).
 struct HoistQuantize : RewritePattern {
-  HoistQuantize() : RewritePattern(ops::Quantize, 1, "hoist-quantize") {}
+  HoistQuantize() : RewritePattern(ops::QQuantize, 1, "hoist-quantize") {}
   bool matchAndRewrite(Node &q, PatternRewriter &r) const override {
     Node *m = q.getOperand(0)->getDefiningNode();
     if (!m || !isMovable(*m) || isPureReshape(*m) || m->getNumResults() != 1)
@@ -196,7 +197,7 @@ struct HoistQuantize : RewritePattern {
     // Per-axis grids would need the inverse axis remap; an input from a DQ
     // is sink-dequantize's case.
     if (grid->isPerAxis() || x->getType()->isQuantized() ||
-        getProducer(x, ops::Dequantize))
+        getProducer(x, ops::QDequantize))
       return false;
     std::vector<const QuantType *> grids = resultGrids(*m, grid);
     if (grids.empty())
@@ -227,7 +228,7 @@ struct HoistQuantize : RewritePattern {
 /// Q -> reshape -> DQ  =>  reshape -> Q -> DQ.
 struct ReshapeBeforeQuantize : RewritePattern {
   ReshapeBeforeQuantize()
-      : RewritePattern(ops::Quantize, 2, "reshape-before-quantize") {}
+      : RewritePattern(ops::QQuantize, 2, "reshape-before-quantize") {}
   bool matchAndRewrite(Node &q, PatternRewriter &r) const override {
     Value *stored = q.getResult();
     if (stored->getNumUses() != 1 || stored->isGraphOutput())
@@ -237,7 +238,7 @@ struct ReshapeBeforeQuantize : RewritePattern {
         stored->getUses().front().index != 0)
       return false;
     Value *reshaped = reshape->getResult();
-    if (!allUsersAre(reshaped, ops::Dequantize))
+    if (!allUsersAre(reshaped, ops::QDequantize))
       return false;
     Node *producer = q.getOperand(0)->getDefiningNode();
     if (producer && hasTrait(*producer, OpTrait::Weighted))

@@ -34,7 +34,7 @@ PreservedAnalyses ToUint8ActivationsPass::run(Graph &g, AnalysisManager &) {
   bool changed = false;
   std::vector<Value *> starts;
   for (Node &n : g.getNodes())
-    if ((isActivationQuantize(n) || n.isa(ops::Requantize)) &&
+    if ((isActivationQuantize(n) || n.isa(ops::QRequantize)) &&
         getStoredQuantType(n.getResult())->getStorageKind() == ElementKind::I8)
       starts.push_back(n.getResult());
   for (Value *start : starts) {
@@ -46,7 +46,7 @@ PreservedAnalyses ToUint8ActivationsPass::run(Graph &g, AnalysisManager &) {
     if (!region.blocker.empty() || q->isPerAxis())
       continue;
     bool allActivations = llvm::all_of(region.producers, [](Node *p) {
-      return p->isa(ops::Requantize) || isActivationQuantize(*p);
+      return p->isa(ops::QRequantize) || isActivationQuantize(*p);
     });
     if (!allActivations)
       continue;

@@ -211,7 +211,7 @@ private:
     while (v) {
       Node *p = v->getDefiningNode();
       if (!getStoredQuantType(v)) {
-        if (!p || !p->isa(ops::Dequantize))
+        if (!p || !p->isa(ops::QDequantize))
           return; // float input: nothing to unify
         Value *stored = p->getOperand(0);
         unite(v, stored);
@@ -237,10 +237,10 @@ private:
       for (auto [user, idx] : getUsers(cur)) {
         (void)idx;
         Value *next = nullptr;
-        if (user->isa(ops::Quantize) || user->isa(ops::Requantize)) {
+        if (user->isa(ops::QQuantize) || user->isa(ops::QRequantize)) {
           next = user->getResult();
           outputSide.insert(next);
-        } else if (user->isa(ops::Dequantize)) {
+        } else if (user->isa(ops::QDequantize)) {
           next = user->getResult();
         }
         if (!next)
@@ -270,12 +270,12 @@ bool feedsFurther(Value *v, const llvm::DenseSet<Value *> &members) {
       (void)idx;
       if (isGroupOp(*user))
         return true;
-      if (user->isa(ops::Quantize) || user->isa(ops::Requantize)) {
+      if (user->isa(ops::QQuantize) || user->isa(ops::QRequantize)) {
         if (members.count(user->getResult()))
           return true;
         continue;
       }
-      if (user->isa(ops::Dequantize))
+      if (user->isa(ops::QDequantize))
         work.push_back(user->getResult());
     }
   }
@@ -333,13 +333,13 @@ std::string gridText(const QuantType *q) { return quant::describeParams(q); }
 void noteInt32Bias(CostReport &report, const Value &v) {
   for (auto [dq, i] : getUsers(&v)) {
     (void)i;
-    if (!dq->isa(ops::Dequantize))
+    if (!dq->isa(ops::QDequantize))
       continue;
     for (auto [user, idx] : getUsers(dq->getResult())) {
       if (idx != 0 || !hasTrait(*user, OpTrait::Weighted) ||
           user->getNumOperands() < 3 || !user->getOperand(2))
         continue;
-      Node *biasDq = getProducer(user->getOperand(2), ops::Dequantize);
+      Node *biasDq = getProducer(user->getOperand(2), ops::QDequantize);
       const QuantType *bq =
           biasDq ? getStoredQuantType(biasDq->getOperand(0)) : nullptr;
       if (bq && bq->getStorageKind() == ElementKind::I32)
@@ -386,8 +386,8 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
       if (!q)
         continue;
       Node *p = v->getDefiningNode();
-      bool retypeable = p && (p->isa(ops::Quantize) ||
-                              p->isa(ops::Requantize) || isGroupOp(*p));
+      bool retypeable = p && (p->isa(ops::QQuantize) ||
+                              p->isa(ops::QRequantize) || isGroupOp(*p));
       if (!retypeable && why.empty())
         why = "%" + v->getName().str() + " (" +
               (p ? p->getOp().str() + " result"
@@ -467,7 +467,7 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
   // q.requantize whose grids now agree.
   std::vector<Node *> dead;
   for (Node &n : g.getNodes())
-    if (n.isa(ops::Requantize) &&
+    if (n.isa(ops::QRequantize) &&
         n.getOperand(0)->getType() == n.getResult()->getType())
       dead.push_back(&n);
   for (Node *n : dead) {

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/Passes/PassPlugin.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/PatternRewrite.h"
@@ -27,7 +28,7 @@ namespace {
 
 /// The local rewrite: one pattern rooted at onnx.Identity.
 struct RemoveIdentityPattern : RewritePattern {
-  RemoveIdentityPattern() : RewritePattern("onnx.Identity", /*benefit=*/1) {}
+  RemoveIdentityPattern() : RewritePattern(ops::Identity, /*benefit=*/1) {}
 
   bool matchAndRewrite(Node &node, PatternRewriter &rewriter) const override {
     Value *input = node.getOperand(0);

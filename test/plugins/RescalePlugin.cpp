@@ -24,7 +24,7 @@ struct DoubleQuantizeScalesPass : PassInfoMixin<DoubleQuantizeScalesPass> {
     bool changed = false;
     Context &ctx = g.getContext();
     for (Node &n : g.getNodes()) {
-      if (!n.isa(ops::Quantize))
+      if (!n.isa(ops::QQuantize))
         continue;
       Value *r = n.getResult();
       const QuantType *q = r->getType()->getQuantType();

@@ -36,9 +36,9 @@ protected:
 
 TEST_F(VerifierTest, AcceptsQuantizeDequantizePair) {
   Value *x = g.addInput(f32x4(), "x");
-  Node *q = g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 128), "xq"}}, {},
-                         "q1");
-  Node *dq = g.createNode(ops::Dequantize, {q->getResult()}, {{f32x4(), "y"}},
+  Node *q = g.createNode(ops::QQuantize, {x}, {{quantized(0.5f, 128), "xq"}},
+                         {}, "q1");
+  Node *dq = g.createNode(ops::QDequantize, {q->getResult()}, {{f32x4(), "y"}},
                           {}, "dq1");
   g.addOutput(dq->getResult());
   EXPECT_EQ(verify(), "");
@@ -46,8 +46,8 @@ TEST_F(VerifierTest, AcceptsQuantizeDequantizePair) {
 
 TEST_F(VerifierTest, NamesTheNodeWithABadScale) {
   Value *x = g.addInput(f32x4(), "x");
-  Node *q =
-      g.createNode(ops::Quantize, {x}, {{quantized(-0.5f, 0), "xq"}}, {}, "q1");
+  Node *q = g.createNode(ops::QQuantize, {x}, {{quantized(-0.5f, 0), "xq"}}, {},
+                         "q1");
   g.addOutput(q->getResult());
   EXPECT_EQ(verify(),
             "node 'q1' (q.quantize): scale must be finite and > 0, got -0.5");
@@ -55,7 +55,7 @@ TEST_F(VerifierTest, NamesTheNodeWithABadScale) {
 
 TEST_F(VerifierTest, RejectsNaNScaleAndOutOfRangeZeroPoint) {
   Value *x = g.addInput(f32x4(), "x");
-  Node *q = g.createNode(ops::Quantize, {x},
+  Node *q = g.createNode(ops::QQuantize, {x},
                          {{quantized(std::nanf(""), 0), "xq"}}, {}, "q1");
   g.addOutput(q->getResult());
   EXPECT_NE(verify().find("scale must be finite and > 0"), std::string::npos);
@@ -63,7 +63,7 @@ TEST_F(VerifierTest, RejectsNaNScaleAndOutOfRangeZeroPoint) {
   Graph g2(ctx);
   Value *y = g2.addInput(f32x4(), "y");
   Node *q2 =
-      g2.createNode(ops::Quantize, {y},
+      g2.createNode(ops::QQuantize, {y},
                     {{quantized(0.5f, -129, ElementKind::I8), "yq"}}, {}, "q2");
   g2.addOutput(q2->getResult());
   llvm::Error err = verifyGraph(g2);
@@ -77,7 +77,7 @@ TEST_F(VerifierTest, RejectsQuantizeOfIntegerInput) {
                                           ctx.getElementType(ElementKind::I32)),
                         "x");
   Node *q =
-      g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 0), "xq"}}, {}, "q1");
+      g.createNode(ops::QQuantize, {x}, {{quantized(0.5f, 0), "xq"}}, {}, "q1");
   g.addOutput(q->getResult());
   EXPECT_EQ(verify(), "node 'q1' (q.quantize): operand 0 'x' has element "
                       "type i32, expected float");
@@ -85,7 +85,7 @@ TEST_F(VerifierTest, RejectsQuantizeOfIntegerInput) {
 
 TEST_F(VerifierTest, RejectsWrongOperandCount) {
   Value *x = g.addInput(quantized(0.5f, 0), "x");
-  Node *r = g.createNode(ops::Requantize, {x, x}, {{quantized(0.25f, 0), "r"}},
+  Node *r = g.createNode(ops::QRequantize, {x, x}, {{quantized(0.25f, 0), "r"}},
                          {}, "rq");
   g.addOutput(r->getResult());
   EXPECT_EQ(verify(), "node 'rq' (q.requantize): expects 1 operand, got 2");
@@ -117,8 +117,8 @@ TEST_F(VerifierTest, RetypingAQuantizeAndItsDequantizeStaysValid) {
   // scale changes two types and nothing else can go stale.
   Value *x = g.addInput(f32x4(), "x");
   Node *q =
-      g.createNode(ops::Quantize, {x}, {{quantized(0.5f, 0), "xq"}}, {}, "q1");
-  Node *dq = g.createNode(ops::Dequantize, {q->getResult()}, {{f32x4(), "y"}},
+      g.createNode(ops::QQuantize, {x}, {{quantized(0.5f, 0), "xq"}}, {}, "q1");
+  Node *dq = g.createNode(ops::QDequantize, {q->getResult()}, {{f32x4(), "y"}},
                           {}, "dq1");
   g.addOutput(dq->getResult());
   EXPECT_EQ(verify(), "");

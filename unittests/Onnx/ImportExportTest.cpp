@@ -71,7 +71,7 @@ TEST(ImportExportTest, DequantizeOfWeightBecomesTypedConstant) {
   EXPECT_EQ(q->getAxis(), 0);
   EXPECT_EQ(q->getNumChannels(), 4u);
   ASSERT_TRUE(w->hasOneUse());
-  EXPECT_TRUE(w->getUses()[0].user->isa(ops::Dequantize));
+  EXPECT_TRUE(w->getUses()[0].user->isa(ops::QDequantize));
 }
 
 TEST(ImportExportTest, TruncatedModelIsAnError) {

@@ -24,6 +24,7 @@
 #define QOPT_IR_OPDEFINITION_H
 
 #include "qopt/IR/Attributes.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/Types.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -291,14 +292,6 @@ llvm::Error inferShapes(Graph &graph, bool declaredElementsWin = false);
 llvm::Error inferShapes(Model &model, bool declaredElementsWin = false);
 /// Refines the result types of one node (for passes creating nodes).
 llvm::Error inferNodeTypes(Node &n, bool declaredElementsWin = false);
-
-// Names of the ops qopt code refers to most.
-namespace ops {
-constexpr llvm::StringLiteral Quantize = "q.quantize";
-constexpr llvm::StringLiteral Dequantize = "q.dequantize";
-constexpr llvm::StringLiteral Requantize = "q.requantize";
-constexpr llvm::StringLiteral Constant = "onnx.Constant";
-} // namespace ops
 
 /// Shorthand for diagnostics: "1x3x?x\"N\"" (no element type).
 std::string shapeToText(llvm::ArrayRef<Dim> shape);

@@ -4,7 +4,7 @@
 // through a PatternRewriter, which keeps the driver's worklist informed.
 //
 //   struct FoldIdentity : RewritePattern {
-//     FoldIdentity() : RewritePattern("onnx.Identity", /*benefit=*/1) {}
+//     FoldIdentity() : RewritePattern(ops::Identity, /*benefit=*/1) {}
 //     bool matchAndRewrite(Node &n, PatternRewriter &r) const override {
 //       // Replacing an output by an input would need an Identity again.
 //       if (r.replacementNeedsIdentity(*n.getResult(), *n.getOperand(0)))

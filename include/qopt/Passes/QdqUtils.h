@@ -7,7 +7,7 @@
 // model's parameter records, and asking the op table how a grid crosses an
 // op.
 //
-//   if (Node *dq = getProducer(v, ops::Dequantize)) ...
+//   if (Node *dq = getProducer(v, ops::QDequantize)) ...
 //   auto q = quantTypeAcross(*transpose, qin);   // axis remapped or why not
 //   Node *dq = createDequantize(r, stored, /*paramsLike=*/oldDq);
 //
@@ -88,6 +88,13 @@ std::string describeNode(const Node &n);
 /// its resource readably.
 Value *createConstant(PatternRewriter &r, const DenseElements &data,
                       const Type *elem, llvm::StringRef base);
+
+/// Erases the producer of `v` once nothing reads its results any more, then
+/// the producers of its operands the same way (a dead DQ takes its constant
+/// along). Only constants, Q and DQ are erased, and with `alsoDataMovement`
+/// DataMovement ops too (a weight's Transpose or Reshape): the kinds of
+/// node a weight fold leaves behind.
+void eraseIfDead(PatternRewriter &r, Value *v, bool alsoDataMovement = false);
 
 /// The operands that carry the data through a data-movement or monotonic
 /// op: every operand of variadic ops (Concat, Max, Min), operand 0

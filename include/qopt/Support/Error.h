@@ -1,0 +1,22 @@
+//===- Error.h - Plain-text errors ------------------------------*- C++ -*-===//
+//
+// qopt reports failures as llvm::Error values holding one message and no
+// error code (inconvertibleErrorCode): the text is all a caller shows.
+// makeError is the one way to make such an error from a message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_SUPPORT_ERROR_H
+#define QOPT_SUPPORT_ERROR_H
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+namespace qopt {
+
+/// An error carrying `msg` as its text (inconvertibleErrorCode).
+llvm::Error makeError(const llvm::Twine &msg);
+
+} // namespace qopt
+
+#endif // QOPT_SUPPORT_ERROR_H
