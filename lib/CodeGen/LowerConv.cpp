@@ -27,6 +27,7 @@
 
 #include "PlanBuilderImpl.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -300,7 +301,7 @@ PlanBuilder::addWeightedStep(const Node &n, const WeightedUnit &u,
 
 llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   constexpr bool none = false;
-  bool transposed = n.isa("q.conv_transpose");
+  bool transposed = n.isa(ops::QConvTranspose);
   // OIHW weights, per output channel on axis 0 (IOHW on axis 1 transposed).
   std::optional<WeightedUnit> u = getWeightedUnit(n, 4, transposed ? 1 : 0);
   if (!u || !u->x->getType()->hasRank() || u->x->getType()->getRank() != 4)

@@ -27,6 +27,7 @@
 
 #include "PlanBuilderImpl.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 
 #include <limits>
 
@@ -108,7 +109,7 @@ std::optional<Tensor> PlanBuilder::runReferenceKernel(const Node &n,
 /// caller checks it against the table.
 static std::optional<RequantizedAdd> requantizedAddOf(const Node &n,
                                                       PlanLayout layout) {
-  if (!n.isa("q.add") || n.getNumOperands() != 2)
+  if (!n.isa(ops::QAdd) || n.getNumOperands() != 2)
     return std::nullopt;
   auto grid = [&](const Value *v) -> const QuantType * {
     const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
@@ -257,8 +258,8 @@ llvm::Expected<bool> PlanBuilder::lowerTable(const Node &n) {
 
 llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   // q.concat requantizes each operand onto the result's grid on the way.
-  bool requantizes = n.isa("q.concat");
-  bool isConcat = requantizes || n.isa("onnx.Concat");
+  bool requantizes = n.isa(ops::QConcat);
+  bool isConcat = requantizes || n.isa(ops::Concat);
   // Concat's data operands, or Split's input (its `split` operand is read
   // off the result shapes).
   std::vector<const Value *> sources =
@@ -353,7 +354,7 @@ llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
   // Each index before the axis is a row; operand i's row (its elements
   // from the axis on) goes (through its table, for q.concat) into the
   // result's row at the sum of the spans before it.
-  bool requantizes = n.isa("q.concat");
+  bool requantizes = n.isa(ops::QConcat);
   const Value *whole = n.getNumResults() == 1 ? n.getResult() : nullptr;
   if (!whole)
     return false;

@@ -24,6 +24,7 @@
 
 #include "PlanBuilderImpl.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 
 using namespace qopt;
@@ -32,7 +33,7 @@ using namespace qopt::rt;
 
 llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
   constexpr bool none = false;
-  bool gemm = n.isa("q.gemm");
+  bool gemm = n.isa(ops::QGemm);
   bool transB = gemm && n.getIntAttr("transB").value_or(0) != 0;
   if (gemm && n.getIntAttr("transA").value_or(0) != 0)
     return none;

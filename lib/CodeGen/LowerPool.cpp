@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
+#include "qopt/IR/OpNames.h"
 
 using namespace qopt;
 using namespace qopt::codegen;
@@ -83,11 +84,11 @@ static std::string stringAttr(const Node &n, llvm::StringRef name,
 llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
   const Value *x = n.getOperand(0);
   const Value *y = n.getResult(0);
-  bool quantized = n.isa("q.pool");
+  bool quantized = n.isa(ops::QPool);
   const QuantType *xq = byteGrid(x), *yq = byteGrid(y);
-  std::string mode = quantized ? stringAttr(n, "mode", "")
-                     : n.isa("onnx.GlobalAveragePool") ? "global_average"
-                                                       : "average";
+  std::string mode = quantized                       ? stringAttr(n, "mode", "")
+                     : n.isa(ops::GlobalAveragePool) ? "global_average"
+                                                     : "average";
   bool global = mode == "global_average";
   if (!x || isConstant(x) || (!global && mode != "average") ||
       (!yq && y->getType()->getStorageKind() != ElementKind::F32))
@@ -159,7 +160,7 @@ bool PlanBuilder::storedByteValues(const QuantType &xq,
   for (int b = 0; b < 256; ++b)
     bytes.bytes()[b] = static_cast<char>(b ^ xFlip);
   KernelOp dequantize;
-  dequantize.op = "q.dequantize";
+  dequantize.op = ops::QDequantize;
   dequantize.description = "the values of stored bytes";
   dequantize.operandQuantTypes = {copyType(&xq)};
   dequantize.resultQuantTypes = {nullptr};

@@ -13,6 +13,7 @@
 #include "qopt/CodeGen/PlanPasses.h"
 #include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 
 using namespace qopt;
 using namespace qopt::codegen;
@@ -39,10 +40,6 @@ codegen::rebuildCopy(const ChannelCopyStep &old,
       step->inputs.push_back(p.from);
   step->outputs = std::move(outputs);
   return step;
-}
-
-llvm::Error codegen::makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
 
 PlanBuilder::PlanBuilder(const Model &model, const PlanBuildOptions &options,
@@ -204,8 +201,8 @@ bool PlanBuilder::isLayoutFreeElementwise(const Node &n) const {
 }
 
 const Value *PlanBuilder::getChannelOperand(const Node &n) const {
-  if (!(n.isa("onnx.Add") || n.isa("onnx.Sub") || n.isa("onnx.Mul") ||
-        n.isa("onnx.Div")) ||
+  if (!(n.isa(ops::Add) || n.isa(ops::Sub) || n.isa(ops::Mul) ||
+        n.isa(ops::Div)) ||
       n.getNumOperands() != 2 || n.getNumResults() != 1)
     return nullptr;
   auto f32Shape = [&](const Value *v) -> std::optional<Shape> {
@@ -302,24 +299,24 @@ llvm::Error PlanBuilder::build() {
     if (n.getNumResults() == 1 && getConstantData(n.getResult()))
       continue; // read where used
     llvm::Expected<bool> lowered = false;
-    if (n.isa("q.conv") || n.isa("q.conv_transpose"))
+    if (n.isa(ops::QConv) || n.isa(ops::QConvTranspose))
       lowered = lowerConv(n);
-    else if (n.isa("q.gemm") || n.isa("q.matmul"))
+    else if (n.isa(ops::QGemm) || n.isa(ops::QMatmul))
       lowered = lowerGemm(n);
-    else if (n.isa("onnx.MaxPool"))
+    else if (n.isa(ops::MaxPool))
       lowered = lowerMaxPool(n);
-    else if (n.isa("q.pool") || n.isa("onnx.AveragePool") ||
-             n.isa("onnx.GlobalAveragePool"))
+    else if (n.isa(ops::QPool) || n.isa(ops::AveragePool) ||
+             n.isa(ops::GlobalAveragePool))
       lowered = lowerAveragePool(n);
-    else if (n.isa("onnx.Concat") || n.isa("onnx.Split") || n.isa("q.concat"))
+    else if (n.isa(ops::Concat) || n.isa(ops::Split) || n.isa(ops::QConcat))
       lowered = lowerChannelCopy(n);
-    else if (n.isa("q.quantize"))
+    else if (n.isa(ops::QQuantize))
       lowered = lowerQuantize(n);
-    else if (n.isa("onnx.Resize") || n.isa("onnx.Upsample"))
+    else if (n.isa(ops::Resize) || n.isa(ops::Upsample))
       lowered = lowerResize(n);
-    else if (n.isa("onnx.Reshape") || n.isa("onnx.Flatten") ||
-             n.isa("onnx.Squeeze") || n.isa("onnx.Unsqueeze") ||
-             n.isa("onnx.Identity"))
+    else if (n.isa(ops::Reshape) || n.isa(ops::Flatten) ||
+             n.isa(ops::Squeeze) || n.isa(ops::Unsqueeze) ||
+             n.isa(ops::Identity))
       lowered = lowerReshape(n);
     else
       lowered = lowerTable(n);

@@ -27,6 +27,7 @@
 
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -35,7 +36,7 @@
 namespace qopt {
 namespace codegen {
 
-llvm::Error makeError(const llvm::Twine &msg);
+using qopt::makeError;
 
 /// A weighted unit (q.conv, q.conv_transpose, q.gemm, q.matmul) as the
 /// int8 steps take it: x and the residual on per-tensor int8 grids, the

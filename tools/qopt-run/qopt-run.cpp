@@ -44,6 +44,7 @@
 #include "qopt/Runtime/Interpreter.h"
 #include "qopt/Runtime/NpyIO.h"
 #include "qopt/Runtime/PlanFile.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -182,10 +183,6 @@ static bool startsAsPlanFile(llvm::StringRef path) {
   in.read(head.data(), head.size());
   head.resize(in.gcount());
   return rt::isPlanFile(head) || rt::isPlanText(head);
-}
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
 
 static int fail(const llvm::Twine &msg) { return fail(makeError(msg)); }

@@ -57,16 +57,6 @@ inline constexpr llvm::StringLiteral MsQLinearSigmoid =
 // it to Resize; the interpreter still runs it.
 inline constexpr llvm::StringLiteral Upsample = "onnx.Upsample";
 
-//===----------------------------------------------------------------------===//
-// Older names
-//===----------------------------------------------------------------------===//
-
-// The names the q.* Q/DQ ops had before this header; kept for code not yet
-// switched to QQuantize, QDequantize and QRequantize.
-inline constexpr llvm::StringLiteral Quantize = QQuantize;
-inline constexpr llvm::StringLiteral Dequantize = QDequantize;
-inline constexpr llvm::StringLiteral Requantize = QRequantize;
-
 } // namespace ops
 } // namespace qopt
 

@@ -17,6 +17,11 @@ namespace qopt {
 /// An error carrying `msg` as its text (inconvertibleErrorCode).
 llvm::Error makeError(const llvm::Twine &msg);
 
+/// makeError with each line break of `msg` made a space: for messages that
+/// quote names from a file (which may hold line breaks) and must stay one
+/// line.
+llvm::Error makeOneLineError(const llvm::Twine &msg);
+
 } // namespace qopt
 
 #endif // QOPT_SUPPORT_ERROR_H

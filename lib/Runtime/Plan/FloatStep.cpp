@@ -23,6 +23,7 @@
 
 #include "../ActivationMath.h"
 #include "../NNUtil.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/Runtime/Plan.h"
 #include "qopt/Runtime/Transpose.h"
 
@@ -46,7 +47,7 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
   bool noQuantTypes =
       llvm::none_of(o.operandQuantTypes, [](auto *q) { return q; }) &&
       llvm::none_of(o.resultQuantTypes, [](auto *q) { return q; });
-  if (o.op == "onnx.LayerNormalization" && noQuantTypes &&
+  if (o.op == ops::LayerNormalization && noQuantTypes &&
       (o.getNumOperands() == 2 || o.getNumOperands() == 3) &&
       !o.resultPresent.empty() && o.resultPresent[0] &&
       llvm::count(o.resultPresent, true) == 1) {
@@ -59,7 +60,7 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
   bool plain = o.getNumResults() == 1 && noQuantTypes;
   if (!plain)
     return;
-  if (o.op == "onnx.Transpose" && o.getNumOperands() == 1) {
+  if (o.op == ops::Transpose && o.getNumOperands() == 1) {
     KernelContext ctx(o, {}, opset);
     arithmetic = Arithmetic::Transpose;
     perm = ctx.getInts("perm");
@@ -67,22 +68,22 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
   }
   if (o.getNumOperands() == 2)
     arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
-                     .Case("onnx.Add", Arithmetic::Add)
-                     .Case("onnx.Sub", Arithmetic::Sub)
-                     .Case("onnx.Mul", Arithmetic::Mul)
-                     .Case("onnx.Div", Arithmetic::Div)
+                     .Case(ops::Add, Arithmetic::Add)
+                     .Case(ops::Sub, Arithmetic::Sub)
+                     .Case(ops::Mul, Arithmetic::Mul)
+                     .Case(ops::Div, Arithmetic::Div)
                      .Default(Arithmetic::None);
   if (o.getNumOperands() == 1)
     arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
-                     .Case("onnx.Relu", Arithmetic::Relu)
-                     .Case("onnx.LeakyRelu", Arithmetic::LeakyRelu)
-                     .Case("onnx.Sigmoid", Arithmetic::Sigmoid)
-                     .Case("onnx.Tanh", Arithmetic::Tanh)
-                     .Case("onnx.HardSigmoid", Arithmetic::HardSigmoid)
-                     .Case("onnx.HardSwish", Arithmetic::HardSwish)
-                     .Case("onnx.Erf", Arithmetic::Erf)
-                     .Case("onnx.Sqrt", Arithmetic::Sqrt)
-                     .Case("onnx.Exp", Arithmetic::Exp)
+                     .Case(ops::Relu, Arithmetic::Relu)
+                     .Case(ops::LeakyRelu, Arithmetic::LeakyRelu)
+                     .Case(ops::Sigmoid, Arithmetic::Sigmoid)
+                     .Case(ops::Tanh, Arithmetic::Tanh)
+                     .Case(ops::HardSigmoid, Arithmetic::HardSigmoid)
+                     .Case(ops::HardSwish, Arithmetic::HardSwish)
+                     .Case(ops::Erf, Arithmetic::Erf)
+                     .Case(ops::Sqrt, Arithmetic::Sqrt)
+                     .Case(ops::Exp, Arithmetic::Exp)
                      .Default(Arithmetic::None);
   // The attributes as the kernels read them (floats, widened).
   KernelContext ctx(o, {}, opset);

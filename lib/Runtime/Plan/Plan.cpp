@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/Runtime/Plan.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -23,10 +24,6 @@
 
 using namespace qopt;
 using namespace qopt::rt;
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 int64_t PlanTensor::numElements() const {
   // The builder took the shape from a checked static type.

@@ -15,6 +15,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Runtime/PlanFile.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/Endian.h"
@@ -63,12 +64,8 @@ namespace {
 
 /// "plan file: <msg>" on one line (names from the file may hold line
 /// breaks).
-llvm::Error makeError(const llvm::Twine &msg) {
-  std::string text = ("plan file: " + msg).str();
-  for (char &c : text)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
+llvm::Error planFileError(const llvm::Twine &msg) {
+  return makeOneLineError("plan file: " + msg);
 }
 
 /// The fields of a .qplan file, after its header.
@@ -619,25 +616,26 @@ llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef file,
                                                    Isa isa) {
   using namespace llvm::support;
   if (!isPlanFile(file))
-    return makeError("not a qopt plan (it does not start with " +
-                     kPlanFileMagic + ")");
+    return planFileError("not a qopt plan (it does not start with " +
+                         kPlanFileMagic + ")");
   if (file.size() < kHeaderBytes)
-    return makeError("truncated header");
+    return planFileError("truncated header");
   uint32_t version = endian::read32le(file.data() + 8);
   if (version < kOldestPlanFileVersion || version > kPlanFileVersion ||
       endian::read32le(file.data() + 12) != 0)
-    return makeError("format version " + llvm::Twine(version) +
-                     "; this qopt reads versions " +
-                     llvm::Twine(kOldestPlanFileVersion) + " to " +
-                     llvm::Twine(kPlanFileVersion) + " (rebuild the plan)");
+    return planFileError("format version " + llvm::Twine(version) +
+                         "; this qopt reads versions " +
+                         llvm::Twine(kOldestPlanFileVersion) + " to " +
+                         llvm::Twine(kPlanFileVersion) + " (rebuild the plan)");
   uint64_t size = endian::read64le(file.data() + 16);
   if (size != file.size())
-    return makeError(llvm::Twine(size > file.size() ? "truncated" : "corrupt") +
-                     ": the header says " + llvm::Twine(size) +
-                     " bytes, the file has " + llvm::Twine(file.size()));
+    return planFileError(
+        llvm::Twine(size > file.size() ? "truncated" : "corrupt") +
+        ": the header says " + llvm::Twine(size) + " bytes, the file has " +
+        llvm::Twine(file.size()));
   if (endian::read64le(file.data() + 24) !=
       llvm::xxHash64(file.drop_front(kHeaderBytes)))
-    return makeError("checksum mismatch: the file is corrupt");
+    return planFileError("checksum mismatch: the file is corrupt");
 
   BinarySource in(file);
   std::unique_ptr<Plan> plan = decodePlan(in, version, isa);
@@ -646,9 +644,9 @@ llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef file,
   if (!in.failed && !in.atEnd())
     in.fail("bytes after the end marker");
   if (in.failed)
-    return makeError(in.reason);
+    return planFileError(in.reason);
   if (auto err = verifyPlan(*plan))
-    return makeError(llvm::toString(std::move(err)));
+    return planFileError(llvm::toString(std::move(err)));
   return std::move(plan);
 }
 
@@ -657,7 +655,7 @@ llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return makeError("cannot read it: " + buffer.getError().message());
+    return planFileError("cannot read it: " + buffer.getError().message());
   llvm::StringRef bytes = (*buffer)->getBuffer();
   if (isPlanText(bytes))
     return parsePlanText(bytes, isa);

@@ -4,6 +4,7 @@
 #include "../NNUtil.h"
 #include "qopt/Runtime/Plan.h"
 #include "qopt/Runtime/Transpose.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -13,10 +14,6 @@
 
 using namespace qopt;
 using namespace qopt::rt;
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 //===----------------------------------------------------------------------===//
 // Int8 conv

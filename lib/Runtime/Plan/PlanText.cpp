@@ -28,6 +28,7 @@
 
 #include "PlanFields.h"
 #include "qopt/Runtime/PlanFile.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -487,11 +488,7 @@ private:
 };
 
 llvm::Error textError(const llvm::Twine &msg) {
-  std::string text = ("plan text: " + msg).str();
-  for (char &c : text)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
+  return makeOneLineError("plan text: " + msg);
 }
 
 } // namespace

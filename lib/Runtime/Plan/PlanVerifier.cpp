@@ -25,6 +25,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Runtime/Plan.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/MathExtras.h"
@@ -41,10 +42,6 @@ namespace {
 constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 40;
 /// Largest geometry parameter (a dimension, stride, pad, ...).
 constexpr int64_t kMaxGeometry = int64_t(1) << 31;
-
-llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
-}
 
 bool isInt8Kind(ElementKind kind) {
   return kind == ElementKind::I8 || kind == ElementKind::U8;
