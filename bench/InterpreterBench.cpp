@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/IR/Graph.h"
+#include "qopt/Interpreter/Interpreter.h"
 #include "qopt/Onnx/ModelIO.h"
-#include "qopt/Runtime/Interpreter.h"
 
 #include "benchmark/benchmark.h"
 

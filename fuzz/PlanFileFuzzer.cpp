@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qopt/Runtime/PlanFile.h"
+#include "qopt/Plan/PlanFile.h"
 
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/Endian.h"

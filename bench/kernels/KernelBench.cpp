@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EpilogueKernels.h" // lib/Runtime/Int8
-#include "qopt/Runtime/Int8Conv.h"
-#include "qopt/Runtime/KernelPeak.h"
+#include "EpilogueKernels.h" // lib/Kernels
+#include "qopt/Kernels/Int8Conv.h"
+#include "qopt/Kernels/KernelPeak.h"
 
 #include <benchmark/benchmark.h>
 

@@ -7,7 +7,7 @@
 
 #include "qopt/CodeGen/PlanPasses.h"
 #include "PlanBuilderImpl.h"
-#include "qopt/Runtime/PlanFile.h"
+#include "qopt/Plan/PlanFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Timer.h"

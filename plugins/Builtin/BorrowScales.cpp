@@ -38,9 +38,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/Fusion/FusionPlan.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/FloatRegions.h"
-#include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/QdqUtils.h"
 
 #include "llvm/Support/Format.h"

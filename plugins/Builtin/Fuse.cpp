@@ -30,9 +30,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/Fusion/FusionPlan.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
-#include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/QdqUtils.h"
 
 #include "llvm/ADT/DenseSet.h"

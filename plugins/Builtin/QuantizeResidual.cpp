@@ -63,10 +63,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/Fusion/FusionPlan.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/CostReport.h"
-#include "qopt/Passes/FusionPlan.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/Passes/ScaleAnalysis.h"

@@ -24,10 +24,10 @@
 #include "../common/RunPipeline.h"
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Interpreter/Interpreter.h"
 #include "qopt/Onnx/ModelIO.h"
 #include "qopt/Onnx/OnnxImporter.h"
-#include "qopt/Runtime/Interpreter.h"
-#include "qopt/Runtime/NpyIO.h"
+#include "qopt/ToolSupport/NpyIO.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanBench.h"
-#include "qopt/Runtime/KernelPeak.h"
+#include "qopt/Kernels/KernelPeak.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"

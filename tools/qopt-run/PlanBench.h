@@ -3,8 +3,8 @@
 #ifndef QOPT_TOOLS_QOPT_RUN_PLANBENCH_H
 #define QOPT_TOOLS_QOPT_RUN_PLANBENCH_H
 
-#include "qopt/Runtime/Interpreter.h"
-#include "qopt/Runtime/Plan.h"
+#include "qopt/Interpreter/Interpreter.h"
+#include "qopt/Plan/Plan.h"
 
 namespace qopt {
 

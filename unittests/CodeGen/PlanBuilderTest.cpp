@@ -4,7 +4,7 @@
 #include "PlanTestSupport.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/Runtime/Interpreter.h"
+#include "qopt/Interpreter/Interpreter.h"
 
 #include "gtest/gtest.h"
 

@@ -1,10 +1,10 @@
 //===- PlanFileTest.cpp - .qplan round trips, damage, and the verifier ----===//
 
-#include "qopt/Runtime/PlanFile.h"
+#include "qopt/Plan/PlanFile.h"
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/Runtime/Interpreter.h"
+#include "qopt/Interpreter/Interpreter.h"
 
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/Endian.h"

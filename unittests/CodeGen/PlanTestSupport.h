@@ -11,7 +11,7 @@
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
-#include "qopt/Runtime/Interpreter.h"
+#include "qopt/Interpreter/Interpreter.h"
 
 #include "gtest/gtest.h"
 

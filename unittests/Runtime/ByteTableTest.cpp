@@ -1,6 +1,6 @@
 //===- ByteTableTest.cpp - Byte lookups on every ISA path -----------------===//
 
-#include "qopt/Runtime/ByteTable.h"
+#include "qopt/Kernels/ByteTable.h"
 #include "TestedIsas.h"
 
 #include "gtest/gtest.h"

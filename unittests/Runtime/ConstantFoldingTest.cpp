@@ -14,7 +14,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/IR/Verifier.h"
-#include "qopt/Runtime/Compare.h"
+#include "qopt/ToolSupport/Compare.h"
 
 #include "gtest/gtest.h"
 

@@ -1,7 +1,7 @@
 //===- ElementwiseKernelsTest.cpp - Reference kernels: elementwise ops ----===//
 
 #include "qopt/IR/Graph.h"
-#include "qopt/Runtime/Kernel.h"
+#include "qopt/Interpreter/Kernel.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "gtest/gtest.h"

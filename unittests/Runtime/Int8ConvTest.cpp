@@ -1,6 +1,6 @@
 //===- Int8ConvTest.cpp - int8 conv against a direct loop, every family ---===//
 
-#include "qopt/Runtime/Int8Conv.h"
+#include "qopt/Kernels/Int8Conv.h"
 #include "TestedIsas.h"
 
 #include "gtest/gtest.h"

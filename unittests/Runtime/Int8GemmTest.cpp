@@ -1,6 +1,6 @@
 //===- Int8GemmTest.cpp - Every int8 GEMM family against a plain loop -----===//
 
-#include "qopt/Runtime/Int8Gemm.h"
+#include "qopt/Kernels/Int8Gemm.h"
 #include "TestedIsas.h"
 
 #ifdef QOPT_HAVE_EMULATED_KERNELS

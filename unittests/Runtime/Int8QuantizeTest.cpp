@@ -1,6 +1,6 @@
 //===- Int8QuantizeTest.cpp - The plan's quantize against QuantMath -------===//
 
-#include "qopt/Runtime/Int8Quantize.h"
+#include "qopt/Kernels/Int8Quantize.h"
 #include "qopt/IR/QuantMath.h"
 
 #include "gtest/gtest.h"

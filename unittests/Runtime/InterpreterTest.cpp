@@ -1,10 +1,10 @@
 //===- InterpreterTest.cpp - Reference interpreter ------------------------===//
 
-#include "qopt/Runtime/Interpreter.h"
+#include "qopt/Interpreter/Interpreter.h"
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/QuantMath.h"
-#include "qopt/Runtime/Compare.h"
+#include "qopt/ToolSupport/Compare.h"
 
 #include "gtest/gtest.h"
 

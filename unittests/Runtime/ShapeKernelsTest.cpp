@@ -1,7 +1,7 @@
 //===- ShapeKernelsTest.cpp - Reference kernels: Shape ops ----------------===//
 
 #include "qopt/IR/Graph.h"
-#include "qopt/Runtime/Kernel.h"
+#include "qopt/Interpreter/Kernel.h"
 
 #include "gtest/gtest.h"
 

@@ -12,7 +12,7 @@
 #ifndef QOPT_UNITTESTS_RUNTIME_TESTEDISAS_H
 #define QOPT_UNITTESTS_RUNTIME_TESTEDISAS_H
 
-#include "qopt/Runtime/CpuFeatures.h"
+#include "qopt/Kernels/CpuFeatures.h"
 
 #ifdef QOPT_HAVE_EMULATED_KERNELS
 #define QOPT_EMULATED_INTRINSICS

@@ -1,6 +1,6 @@
 //===- TransposeTest.cpp - The reformats' transpose on every family -------===//
 
-#include "qopt/Runtime/Transpose.h"
+#include "qopt/Kernels/Transpose.h"
 
 #include "gtest/gtest.h"
 

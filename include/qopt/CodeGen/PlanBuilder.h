@@ -1,6 +1,6 @@
 //===- PlanBuilder.h - Lowering a fused graph to a CPU plan -----*- C++ -*-===//
 //
-// Builds the INT8 CPU plan (qopt/Runtime/Plan.h) of a graph, normally one
+// Builds the INT8 CPU plan (qopt/Plan/Plan.h) of a graph, normally one
 // that went through default<cpu>: each q.conv unit the int8 kernels can run
 // becomes a conv step (weights packed once, bias, scales, activation,
 // residual and output grid bound into its epilogue), every other node a
@@ -16,7 +16,7 @@
 #define QOPT_CODEGEN_PLANBUILDER_H
 
 #include "qopt/CodeGen/PlanPasses.h"
-#include "qopt/Runtime/Plan.h"
+#include "qopt/Plan/Plan.h"
 
 #include <map>
 

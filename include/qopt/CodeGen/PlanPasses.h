@@ -23,7 +23,7 @@
 #ifndef QOPT_CODEGEN_PLANPASSES_H
 #define QOPT_CODEGEN_PLANPASSES_H
 
-#include "qopt/Runtime/Plan.h"
+#include "qopt/Plan/Plan.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

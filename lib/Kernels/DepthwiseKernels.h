@@ -1,0 +1,101 @@
+//===- DepthwiseKernels.h - Depthwise conv sums, one output row -*- C++ -*-===//
+//
+// Private to lib/Kernels (GemmKernels.h says why the ISA files include
+// nothing else). A depthwise convolution (one input channel per group, one
+// output channel per group) has no reduction across channels: a GEMM per
+// channel would multiply a 1 x taps row by a taps x 1 column. Here the
+// channels are the vector lanes, NHWC's innermost dimension: for output
+// pixel p of one output row and channel c,
+//
+//   acc[p][c] = base[c] + sum over the taps t inside the input of
+//               (x[tap t of p][c] - zx) * w[t][c]
+//
+// in exact s32 (|x - zx| <= 255, |w| <= 128). With base[c] = zx * the
+// weights' sum of channel c this is the sum over every tap with padding
+// reading the zero point, the conv epilogue's acc (Int8Conv.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_KERNELS_DEPTHWISEKERNELS_H
+#define QOPT_LIB_KERNELS_DEPTHWISEKERNELS_H
+
+#include <cstdint>
+
+namespace qopt {
+namespace rt {
+namespace depthwise {
+
+/// One output row's geometry and constants.
+struct Row {
+  const uint8_t *input; ///< the image's first pixel, NHWC u8
+  int64_t inH, inW, channels;
+  int64_t kernelH, kernelW, strideH, strideW, dilationH, dilationW;
+  int64_t padTop, padLeft;
+  int64_t oh, outW;
+  const int32_t *weights; ///< [kernelH * kernelW][channels]
+  const int32_t *base;    ///< [channels]
+  int32_t inputZero;
+};
+
+/// acc[ow][c] for the row's outW pixels.
+using Kernel = void (*)(const Row &row, int32_t *acc);
+
+void scalar(const Row &row, int32_t *acc);
+void avx2(const Row &row, int32_t *acc);
+void avx512(const Row &row, int32_t *acc);
+
+/// The taps t in [0, kernel) of one window dim that land inside an input of
+/// `size`, from the window's first position `base` (as NNUtil.h's
+/// tapsInside, for the ISA files).
+inline void tapsInside(int64_t base, int64_t dilation, int64_t size,
+                       int64_t kernel, int64_t &first, int64_t &end) {
+  first = base >= 0 ? 0 : (-base + dilation - 1) / dilation;
+  end = base >= size ? 0 : (size - 1 - base) / dilation + 1;
+  first = first < kernel ? first : kernel;
+  end = end < kernel ? end : kernel;
+}
+
+/// The loop every family shares: `Block` adds the taps of `Block::kLanes`
+/// channels from `c` on; the rest of the channels go one at a time.
+template <typename Block> void rowOf(const Row &r, int32_t *acc) {
+  int64_t baseH = r.oh * r.strideH - r.padTop;
+  int64_t kyBegin, kyEnd;
+  tapsInside(baseH, r.dilationH, r.inH, r.kernelH, kyBegin, kyEnd);
+  int64_t c = r.channels;
+  for (int64_t ow = 0; ow < r.outW; ++ow, acc += c) {
+    int64_t baseW = ow * r.strideW - r.padLeft;
+    int64_t kxBegin, kxEnd;
+    tapsInside(baseW, r.dilationW, r.inW, r.kernelW, kxBegin, kxEnd);
+    int64_t ch = 0;
+    for (; ch + Block::kLanes <= c; ch += Block::kLanes) {
+      Block sum(r.base + ch);
+      for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
+        const uint8_t *line =
+            r.input + (baseH + ky * r.dilationH) * r.inW * c + ch;
+        const int32_t *w = r.weights + ky * r.kernelW * c + ch;
+        for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
+          sum.add(line + (baseW + kx * r.dilationW) * c, w + kx * c,
+                  r.inputZero);
+      }
+      sum.store(acc + ch);
+    }
+    for (; ch < c; ++ch) {
+      int32_t s = r.base[ch];
+      for (int64_t ky = kyBegin; ky < kyEnd; ++ky)
+        for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
+          s += (int32_t(r.input[((baseH + ky * r.dilationH) * r.inW + baseW +
+                                 kx * r.dilationW) *
+                                    c +
+                                ch]) -
+                r.inputZero) *
+               r.weights[(ky * r.kernelW + kx) * c + ch];
+      acc[ch] = s;
+    }
+  }
+}
+
+} // namespace depthwise
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_LIB_KERNELS_DEPTHWISEKERNELS_H

@@ -1,0 +1,61 @@
+//===- Int8Quantize.cpp - f32 -> int8 bytes: the scalar rule, dispatch ----===//
+
+#include "qopt/Kernels/Int8Quantize.h"
+#include "QuantizeKernels.h"
+
+#include <cmath>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+quantize::Grid kernelGrid(const QuantizeGrid &grid) {
+  return {grid.scale, grid.zero, grid.isSigned ? -128 : 0,
+          grid.isSigned ? 127 : 255, grid.flip};
+}
+
+/// The scalar rule: saturate(nearbyint(x / scale) + zero), NaN -> 0.
+uint8_t quantizeOne(float x, const quantize::Grid &g) {
+  float r = std::nearbyintf(x / g.scale);
+  int32_t q = 0;
+  if (!std::isnan(r)) {
+    double v = double(r) + g.zero;
+    q = v <= g.lowest ? g.lowest : v >= g.highest ? g.highest : int32_t(v);
+  }
+  return uint8_t(q) ^ g.flip;
+}
+
+} // namespace
+
+void rt::quantizeFloatRuns(Isa isa, const float *x, int64_t xStride,
+                           int64_t count, int64_t runs,
+                           const QuantizeGrid &grid, uint8_t *out,
+                           int64_t outStride) {
+  quantize::Grid g = kernelGrid(grid);
+  if (isa != Isa::Scalar) {
+    quantize::avx2(x, xStride, count, runs, g, out, outStride);
+    return;
+  }
+  for (int64_t run = 0; run < runs; ++run, x += xStride, out += outStride)
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = quantizeOne(x[i], g);
+}
+
+void rt::quantizeFloatPlanes(Isa isa, const float *x, int64_t planeStride,
+                             int64_t planes, int64_t count,
+                             const QuantizeGrid &grid, uint8_t *out) {
+  quantize::Grid g = kernelGrid(grid);
+  if (isa != Isa::Scalar) {
+    quantize::avx2Planes(x, planeStride, planes, count, g, out);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t p = 0; p < planes; ++p)
+      out[i * planes + p] = quantizeOne(x[p * planeStride + i], g);
+}
+
+void rt::quantizeFloats(Isa isa, const float *x, int64_t count,
+                        const QuantizeGrid &grid, uint8_t *out) {
+  quantizeFloatRuns(isa, x, 0, count, 1, grid, out, 0);
+}

@@ -1,0 +1,344 @@
+//===- DataSteps.cpp - Table, max pool, channel copy and quantize steps ---===//
+//
+// The plan steps that keep int8 tensors in NHWC between conv steps without
+// computing anything new: elementwise int8 ops looked up in a table, max
+// pooling (order-preserving, so it runs on the stored u8 bytes as they
+// are), Concat/Split along the channels, which in NHWC are copies of a
+// contiguous channel range of each pixel (or of rows, in ONNX layout),
+// nearest Resize as pixel copies, and quantizing f32 tensors (the model's
+// input, float islands) straight into the int8 layout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/Interpreter/NNUtil.h"
+#include "qopt/Kernels/ByteTable.h"
+#include "qopt/Kernels/CopyRun.h"
+#include "qopt/Plan/Plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include <emmintrin.h> // SSE2, every x86-64 CPU
+
+using namespace qopt;
+using namespace qopt::rt;
+
+//===----------------------------------------------------------------------===//
+// Table
+//===----------------------------------------------------------------------===//
+
+/// Elements per tile: large enough to amortize a task, small enough to
+/// spread a 56x56x64 tensor over several threads.
+static constexpr int64_t kTableTileElements = 16384;
+
+int64_t TableStep::getNumTiles() const {
+  return (elements + kTableTileElements - 1) / kTableTileElements;
+}
+
+llvm::Error TableStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                           void * /*scratch*/) const {
+  int64_t begin = tileBegin * kTableTileElements;
+  int64_t end = std::min(elements, tileEnd * kTableTileElements);
+  const uint8_t *a = reinterpret_cast<const uint8_t *>(run.read(inputs[0]));
+  char *y = run.write(outputs[0]);
+  if (arity == 1 && resultBytes == 1) {
+    lookupBytes(run.getPlan().isa, table.data(), a + begin, end - begin,
+                reinterpret_cast<uint8_t *>(y) + begin);
+  } else if (arity == 1 && resultBytes == 4) {
+    // Dequantize to f32: a constant size, so each copy is one move.
+    for (int64_t i = begin; i < end; ++i)
+      std::memcpy(y + i * 4, &table[a[i] * 4], 4);
+  } else if (arity == 1) {
+    for (int64_t i = begin; i < end; ++i)
+      std::memcpy(y + i * resultBytes, &table[a[i] * resultBytes], resultBytes);
+  } else if (broadcast.operand < 0) {
+    const uint8_t *b = reinterpret_cast<const uint8_t *>(run.read(inputs[1]));
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = static_cast<char>(table[a[i] << 8 | b[i]]);
+  } else if (begin < end) {
+    // One operand has every element; the other's element moves every
+    // `inner` elements and wraps after `count`.
+    const uint8_t *full = reinterpret_cast<const uint8_t *>(
+        run.read(inputs[1 - broadcast.operand]));
+    const uint8_t *along =
+        reinterpret_cast<const uint8_t *>(run.read(inputs[broadcast.operand]));
+    int fullShift = broadcast.operand == 1 ? 8 : 0;
+    int alongShift = 8 - fullShift;
+    int64_t j = (begin / broadcast.inner) % broadcast.count;
+    int64_t k = begin % broadcast.inner;
+    for (int64_t i = begin; i < end; ++i) {
+      y[i] = static_cast<char>(
+          table[full[i] << fullShift | along[j] << alongShift]);
+      if (++k == broadcast.inner) {
+        k = 0;
+        if (++j == broadcast.count)
+          j = 0;
+      }
+    }
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Max pool
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
+                                                     const Shape &inShape,
+                                                     const Shape &outShape,
+                                                     Shape *padEndOut) {
+  KernelContext ctx(op, {}, 0);
+  std::vector<int64_t> kernel = ctx.getInts("kernel_shape");
+  if (inShape.size() != 4 || outShape.size() != 4 || kernel.size() != 2)
+    return ctx.error("NHWC pooling needs a 4-D input and a 2-D window");
+  Shape strides = ctx.getInts("strides", {1, 1});
+  Shape dilations = ctx.getInts("dilations", {1, 1});
+  if (strides.size() != 2 || dilations.size() != 2)
+    return ctx.error("strides and dilations need 2 values");
+  Shape padBegin, padEnd, out;
+  if (auto err = windowGeometry(ctx, {inShape[2], inShape[3]}, kernel, strides,
+                                dilations, ctx.getInt("ceil_mode", 0) != 0,
+                                padBegin, padEnd, out))
+    return std::move(err);
+  if (padEndOut)
+    *padEndOut = padEnd;
+  Window w{inShape[0],   inShape[1],   inShape[2],  inShape[3], out[0],
+           out[1],       kernel[0],    kernel[1],   strides[0], strides[1],
+           dilations[0], dilations[1], padBegin[0], padBegin[1]};
+  if (outShape != Shape{w.batch, w.channels, w.outH, w.outW})
+    return ctx.error("the window gives " +
+                     shapeToString({w.batch, w.channels, w.outH, w.outW}) +
+                     ", the result is " + shapeToString(outShape));
+  return w;
+}
+
+namespace {
+
+/// max(x, acc) as the reference's window loop takes it, acc = x > acc ? x :
+/// acc (a NaN already in acc stays, a NaN in x does not enter): maxps and
+/// pmaxub give their second operand where either is NaN. SSE2, which every
+/// x86-64 CPU has, a 64-byte block of channels in four registers.
+struct FloatBlock {
+  static constexpr int64_t kChannels = 16;
+  __m128 r[4];
+  void load(const float *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = _mm_loadu_ps(x + 4 * k);
+  }
+  void maxWith(const float *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = _mm_max_ps(_mm_loadu_ps(x + 4 * k), r[k]);
+  }
+  void store(float *y) const {
+    for (int k = 0; k < 4; ++k)
+      _mm_storeu_ps(y + 4 * k, r[k]);
+  }
+};
+struct ByteBlock {
+  static constexpr int64_t kChannels = 64;
+  __m128i r[4];
+  static __m128i at(const uint8_t *x, int k) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i *>(x + 16 * k));
+  }
+  void load(const uint8_t *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = at(x, k);
+  }
+  void maxWith(const uint8_t *x) {
+    for (int k = 0; k < 4; ++k)
+      r[k] = _mm_max_epu8(at(x, k), r[k]);
+  }
+  void store(uint8_t *y) const {
+    for (int k = 0; k < 4; ++k)
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(y + 16 * k), r[k]);
+  }
+};
+template <typename T>
+using BlockOf =
+    std::conditional_t<std::is_same_v<T, float>, FloatBlock, ByteBlock>;
+
+/// Max pooling, ONNX's rules: the window skips padding; the first NaN in a
+/// window stays (a value replaces the running max only where greater, so
+/// NaN never replaces and is never replaced); a window with no value
+/// inside the input holds -inf (0 as stored for int8, where -inf
+/// saturates to the lowest value). A block of channels at a time is kept
+/// in registers over its window.
+template <typename T>
+void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
+                 int64_t rowBegin, int64_t rowEnd) {
+  using Block = BlockOf<T>;
+  int64_t c = w.channels;
+  T empty = std::numeric_limits<T>::has_infinity
+                ? -std::numeric_limits<T>::infinity()
+                : std::numeric_limits<T>::lowest();
+  for (int64_t row = rowBegin; row < rowEnd; ++row) {
+    int64_t n = row / w.outH, oh = row % w.outH;
+    for (int64_t ow = 0; ow < w.outW; ++ow) {
+      T *y = out + ((n * w.outH + oh) * w.outW + ow) * c;
+      // Only the taps inside the input are visited (tapsInside), so a
+      // window of 2^31 x 2^31 around a small input costs that input.
+      int64_t baseH = oh * w.strideH - w.padTop;
+      int64_t baseW = ow * w.strideW - w.padLeft;
+      int64_t kyBegin, kyEnd, kxBegin, kxEnd;
+      std::tie(kyBegin, kyEnd) =
+          tapsInside(baseH, w.dilationH, w.inH, w.kernelH);
+      std::tie(kxBegin, kxEnd) =
+          tapsInside(baseW, w.dilationW, w.inW, w.kernelW);
+      // f(x) for the window's pixels inside the input, in the reference's
+      // order; whether there was one.
+      auto forEachTap = [&](auto f) {
+        bool any = false;
+        for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
+          int64_t ih = baseH + ky * w.dilationH;
+          for (int64_t kx = kxBegin; kx < kxEnd; ++kx) {
+            int64_t iw = baseW + kx * w.dilationW;
+            f(in + ((n * w.inH + ih) * w.inW + iw) * c, !any);
+            any = true;
+          }
+        }
+        return any;
+      };
+      int64_t ch = 0;
+      for (; ch + Block::kChannels <= c; ch += Block::kChannels) {
+        Block block;
+        if (!forEachTap([&](const T *x, bool first) {
+              first ? block.load(x + ch) : block.maxWith(x + ch);
+            }))
+          break;
+        block.store(y + ch);
+      }
+      for (; ch < c; ++ch) {
+        T m = empty;
+        forEachTap([&](const T *x, bool first) {
+          m = first || x[ch] > m ? x[ch] : m;
+        });
+        y[ch] = m;
+      }
+    }
+  }
+}
+
+} // namespace
+
+llvm::Error PoolStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                          void * /*scratch*/) const {
+  if (isFloat)
+    maxPoolRows(window, reinterpret_cast<const float *>(run.read(inputs[0])),
+                reinterpret_cast<float *>(run.write(outputs[0])), tileBegin,
+                tileEnd);
+  else
+    maxPoolRows(window, reinterpret_cast<const uint8_t *>(run.read(inputs[0])),
+                reinterpret_cast<uint8_t *>(run.write(outputs[0])), tileBegin,
+                tileEnd);
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Channel copy
+//===----------------------------------------------------------------------===//
+
+llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
+                                 int64_t tileEnd, void * /*scratch*/) const {
+  if (tileBegin >= tileEnd)
+    return llvm::Error::success();
+  for (const Piece &p : pieces) {
+    if (p.channels == 0)
+      continue; // nothing to copy, maybe from an empty constant's null bytes
+    const PlanTensor &from = run.tensor(p.from), &to = run.tensor(p.to);
+    size_t size = getElementByteSize(to.kind);
+    // NHWC: a tile is a row of pixels, each with its channels. ONNX layout:
+    // a tile is one row, its span the elements from the axis on.
+    bool nhwc = from.layout == PlanLayout::Nhwc;
+    int64_t width = nhwc ? from.shape[3] : 1;
+    int64_t fromC = nhwc ? from.shape[1] : from.numElements() / rows;
+    int64_t toC = nhwc ? to.shape[1] : to.numElements() / rows;
+    const char *src = run.read(p.from);
+    char *dst = run.write(p.to);
+    if (p.grid) { // f32 -> int8 bytes: the tiles' pixels in one call
+      int64_t first = tileBegin * width, pixels = (tileEnd - tileBegin) * width;
+      quantizeFloatRuns(
+          run.getPlan().isa,
+          reinterpret_cast<const float *>(src) + first * fromC + p.fromChannel,
+          fromC, p.channels, pixels, *p.grid,
+          reinterpret_cast<uint8_t *>(dst) + first * toC + p.toChannel, toC);
+      continue;
+    }
+    for (int64_t pixel = tileBegin * width, end = tileEnd * width; pixel < end;
+         ++pixel) {
+      char *dstPixel = dst + (pixel * toC + p.toChannel) * size;
+      const char *srcPixel = src + (pixel * fromC + p.fromChannel) * size;
+      if (p.table.empty()) {
+        // The verifier lets a piece copy within one tensor, and a plan
+        // file may place two tensors on the same bytes.
+        size_t bytes = p.channels * size;
+        uintptr_t to = reinterpret_cast<uintptr_t>(dstPixel),
+                  from = reinterpret_cast<uintptr_t>(srcPixel);
+        if (to < from + bytes && from < to + bytes)
+          std::memmove(dstPixel, srcPixel, bytes);
+        else
+          copyRun(dstPixel, srcPixel, int64_t(bytes));
+        continue;
+      }
+      lookupBytes(run.getPlan().isa, p.table.data(),
+                  reinterpret_cast<const uint8_t *>(srcPixel), p.channels,
+                  reinterpret_cast<uint8_t *>(dstPixel));
+    }
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Resize (nearest)
+//===----------------------------------------------------------------------===//
+
+llvm::Error ResizeStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                            void * /*scratch*/) const {
+  const Geometry &g = geometry;
+  size_t pixelBytes =
+      size_t(g.channels) * getElementByteSize(run.tensor(inputs[0]).kind);
+  const char *x = run.read(inputs[0]);
+  char *y = run.write(outputs[0]);
+  for (int64_t row = tileBegin; row < tileEnd; ++row) {
+    int64_t n = row / g.outH, oh = row % g.outH;
+    const char *from = x + (n * g.inH + sourceRows[oh]) * g.inW * pixelBytes;
+    char *to = y + row * g.outW * pixelBytes;
+    // memmove: the verifier does not keep a file's tensors apart.
+    for (int64_t ow = 0; ow < g.outW; ++ow)
+      std::memmove(to + ow * pixelBytes, from + sourceCols[ow] * pixelBytes,
+                   pixelBytes);
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize
+//===----------------------------------------------------------------------===//
+
+int64_t QuantizeStep::getNumTiles() const {
+  if (toNhwc)
+    return shape[0] * shape[2];
+  return (elements + kTableTileElements - 1) / kTableTileElements;
+}
+
+llvm::Error QuantizeStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                              void * /*scratch*/) const {
+  const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
+  uint8_t *y = reinterpret_cast<uint8_t *>(run.write(outputs[0]));
+  if (!toNhwc) {
+    int64_t begin = tileBegin * kTableTileElements;
+    int64_t end = std::min(tileEnd * kTableTileElements, elements);
+    quantizeFloats(isa, x + begin, end - begin, grid, y + begin);
+    return llvm::Error::success();
+  }
+  // Each row: the channels' planes quantized and interleaved into pixels.
+  int64_t channels = shape[1], height = shape[2], width = shape[3];
+  for (int64_t row = tileBegin; row < tileEnd; ++row) {
+    int64_t n = row / height, h = row % height;
+    quantizeFloatPlanes(isa, x + (n * channels * height + h) * width,
+                        height * width, channels, width, grid,
+                        y + row * width * channels);
+  }
+  return llvm::Error::success();
+}

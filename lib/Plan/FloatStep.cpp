@@ -1,0 +1,501 @@
+//===- FloatStep.cpp - Nodes on the interpreter's kernels, and faster -----===//
+//
+// A float step runs its node's reference kernel on copies of its operands.
+// The ops a network runs most often as float (activations after convs with
+// f32 results, SE blocks, GELU and LayerNorm in transformers) also have a
+// loop of their own here, taken when the tensors allow, that computes what
+// the kernel computes, in its order and precision (double, rounded once to
+// f32), without the copies:
+//
+//   unary   Relu LeakyRelu Sigmoid Tanh HardSigmoid HardSwish Erf Sqrt Exp
+//           on a tensor of the result's shape and layout
+//   binary  Add Sub Mul Div on two tensors of the result's shape and
+//           layout, or one of them a single value or (ONNX layout) the
+//           result's trailing dims; or an NHWC tensor and one value per
+//           image and channel ([N, C, 1, 1], an SE block's scale)
+//   LayerNormalization over the trailing dims in ONNX layout, with scale
+//           and bias of those dims, the statistics outputs absent
+//   Transpose of 4-byte elements that swaps two blocks of trailing dims
+//           (NCHW <-> NHWC, [B, T, H, D] -> [B, H, T, D] is not one), as
+//           one 2-D transpose per batch
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/IR/OpNames.h"
+#include "qopt/Interpreter/NNUtil.h"
+#include "qopt/Kernels/ActivationMath.h"
+#include "qopt/Kernels/Transpose.h"
+#include "qopt/Plan/Plan.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+//===----------------------------------------------------------------------===//
+// Float steps: the interpreter's kernel
+//===----------------------------------------------------------------------===//
+
+FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
+    : PlanStep(Kind::Float, std::move(name)), op(std::move(op)), fn(fn),
+      opset(opset), arithmetic(Arithmetic::None) {
+  const KernelOp &o = this->op;
+  bool noQuantTypes =
+      llvm::none_of(o.operandQuantTypes, [](auto *q) { return q; }) &&
+      llvm::none_of(o.resultQuantTypes, [](auto *q) { return q; });
+  if (o.op == ops::LayerNormalization && noQuantTypes &&
+      (o.getNumOperands() == 2 || o.getNumOperands() == 3) &&
+      !o.resultPresent.empty() && o.resultPresent[0] &&
+      llvm::count(o.resultPresent, true) == 1) {
+    KernelContext ctx(o, {}, opset);
+    arithmetic = Arithmetic::LayerNorm;
+    axis = ctx.getInt("axis", -1);
+    alpha = ctx.getFloat("epsilon", 1e-5f);
+    return;
+  }
+  bool plain = o.getNumResults() == 1 && noQuantTypes;
+  if (!plain)
+    return;
+  if (o.op == ops::Transpose && o.getNumOperands() == 1) {
+    KernelContext ctx(o, {}, opset);
+    arithmetic = Arithmetic::Transpose;
+    perm = ctx.getInts("perm");
+    return;
+  }
+  if (o.getNumOperands() == 2)
+    arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
+                     .Case(ops::Add, Arithmetic::Add)
+                     .Case(ops::Sub, Arithmetic::Sub)
+                     .Case(ops::Mul, Arithmetic::Mul)
+                     .Case(ops::Div, Arithmetic::Div)
+                     .Default(Arithmetic::None);
+  if (o.getNumOperands() == 1)
+    arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
+                     .Case(ops::Relu, Arithmetic::Relu)
+                     .Case(ops::LeakyRelu, Arithmetic::LeakyRelu)
+                     .Case(ops::Sigmoid, Arithmetic::Sigmoid)
+                     .Case(ops::Tanh, Arithmetic::Tanh)
+                     .Case(ops::HardSigmoid, Arithmetic::HardSigmoid)
+                     .Case(ops::HardSwish, Arithmetic::HardSwish)
+                     .Case(ops::Erf, Arithmetic::Erf)
+                     .Case(ops::Sqrt, Arithmetic::Sqrt)
+                     .Case(ops::Exp, Arithmetic::Exp)
+                     .Default(Arithmetic::None);
+  // The attributes as the kernels read them (floats, widened).
+  KernelContext ctx(o, {}, opset);
+  if (arithmetic == Arithmetic::LeakyRelu)
+    alpha = ctx.getFloat("alpha", 0.01f);
+  if (arithmetic == Arithmetic::HardSigmoid) {
+    alpha = ctx.getFloat("alpha", 0.2f);
+    beta = ctx.getFloat("beta", 0.5f);
+  }
+}
+
+/// y[i] = f(x[i]) as the reference computes it for f32: in double, rounded
+/// once to float.
+template <typename F>
+static void mapFloats(const float *x, float *y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = float(f(double(x[i])));
+}
+
+/// y[i] = x[i % xPeriod] op z[i % zPeriod] for i in [begin, end), as the
+/// reference computes it for f32: in double, rounded once to float.
+template <typename Op>
+static void flatArithmetic(const float *x, int64_t xPeriod, const float *z,
+                           int64_t zPeriod, float *y, int64_t begin,
+                           int64_t end, Op op) {
+  if (xPeriod >= end && zPeriod >= end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = float(op(double(x[i]), double(z[i])));
+    return;
+  }
+  if (zPeriod == 1) {
+    double b = z[0];
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = float(op(double(x[i]), b)); // x is the full operand
+    return;
+  }
+  int64_t ix = begin % xPeriod, iz = begin % zPeriod;
+  for (int64_t i = begin; i < end; ++i) {
+    y[i] = float(op(double(x[ix]), double(z[iz])));
+    if (++ix == xPeriod)
+      ix = 0;
+    if (++iz == zPeriod)
+      iz = 0;
+  }
+}
+
+/// How an operand of a flat arithmetic step repeats along the result's
+/// elements: every element (the result's shape and layout), one, or the
+/// result's trailing dims in ONNX layout (a [C] scale of a [.., C]
+/// tensor); 0 when it does not.
+static int64_t periodOf(const PlanTensor &t, const PlanTensor &y) {
+  if (t.kind != ElementKind::F32)
+    return 0;
+  if (t.shape == y.shape && t.layout == y.layout)
+    return y.numElements();
+  int64_t n = t.numElements();
+  if (n == 1)
+    return 1;
+  if (t.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx)
+    return 0;
+  size_t lead = 0;
+  while (lead < t.shape.size() && t.shape[lead] == 1)
+    ++lead;
+  size_t rest = t.shape.size() - lead;
+  if (rest > y.shape.size() ||
+      !std::equal(t.shape.begin() + lead, t.shape.end(), y.shape.end() - rest))
+    return 0;
+  return n;
+}
+
+/// Elements a tile of a same-shape arithmetic step takes.
+static constexpr int64_t kArithmeticTileElements = 16384;
+
+int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
+  if (arithmetic == Arithmetic::None || arithmetic == Arithmetic::LayerNorm ||
+      arithmetic == Arithmetic::Transpose || inputs.empty() ||
+      inputs.size() > 2 || outputs.size() != 1 || outputs[0] < 0)
+    return 0;
+  const PlanTensor &y = run.tensor(outputs[0]);
+  if (y.kind != ElementKind::F32)
+    return 0;
+  for (int id : inputs) {
+    if (id < 0)
+      return 0;
+    int64_t period = periodOf(run.tensor(id), y);
+    // An activation reads every element; arithmetic may broadcast one
+    // operand (not both: the result's shape would be neither's).
+    if (!period ||
+        (period != y.numElements() &&
+         (inputs.size() == 1 ||
+          periodOf(run.tensor(inputs[0] == id ? inputs[1] : inputs[0]), y) !=
+              y.numElements())))
+      return 0;
+  }
+  return y.numElements();
+}
+
+int FloatStep::channelOperand(const PlanRun &run) const {
+  if (inputs.size() != 2 || outputs.size() != 1 || outputs[0] < 0 ||
+      inputs[0] < 0 || inputs[1] < 0 ||
+      !(arithmetic == Arithmetic::Add || arithmetic == Arithmetic::Sub ||
+        arithmetic == Arithmetic::Mul || arithmetic == Arithmetic::Div))
+    return -1;
+  const PlanTensor &y = run.tensor(outputs[0]);
+  if (y.kind != ElementKind::F32 || y.layout != PlanLayout::Nhwc)
+    return -1;
+  for (int i = 0; i < 2; ++i) {
+    const PlanTensor &whole = run.tensor(inputs[i]);
+    const PlanTensor &channels = run.tensor(inputs[1 - i]);
+    if (whole.kind == ElementKind::F32 && whole.layout == PlanLayout::Nhwc &&
+        whole.shape == y.shape && channels.kind == ElementKind::F32 &&
+        channels.shape == Shape{y.shape[0], y.shape[1], 1, 1})
+      return 1 - i;
+  }
+  return -1;
+}
+
+/// Pixels a tile of a channel arithmetic step takes.
+static constexpr int64_t kChannelTilePixels = 256;
+
+/// Rows a tile of a LayerNormalization step takes.
+static constexpr int64_t kLayerNormTileRows = 16;
+
+std::pair<int64_t, int64_t> FloatStep::layerNormRows(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::LayerNorm || inputs.size() < 2 ||
+      inputs[0] < 0 || inputs[1] < 0 || outputs.empty() || outputs[0] < 0)
+    return {0, 0};
+  for (size_t i = 1; i < outputs.size(); ++i)
+    if (outputs[i] >= 0)
+      return {0, 0};
+  const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
+  int64_t rank = int64_t(y.shape.size());
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (x.kind != ElementKind::F32 || y.kind != ElementKind::F32 ||
+      x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
+      x.shape != y.shape || a < 0 || a >= rank)
+    return {0, 0};
+  int64_t inner = 1;
+  for (int64_t d = a; d < rank; ++d)
+    inner *= y.shape[d];
+  if (inner == 0)
+    return {0, 0};
+  for (size_t k = 1; k < inputs.size(); ++k)
+    if (inputs[k] >= 0 && periodOf(run.tensor(inputs[k]), y) != inner)
+      return {0, 0};
+  return {y.numElements() / inner, inner};
+}
+
+void FloatStep::runLayerNorm(PlanRun &run, int64_t inner, int64_t begin,
+                             int64_t end) const {
+  const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
+  const float *scale = reinterpret_cast<const float *>(run.read(inputs[1]));
+  const float *bias = inputs.size() > 2 && inputs[2] >= 0
+                          ? reinterpret_cast<const float *>(run.read(inputs[2]))
+                          : nullptr;
+  float *y = reinterpret_cast<float *>(run.write(outputs[0]));
+  double eps = alpha;
+  // The reference kernel's arithmetic, operation for operation.
+  for (int64_t o = begin; o < end; ++o) {
+    const float *xo = x + o * inner;
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < inner; ++i)
+      sum += double(xo[i]);
+    double mu = sum / double(inner);
+    for (int64_t i = 0; i < inner; ++i) {
+      double d = double(xo[i]) - mu;
+      sq += d * d;
+    }
+    double inv = 1.0 / std::sqrt(sq / double(inner) + eps);
+    float *yo = y + o * inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      double v = (double(xo[i]) - mu) * inv * double(scale[i]);
+      if (bias)
+        v += double(bias[i]);
+      yo[i] = float(v);
+    }
+  }
+}
+
+std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::Transpose || inputs.size() != 1 ||
+      outputs.size() != 1 || inputs[0] < 0 || outputs[0] < 0)
+    return {0, 0, 0};
+  const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
+  int64_t rank = int64_t(x.shape.size());
+  if (x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
+      x.kind != y.kind || getElementByteSize(x.kind) != 4 ||
+      int64_t(perm.size()) != rank)
+    return {0, 0, 0};
+  // perm = [0, p), then [q, rank), then [p, q).
+  int64_t p = 0;
+  while (p < rank && perm[p] == p)
+    ++p;
+  if (p == rank)
+    return {0, 0, 0};
+  int64_t q = perm[p];
+  for (int64_t i = p; i < rank; ++i) {
+    int64_t expected =
+        i - p < rank - q ? q + (i - p) : p + (i - p - (rank - q));
+    if (perm[i] != expected)
+      return {0, 0, 0};
+  }
+  int64_t batches = 1, rows = 1, cols = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < p ? batches : d < q ? rows : cols) *= x.shape[d];
+  Shape expectedShape;
+  for (int64_t d : perm)
+    expectedShape.push_back(x.shape[d]);
+  if (expectedShape != y.shape || batches == 0 || rows == 0 || cols == 0)
+    return {0, 0, 0};
+  return {batches, rows, cols};
+}
+
+int64_t FloatStep::getNumTiles(const PlanRun &run) const {
+  if (int64_t batches = transposeBlocks(run)[0])
+    return batches;
+  if (int64_t rows = layerNormRows(run).first)
+    return (rows + kLayerNormTileRows - 1) / kLayerNormTileRows;
+  int64_t n = sameShapeElements(run);
+  if (!n && channelOperand(run) >= 0) {
+    const Shape &s = run.tensor(outputs[0]).shape;
+    int64_t pixels = s[0] * s[2] * s[3];
+    return (pixels + kChannelTilePixels - 1) / kChannelTilePixels;
+  }
+  return n ? (n + kArithmeticTileElements - 1) / kArithmeticTileElements : 1;
+}
+
+void FloatStep::runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
+                                     int64_t end) const {
+  const Shape &s = run.tensor(outputs[0]).shape;
+  int64_t c = s[1], imagePixels = s[2] * s[3];
+  const float *x =
+      reinterpret_cast<const float *>(run.read(inputs[1 - channel]));
+  const float *scale =
+      reinterpret_cast<const float *>(run.read(inputs[channel]));
+  float *out = reinterpret_cast<float *>(run.write(outputs[0]));
+  // Operands in the op's order: the channel value first or second.
+  auto apply = [&](auto op) {
+    for (int64_t p = begin; p < end; ++p) {
+      const float *sp = scale + (p / imagePixels) * c;
+      const float *xp = x + p * c;
+      float *yp = out + p * c;
+      if (channel == 0)
+        for (int64_t k = 0; k < c; ++k)
+          yp[k] = float(op(double(sp[k]), double(xp[k])));
+      else
+        for (int64_t k = 0; k < c; ++k)
+          yp[k] = float(op(double(xp[k]), double(sp[k])));
+    }
+  };
+  switch (arithmetic) {
+  case Arithmetic::Add:
+    return apply(std::plus<double>());
+  case Arithmetic::Sub:
+    return apply(std::minus<double>());
+  case Arithmetic::Mul:
+    return apply(std::multiplies<double>());
+  case Arithmetic::Div:
+    return apply(std::divides<double>());
+  default:
+    return;
+  }
+}
+
+void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
+                                       int64_t end) const {
+  const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
+  const float *z = inputs.size() == 2
+                       ? reinterpret_cast<const float *>(run.read(inputs[1]))
+                       : nullptr;
+  float *y = reinterpret_cast<float *>(run.write(outputs[0]));
+  const PlanTensor &result = run.tensor(outputs[0]);
+  int64_t xPeriod = periodOf(run.tensor(inputs[0]), result);
+  int64_t zPeriod = z ? periodOf(run.tensor(inputs[1]), result) : 0;
+  // Whole tensors and element indices [begin, end) (x and out below are
+  // the unary loops', from `begin` on).
+  auto binary = [xBase = x, zBase = z, y, xPeriod, zPeriod, begin,
+                 end](auto op) {
+    if (xPeriod == 1 || (zPeriod != 1 && xPeriod < zPeriod)) {
+      // The broadcast operand second, the op's operands in their order.
+      flatArithmetic(zBase, zPeriod, xBase, xPeriod, y, begin, end,
+                     [&](double b, double a) { return op(a, b); });
+      return;
+    }
+    flatArithmetic(xBase, xPeriod, zBase, zPeriod, y, begin, end, op);
+  };
+  x += begin;
+  float *out = y + begin;
+  int64_t n = end - begin;
+  double alpha = this->alpha, beta = this->beta;
+  switch (arithmetic) {
+  case Arithmetic::Relu:
+    mapFloats(x, out, n, [](double v) { return act::relu(v); });
+    break;
+  case Arithmetic::LeakyRelu:
+    mapFloats(x, out, n, [=](double v) { return act::leakyRelu(v, alpha); });
+    break;
+  case Arithmetic::Sigmoid:
+    mapFloats(x, out, n, [](double v) { return act::sigmoid(v); });
+    break;
+  case Arithmetic::Tanh:
+    mapFloats(x, out, n, [](double v) { return std::tanh(v); });
+    break;
+  case Arithmetic::HardSigmoid:
+    mapFloats(x, out, n,
+              [=](double v) { return act::hardSigmoid(v, alpha, beta); });
+    break;
+  case Arithmetic::HardSwish:
+    mapFloats(x, out, n, [](double v) { return act::hardSwish(v); });
+    break;
+  case Arithmetic::Erf:
+    mapFloats(x, out, n, [](double v) { return std::erf(v); });
+    break;
+  case Arithmetic::Sqrt:
+    mapFloats(x, out, n, [](double v) { return std::sqrt(v); });
+    break;
+  case Arithmetic::Exp:
+    mapFloats(x, out, n, [](double v) { return std::exp(v); });
+    break;
+  case Arithmetic::Add:
+    binary(std::plus<double>());
+    break;
+  case Arithmetic::Sub:
+    binary(std::minus<double>());
+    break;
+  case Arithmetic::Mul:
+    binary(std::multiplies<double>());
+    break;
+  case Arithmetic::Div:
+    binary(std::divides<double>());
+    break;
+  case Arithmetic::None:
+    break;
+  }
+}
+
+llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
+                           void * /*scratch*/) const {
+  if (auto [batches, rows, cols] = transposeBlocks(run); batches) {
+    // Each batch's [rows, cols] block becomes [cols, rows]: moved bits.
+    const auto *x = reinterpret_cast<const uint32_t *>(run.read(inputs[0]));
+    auto *y = reinterpret_cast<uint32_t *>(run.write(outputs[0]));
+    for (int64_t b = tileBegin; b < std::min(tileEnd, batches); ++b)
+      transpose32(run.getPlan().isa, x + b * rows * cols, cols, rows, cols,
+                  y + b * rows * cols, rows);
+    return llvm::Error::success();
+  }
+  if (auto [rows, inner] = layerNormRows(run); rows) {
+    runLayerNorm(run, inner, std::min(rows, tileBegin * kLayerNormTileRows),
+                 std::min(rows, tileEnd * kLayerNormTileRows));
+    return llvm::Error::success();
+  }
+  if (int64_t n = sameShapeElements(run)) {
+    runSameShapeArithmetic(run,
+                           std::min(n, tileBegin * kArithmeticTileElements),
+                           std::min(n, tileEnd * kArithmeticTileElements));
+    return llvm::Error::success();
+  }
+  if (int channel = channelOperand(run); channel >= 0) {
+    const Shape &s = run.tensor(outputs[0]).shape;
+    int64_t pixels = s[0] * s[2] * s[3];
+    runChannelArithmetic(run, channel,
+                         std::min(pixels, tileBegin * kChannelTilePixels),
+                         std::min(pixels, tileEnd * kChannelTilePixels));
+    return llvm::Error::success();
+  }
+  if (tileBegin > 0 || tileEnd <= tileBegin)
+    return llvm::Error::success(); // the kernel runs whole, as tile 0
+  std::vector<Tensor> values;
+  values.reserve(inputs.size()); // operands point into it
+  std::vector<const Tensor *> operands;
+  for (int id : inputs) {
+    if (id < 0) {
+      operands.push_back(nullptr);
+      continue;
+    }
+    // Constants (ONNX layout) are read where they are: a folded weight
+    // is not copied on every run.
+    if (const Tensor *constant = run.tensor(id).constant.get()) {
+      operands.push_back(constant);
+      continue;
+    }
+    values.push_back(run.copyOut(id));
+    // An elementwise op may read NHWC tensors as flat arrays; int8 ones go
+    // back to s8 for the kernel.
+    if (uint8_t flip = run.tensor(id).getStoredFlip())
+      for (char &b : llvm::MutableArrayRef<char>(values.back().bytes(),
+                                                 values.back().byteSize()))
+        b ^= flip;
+    operands.push_back(&values.back());
+  }
+  KernelContext ctx(op, std::move(operands), opset);
+  if (auto err = fn(ctx))
+    return err;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i] < 0)
+      continue;
+    const PlanTensor &t = run.tensor(outputs[i]);
+    const Tensor &y = ctx.outputs[i];
+    if (!y.isValid() || y.kind() != t.kind || y.shape() != t.shape)
+      return ctx.error("result #" + llvm::Twine(i) + " is " +
+                       (y.isValid() ? getElementKindName(y.kind()).str() + " " +
+                                          shapeToString(y.shape())
+                                    : std::string("missing")) +
+                       "; the plan expects " + getElementKindName(t.kind) +
+                       " " + shapeToString(t.shape));
+    char *to = run.write(outputs[i]);
+    if (t.byteSize())
+      std::memcpy(to, y.bytes(), t.byteSize());
+    if (uint8_t flip = t.getStoredFlip())
+      for (size_t b = 0, e = t.byteSize(); b < e; ++b)
+        to[b] ^= flip;
+  }
+  return llvm::Error::success();
+}

@@ -1,0 +1,310 @@
+//===- Plan.cpp - Running the INT8 CPU execution plan ---------------------===//
+//
+// One run: an arena of the plan's size, the inputs copied in, each step in
+// order with its tiles spread over TBB's workers (each worker with its own
+// scratch), the outputs copied out. The arena and scratch are kept for the next
+// run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qopt/Plan/Plan.h"
+#include "qopt/Support/Error.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+int64_t PlanTensor::numElements() const {
+  // The builder took the shape from a checked static type.
+  return shapeNumElements(shape).value_or(0);
+}
+
+size_t PlanTensor::byteSize() const {
+  return numElements() * getElementByteSize(kind);
+}
+
+PlanStep::~PlanStep() = default;
+
+llvm::StringRef PlanStep::getKindName() const {
+  switch (kind) {
+  case Kind::Conv:
+    return "int8 conv";
+  case Kind::Reformat:
+    return "reformat";
+  case Kind::Float:
+    return "float";
+  case Kind::Table:
+    return "table";
+  case Kind::Pool:
+    return "max pool";
+  case Kind::ChannelCopy:
+    return "channel copy";
+  case Kind::Quantize:
+    return "quantize";
+  case Kind::Resize:
+    return "resize";
+  case Kind::AveragePool:
+    return "average pool";
+  case Kind::Gemm:
+    return "int8 gemm";
+  }
+  return "?";
+}
+
+const char *PlanRun::read(int id) const {
+  const PlanTensor &t = plan.tensors[id];
+  if (t.constant)
+    return t.constant->bytes();
+  return arena + t.arenaOffset;
+}
+
+char *PlanRun::write(int id) const {
+  return arena + plan.tensors[id].arenaOffset;
+}
+
+Tensor PlanRun::copyOut(int id) const {
+  const PlanTensor &t = plan.tensors[id];
+  if (t.constant)
+    return *t.constant;
+  if (t.kind == ElementKind::String || !t.byteSize())
+    return Tensor(t.kind, t.shape); // no bytes to point to
+  return Tensor::copyOf(t.kind, t.shape, read(id));
+}
+
+/// Element (n, c, h, w) of a 4-D NCHW shape at its NHWC offset.
+static int64_t nhwcOffset(const Shape &s, int64_t nchw) {
+  int64_t w = nchw % s[3], h = nchw / s[3] % s[2];
+  int64_t c = nchw / (s[3] * s[2]) % s[1], n = nchw / (s[3] * s[2] * s[1]);
+  return ((n * s[2] + h) * s[3] + w) * s[1] + c;
+}
+
+Tensor PlanRun::readValue(int id) const {
+  const PlanTensor &t = plan.tensors[id];
+  Tensor stored = copyOut(id);
+  if (t.layout == PlanLayout::Onnx)
+    return stored;
+  Tensor out(t.kind, t.shape);
+  size_t size = getElementByteSize(t.kind);
+  for (int64_t i = 0, e = t.numElements(); i < e; ++i) {
+    std::memcpy(out.bytes() + i * size,
+                stored.bytes() + nhwcOffset(t.shape, i) * size, size);
+    if (uint8_t flip = t.getStoredFlip())
+      out.bytes()[i] ^= flip;
+  }
+  return out;
+}
+
+bool PlanRun::writeValue(int id, const Tensor &value) const {
+  const PlanTensor &t = plan.tensors[id];
+  if (t.constant || value.kind() != t.kind || value.shape() != t.shape)
+    return false;
+  char *to = write(id);
+  if (t.layout == PlanLayout::Onnx) {
+    if (t.byteSize())
+      std::memcpy(to, value.bytes(), t.byteSize());
+    return true;
+  }
+  size_t size = getElementByteSize(t.kind);
+  for (int64_t i = 0, e = t.numElements(); i < e; ++i) {
+    char *at = to + nhwcOffset(t.shape, i) * size;
+    std::memcpy(at, value.bytes() + i * size, size);
+    if (uint8_t flip = t.getStoredFlip())
+      *at ^= flip;
+  }
+  return true;
+}
+
+void Plan::print(llvm::raw_ostream &os) const {
+  auto describe = [&](int id) {
+    if (id < 0) {
+      os << "-";
+      return;
+    }
+    const PlanTensor &t = tensors[id];
+    os << "%" << id << " '" << t.name << "' " << getElementKindName(t.kind)
+       << shapeToString(t.shape)
+       << (t.layout == PlanLayout::Nhwc ? " nhwc" : "")
+       << (t.constant ? " const" : "");
+  };
+  os << "plan: " << steps.size() << " steps, isa " << getIsaName(isa)
+     << ", arena " << arenaBytes << " bytes\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PlanStep &s = *steps[i];
+    os << "  " << i << ": " << s.getKindName();
+    if (!s.op.empty())
+      os << " " << s.op;
+    os << " '" << s.getName() << "' (";
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      os << (k ? ", " : "");
+      describe(s.inputs[k]);
+    }
+    os << ") -> (";
+    for (size_t k = 0; k < s.outputs.size(); ++k) {
+      os << (k ? ", " : "");
+      describe(s.outputs[k]);
+    }
+    os << ")";
+    if (const auto *r = llvm::dyn_cast<ReformatStep>(&s); r && r->rowStride)
+      os << " rows " << r->rowStride << " apart from column " << r->columnOffset
+         << ", row " << r->firstRow << " on of "
+         << (r->batchRows ? r->batchRows : r->shape[1]) << " an image";
+    if (s.getMacs())
+      os << " " << s.getMacs() << " MACs, " << s.getNumTiles()
+         << (s.getNumTiles() == 1 ? " tile" : " tiles");
+    os << "\n";
+  }
+}
+
+namespace {
+
+/// 64-byte-aligned bytes, freed on scope exit.
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t bytes)
+      : data(static_cast<char *>(
+            std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) & ~63)))) {
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  char *data;
+};
+
+} // namespace
+
+struct Plan::RunBuffers {
+  RunBuffers(size_t arenaBytes, size_t scratchBytes)
+      : arena(arenaBytes), scratch(scratchBytes), arenaBytes(arenaBytes),
+        scratchBytes(scratchBytes) {}
+  AlignedBuffer arena, scratch;
+  size_t arenaBytes, scratchBytes;
+};
+
+Plan::Plan() = default;
+Plan::~Plan() = default;
+
+unsigned PlanRunOptions::getThreadCount() const {
+  return threads ? threads
+                 : static_cast<unsigned>(
+                       std::max(1, tbb::this_task_arena::max_concurrency()));
+}
+
+bool Plan::isPlaced() const {
+  auto placed = [&](int id) {
+    return id < 0 || size_t(id) >= tensors.size() || tensors[id].constant ||
+           tensors[id].arenaOffset >= 0;
+  };
+  for (const std::vector<int> *ids : {&inputs, &outputs})
+    if (!llvm::all_of(*ids, placed))
+      return false;
+  for (const auto &s : steps)
+    if (!llvm::all_of(s->inputs, placed) || !llvm::all_of(s->outputs, placed))
+      return false;
+  return true;
+}
+
+llvm::Expected<std::vector<Tensor>>
+Plan::run(const std::map<std::string, Tensor> &given,
+          const PlanRunOptions &options) const {
+  if (!isPlaced())
+    return makeError("the plan's tensors have no arena places yet (run the "
+                     "assign-arena plan pass)");
+  std::optional<tbb::global_control> threadLimit;
+  if (options.threads)
+    threadLimit.emplace(tbb::global_control::max_allowed_parallelism,
+                        options.threads);
+  // One scratch slab per thread index TBB can hand out.
+  size_t arenaSlots =
+      static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  size_t workers = options.getThreadCount();
+  size_t slots = std::max(workers, arenaSlots);
+  size_t scratchBytes = 0;
+  for (const auto &step : steps)
+    scratchBytes = std::max(scratchBytes, (step->getScratchBytes() + 63) & ~63);
+
+  std::unique_ptr<RunBuffers> buffers;
+  {
+    std::lock_guard<std::mutex> lock(spareLock);
+    buffers = std::move(spare);
+  }
+  if (!buffers || buffers->arenaBytes < arenaBytes ||
+      buffers->scratchBytes < scratchBytes * slots)
+    buffers = std::make_unique<RunBuffers>(arenaBytes, scratchBytes * slots);
+  if (!buffers->arena.data || !buffers->scratch.data)
+    return makeError("cannot allocate the plan's arena of " +
+                     llvm::Twine(arenaBytes) + " bytes and " +
+                     llvm::Twine(scratchBytes * slots) + " bytes of scratch");
+  auto keepBuffers = llvm::make_scope_exit([&] {
+    std::lock_guard<std::mutex> lock(spareLock);
+    spare = std::move(buffers);
+  });
+  char *scratch = buffers->scratch.data;
+  PlanRun state(*this, buffers->arena.data);
+  for (int id : inputs) {
+    const PlanTensor &t = tensors[id];
+    auto it = given.find(t.name);
+    if (it == given.end())
+      return makeError("no value given for graph input '" + t.name + "'");
+    if (it->second.kind() != t.kind || it->second.shape() != t.shape)
+      return makeError("graph input '" + t.name + "' expects " +
+                       getElementKindName(t.kind) + " " +
+                       shapeToString(t.shape) + ", got " +
+                       getElementKindName(it->second.kind()) + " " +
+                       shapeToString(it->second.shape()));
+    if (t.byteSize()) // an empty input has no bytes to point to
+      std::memcpy(state.write(id), it->second.bytes(), t.byteSize());
+  }
+
+  for (const auto &step : steps) {
+    if (options.beforeStep)
+      options.beforeStep(*step, state);
+    int64_t tiles = step->getNumTiles(state);
+    if (tiles <= 1 || workers <= 1) {
+      if (auto err = step->run(state, 0, tiles, scratch))
+        return std::move(err);
+      if (options.afterStep)
+        options.afterStep(*step, state);
+      continue;
+    }
+    // Tiles write disjoint bytes; the first error wins.
+    std::mutex errorLock;
+    llvm::Error firstError = llvm::Error::success();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles),
+                      [&](const tbb::blocked_range<int64_t> &r) {
+                        int slot = tbb::this_task_arena::current_thread_index();
+                        llvm::Error err =
+                            slot < 0 || static_cast<size_t>(slot) >= slots
+                                ? makeError("TBB thread index " +
+                                            llvm::Twine(slot) +
+                                            " is outside the scratch slots")
+                                : step->run(state, r.begin(), r.end(),
+                                            scratch + scratchBytes * slot);
+                        if (err) {
+                          std::lock_guard<std::mutex> lock(errorLock);
+                          if (firstError)
+                            llvm::consumeError(std::move(err));
+                          else
+                            firstError = std::move(err);
+                        }
+                      });
+    if (firstError)
+      return std::move(firstError);
+    if (options.afterStep)
+      options.afterStep(*step, state);
+  }
+
+  std::vector<Tensor> results;
+  for (int id : outputs)
+    results.push_back(state.copyOut(id));
+  return results;
+}

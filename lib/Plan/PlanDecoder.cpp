@@ -1,0 +1,663 @@
+//===- PlanDecoder.cpp - Fields to a plan; the .qplan reader --------------===//
+//
+// Reads the fields PlanEncoder.cpp writes, by the same labels, trusting
+// nothing: every field with its bounds (a count is never larger than what is
+// left could hold, enums are in range, sizes agree with shapes) before
+// anything is built from it. The binary source adds the file's header
+// (magic, version, size, checksum) and end marker; whoever reads a whole
+// plan verifies it (verifyPlan). The first problem is the error, with the
+// place the source had reached (just past the bad field).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanFields.h"
+#include "PlanFileFormat.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/Verifier.h"
+#include "qopt/Plan/PlanFile.h"
+#include "qopt/Support/Error.h"
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstring>
+#include <variant>
+
+using namespace qopt;
+using namespace qopt::rt;
+using namespace qopt::rt::planfile;
+
+static_assert(std::variant_size_v<Attribute::Storage> ==
+                  size_t(AttrTag::EmptyList) + 1,
+              "one tag per kind of attribute");
+
+FieldSource::~FieldSource() = default;
+
+bool FieldSource::fail(const llvm::Twine &why) {
+  if (!failed) {
+    failed = true;
+    reason = why.str() + " (" + where() + ")";
+  }
+  return false;
+}
+
+bool FieldSource::flag(const char *what) {
+  uint8_t v = u8(what);
+  if (v > 1)
+    fail(llvm::Twine(what) + " is " + llvm::Twine(unsigned(v)) +
+         ", not 0 or 1");
+  return v == 1;
+}
+
+QuantizeGrid FieldSource::grid() {
+  QuantizeGrid g;
+  g.scale = f32("grid");
+  g.zero = i32("grid");
+  g.isSigned = flag("grid");
+  g.flip = u8("grid");
+  return g;
+}
+
+namespace {
+
+/// "plan file: <msg>" on one line (names from the file may hold line
+/// breaks).
+llvm::Error planFileError(const llvm::Twine &msg) {
+  return makeOneLineError("plan file: " + msg);
+}
+
+/// The fields of a .qplan file, after its header.
+class BinarySource final : public FieldSource {
+public:
+  explicit BinarySource(llvm::StringRef file) : file(file), at(kHeaderBytes) {}
+
+  uint8_t u8(const char *what) override { return scalar<uint8_t>(what); }
+  uint8_t enumByte(EnumNames names, const char *what) override {
+    uint8_t v = u8(what);
+    if (!failed && v >= names.size())
+      fail(llvm::Twine(what) + ": " + names.kind + " " +
+           llvm::Twine(unsigned(v)) + " is not one this reader knows");
+    return failed ? 0 : v;
+  }
+  int32_t i32(const char *what) override { return scalar<int32_t>(what); }
+  uint32_t u32(const char *what) { return scalar<uint32_t>(what); }
+  uint64_t u64(const char *what) override { return scalar<uint64_t>(what); }
+  int64_t i64(const char *what) override { return scalar<int64_t>(what); }
+  float f32(const char *what) override {
+    uint32_t bits = scalar<uint32_t>(what);
+    float v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  }
+  size_t count(size_t minBytes, const char *what) override {
+    uint64_t n = u64(what);
+    if (!failed && n > (file.size() - at) / minBytes)
+      fail(llvm::Twine(what) + ": " + llvm::Twine(n) +
+           " elements cannot fit the bytes left");
+    return failed ? 0 : static_cast<size_t>(n);
+  }
+  std::string string(const char *what) override {
+    size_t n = count(1, what);
+    const char *bytes = nullptr;
+    if (!take(n, bytes, what))
+      return {};
+    return std::string(bytes, n);
+  }
+  llvm::StringRef blob(const char *what) override {
+    size_t n = count(1, what);
+    size_t pad = (kBlobAlignment - at % kBlobAlignment) % kBlobAlignment;
+    const char *bytes = nullptr;
+    if (!take(pad, bytes, what) || !take(n, bytes, what))
+      return {};
+    return llvm::StringRef(bytes, n);
+  }
+  std::vector<int64_t> ints(const char *what) override {
+    std::vector<int64_t> v(count(8, what));
+    for (int64_t &x : v)
+      x = i64(what);
+    return v;
+  }
+  std::vector<int> i32s(const char *what) override {
+    std::vector<int> v(count(4, what));
+    for (int &x : v)
+      x = i32(what);
+    return v;
+  }
+  std::vector<float> floats(const char *what) override {
+    std::vector<float> v(count(4, what));
+    for (float &x : v)
+      x = f32(what);
+    return v;
+  }
+  std::vector<std::string> strings(const char *what) override {
+    std::vector<std::string> v(count(8, what));
+    for (std::string &s : v)
+      s = string(what);
+    return v;
+  }
+  std::string where() const override { return "at byte " + std::to_string(at); }
+  bool atEnd() const { return at == file.size(); }
+
+private:
+  bool take(size_t size, const char *&bytes, const char *what) {
+    if (failed)
+      return false;
+    if (size > file.size() - at)
+      return fail(llvm::Twine("truncated ") + what);
+    bytes = file.data() + at;
+    at += size;
+    return true;
+  }
+  template <typename T> T scalar(const char *what) {
+    const char *bytes = nullptr;
+    if (!take(sizeof(T), bytes, what))
+      return T();
+    return llvm::support::endian::read<T, llvm::support::little>(bytes);
+  }
+
+  llvm::StringRef file;
+  size_t at;
+};
+
+/// Reads a plan's fields in order; after a failure of `in` it only unwinds.
+class PlanDecoder {
+public:
+  PlanDecoder(FieldSource &in, uint32_t version, Isa isa)
+      : in(in), version(version), isa(isa) {}
+
+  std::unique_ptr<Plan> plan();
+
+private:
+  bool fail(const llvm::Twine &why) { return in.fail(why); }
+  DenseElementsRef dense();
+  std::optional<Attribute> attribute();
+  const QuantType *quantType(Context &types);
+  bool tensor(PlanTensor &t);
+  std::unique_ptr<PlanStep> step(Plan &plan);
+  /// A conv or gemm step's kernel (its record), or none after fail().
+  std::optional<Int8Conv> conv(const std::string &name);
+  std::unique_ptr<PlanStep> floatStep(std::string name, Plan &plan);
+  RequantizedAdd requantizedAdd(const char *what) {
+    RequantizedAdd add;
+    for (float *v :
+         {&add.scaleV, &add.scaleW, &add.low, &add.high, &add.outputScale})
+      *v = in.f32(what);
+    for (int32_t *v : {&add.zeroV, &add.zeroW, &add.outputZero})
+      *v = in.i32(what);
+    return add;
+  }
+  PoolStep::Window window() {
+    PoolStep::Window w;
+    for (int64_t *v : {&w.batch, &w.channels, &w.inH, &w.inW, &w.outH, &w.outW,
+                       &w.kernelH, &w.kernelW, &w.strideH, &w.strideW,
+                       &w.dilationH, &w.dilationW, &w.padTop, &w.padLeft})
+      *v = in.i64("pool window");
+    return w;
+  }
+
+  FieldSource &in;
+  uint32_t version;
+  Isa isa;
+};
+
+DenseElementsRef PlanDecoder::dense() {
+  auto kind = in.enumValue<ElementKind>(elementKindNames(), "tensor attribute");
+  std::vector<int64_t> dims = in.ints("tensor attribute");
+  std::string name = in.string("tensor attribute");
+  if (in.failed)
+    return nullptr;
+  auto elements = shapeNumElements(dims);
+  if (!elements) {
+    fail("a tensor attribute's shape is invalid");
+    return nullptr;
+  }
+  if (kind == ElementKind::String) {
+    std::vector<std::string> values = in.strings("tensor attribute data");
+    if (!in.failed && values.size() != size_t(*elements))
+      fail("a string tensor attribute has the wrong number of strings");
+    return in.failed ? nullptr
+                     : std::make_shared<const DenseElements>(
+                           std::move(dims), std::move(values), std::move(name));
+  }
+  llvm::StringRef bytes = in.blob("tensor attribute data");
+  auto size = DenseElements::byteSizeFor(kind, *elements);
+  if (!in.failed &&
+      (kind == ElementKind::Unknown || !size || *size != bytes.size()))
+    fail("a tensor attribute's data is not its shape's size");
+  return in.failed ? nullptr
+                   : std::make_shared<const DenseElements>(
+                         kind, std::move(dims), bytes.str(), std::move(name));
+}
+
+std::optional<Attribute> PlanDecoder::attribute() {
+  auto tag = in.enumValue<AttrTag>(attributeTagNames(), "attribute");
+  if (in.failed)
+    return std::nullopt;
+  switch (tag) {
+  case AttrTag::Int:
+    return Attribute(in.i64("attribute"));
+  case AttrTag::Float:
+    return Attribute(in.f32("attribute"));
+  case AttrTag::String:
+    return Attribute(in.string("attribute"));
+  case AttrTag::Ints:
+    return Attribute(in.ints("attribute"));
+  case AttrTag::Floats:
+    return Attribute(in.floats("attribute"));
+  case AttrTag::Strings:
+    return Attribute(in.strings("attribute"));
+  case AttrTag::Tensor:
+    if (DenseElementsRef d = dense())
+      return Attribute(std::move(d));
+    return std::nullopt;
+  case AttrTag::Tensors: {
+    std::vector<DenseElementsRef> list(in.count(25, "tensor list"));
+    for (DenseElementsRef &d : list)
+      if (!(d = dense()))
+        return std::nullopt;
+    return Attribute(std::move(list));
+  }
+  case AttrTag::Opaque: {
+    OpaqueAttr opaque;
+    opaque.kind = in.string("opaque attribute");
+    opaque.bytes = in.string("opaque attribute");
+    return Attribute(std::move(opaque));
+  }
+  case AttrTag::EmptyList: {
+    static const llvm::StringRef kinds[] = {"ints", "floats", "strings",
+                                            "tensors"};
+    return Attribute(EmptyList{in.enumValue<EmptyList::Kind>(
+        {"empty list kind", kinds}, "empty list kind")});
+  }
+  }
+  return std::nullopt;
+}
+
+const QuantType *PlanDecoder::quantType(Context &types) {
+  if (!in.flag("quantized type"))
+    return nullptr;
+  auto storage =
+      in.enumValue<ElementKind>(elementKindNames(), "quantized type");
+  auto expressed =
+      in.enumValue<ElementKind>(elementKindNames(), "quantized type");
+  bool perAxis = in.flag("quantized type");
+  int64_t axis = in.i64("quantized type");
+  std::vector<float> scales = in.floats("scales");
+  std::vector<int64_t> zeroPoints = in.ints("zero points");
+  if (in.failed)
+    return nullptr;
+  if (scales.empty() || scales.size() != zeroPoints.size() || axis < 0 ||
+      axis > 64) {
+    fail("a quantized type's scales, zero points or axis are malformed");
+    return nullptr;
+  }
+  const QuantType *q = types.getQuantType(
+      storage, expressed, perAxis ? std::optional<int64_t>(axis) : std::nullopt,
+      scales, zeroPoints);
+  std::string problem = checkQuantType(q);
+  if (!problem.empty()) {
+    fail("a quantized type: " + problem);
+    return nullptr;
+  }
+  return q;
+}
+
+bool PlanDecoder::tensor(PlanTensor &t) {
+  in.beginRecord();
+  t.name = in.string("tensor");
+  t.kind = in.enumValue<ElementKind>(elementKindNames(), "tensor");
+  t.layout = in.enumValue<PlanLayout>(layoutNames(), "tensor");
+  t.shape = in.ints("tensor");
+  t.arenaOffset = in.i64("tensor");
+  if (!in.flag("tensor") || in.failed)
+    return !in.failed;
+  for (int64_t d : t.shape)
+    if (d < 0)
+      return fail("tensor '" + t.name + "' has a negative dimension");
+  auto elements = shapeNumElements(t.shape);
+  if (!elements)
+    return fail("tensor '" + t.name + "' has too many elements");
+  if (t.kind == ElementKind::String) {
+    std::vector<std::string> values = in.strings("constant");
+    if (in.failed || values.size() != size_t(*elements))
+      return fail("constant '" + t.name + "' has the wrong number of strings");
+    Tensor value(t.kind, t.shape);
+    value.strings() = std::move(values);
+    t.constant = std::make_shared<const Tensor>(std::move(value));
+    return true;
+  }
+  llvm::StringRef bytes = in.blob("constant");
+  auto size = DenseElements::byteSizeFor(t.kind, *elements);
+  if (in.failed || t.kind == ElementKind::Unknown || !size ||
+      *size != bytes.size())
+    return fail("constant '" + t.name + "' does not hold its shape's bytes");
+  auto value = Tensor::allocate(t.kind, t.shape);
+  if (!value)
+    return fail("constant '" + t.name +
+                "': " + llvm::toString(value.takeError()));
+  if (!bytes.empty())
+    std::memcpy(value->bytes(), bytes.data(), bytes.size());
+  t.constant = std::make_shared<const Tensor>(std::move(*value));
+  return true;
+}
+
+std::optional<Int8Conv> PlanDecoder::conv(const std::string &name) {
+  Int8ConvShape s;
+  for (int64_t *v :
+       {&s.batch, &s.inH, &s.inW, &s.inC, &s.outC, &s.kernelH, &s.kernelW,
+        &s.strideH, &s.strideW, &s.dilationH, &s.dilationW, &s.padTop,
+        &s.padLeft, &s.padBottom, &s.padRight, &s.groups})
+    *v = in.i64("conv geometry");
+  if (version >= 2) {
+    s.inputDilationH = in.i64("conv input dilation");
+    s.inputDilationW = in.i64("conv input dilation");
+  }
+  llvm::StringRef weights = in.blob("conv weights");
+  Int8Epilogue e;
+  e.scale = in.floats("conv scales");
+  e.bias = in.floats("conv biases");
+  e.inputZero = in.i32("conv input zero point");
+  e.activation = in.enumValue<Activation>(activationNames(), "activation");
+  e.alpha = in.f32("activation");
+  e.beta = in.f32("activation");
+  e.hasResidual = in.flag("residual");
+  e.residualAfterActivation = in.flag("residual");
+  e.residualScale = in.f32("residual");
+  e.residualZero = in.i32("residual");
+  e.outputScale = in.f32("output grid");
+  e.outputZero = in.i32("output grid");
+  if (version >= 3) {
+    e.weightZero = in.i32s("weight zero points");
+    llvm::StringRef table = in.blob("conv output table");
+    e.outputTable.assign(table.bytes_begin(), table.bytes_end());
+  }
+  if (version >= 4) {
+    llvm::StringRef pairs = in.blob("conv pair table");
+    e.pairTable.assign(pairs.bytes_begin(), pairs.bytes_end());
+  }
+  if (version >= 5 && in.flag("pair arithmetic"))
+    e.pairArithmetic = requantizedAdd("pair arithmetic"); // checkParams
+                                                          // checks it
+  if (in.failed)
+    return std::nullopt;
+  if (auto err = Int8Conv::checkParams(s, e)) {
+    fail("conv '" + name + "': " + llvm::toString(std::move(err)));
+    return std::nullopt;
+  }
+  // checkParams bounded this product.
+  if (weights.size() !=
+      size_t(s.outC * (s.inC / s.groups) * s.kernelH * s.kernelW)) {
+    fail("conv '" + name + "' has " + llvm::Twine(weights.size()) +
+         " weights, not what its geometry needs");
+    return std::nullopt;
+  }
+  return Int8Conv(isa, s, reinterpret_cast<const int8_t *>(weights.data()),
+                  std::move(e));
+}
+
+std::unique_ptr<PlanStep> PlanDecoder::floatStep(std::string name, Plan &plan) {
+  int64_t opset = in.i64("opset");
+  KernelOp op;
+  op.op = in.string("float op");
+  op.description = in.string("float op");
+  size_t attributes = in.count(9, "attributes");
+  for (size_t i = 0; i < attributes && !in.failed; ++i) {
+    std::string attrName = in.string("attribute name");
+    std::optional<Attribute> value = attribute();
+    if (value)
+      op.attributes.push_back({std::move(attrName), std::move(*value)});
+  }
+  op.operandQuantTypes.resize(in.count(1, "operand types"));
+  for (const QuantType *&q : op.operandQuantTypes)
+    q = quantType(plan.types);
+  op.resultQuantTypes.resize(in.count(1, "result types"));
+  for (const QuantType *&q : op.resultQuantTypes)
+    q = quantType(plan.types);
+  size_t results = in.count(1, "results");
+  for (size_t i = 0; i < results; ++i)
+    op.resultPresent.push_back(in.flag("result present"));
+  if (in.failed)
+    return nullptr;
+  KernelFn fn = KernelRegistry::get().lookup(op.op);
+  if (!fn) {
+    fail("float step '" + name + "': this qopt has no kernel for " + op.op);
+    return nullptr;
+  }
+  return std::make_unique<FloatStep>(std::move(name), std::move(op), fn, opset);
+}
+
+std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
+  in.beginRecord();
+  auto kind = in.enumValue<PlanStep::Kind>(stepKindNames(), "step");
+  std::string name = in.string("step");
+  std::string op = in.string("step");
+  std::vector<int> inputs = in.i32s("step");
+  std::vector<int> outputs = in.i32s("step");
+  if (in.failed)
+    return nullptr;
+  std::unique_ptr<PlanStep> s;
+  switch (kind) {
+  case PlanStep::Kind::Conv:
+    if (auto c = conv(name))
+      s = std::make_unique<ConvStep>(name, std::move(*c));
+    break;
+  case PlanStep::Kind::Gemm:
+    if (auto c = conv(name))
+      s = std::make_unique<GemmStep>(name, std::move(*c));
+    break;
+  case PlanStep::Kind::Reformat: {
+    auto r = std::make_unique<ReformatStep>(name);
+    r->shape = in.ints("reformat shape");
+    if (version >= 6) {
+      for (int64_t *v :
+           {&r->rowStride, &r->columnOffset, &r->firstRow, &r->batchRows})
+        *v = in.i64("reformat placement");
+    }
+    if (!in.failed && r->shape.size() != 4)
+      fail("reformat '" + name + "' is not of a 4-D shape");
+    s = std::move(r);
+    break;
+  }
+  case PlanStep::Kind::Float:
+    s = floatStep(name, plan);
+    break;
+  case PlanStep::Kind::Table: {
+    uint8_t arity = in.u8("table"), resultBytes = in.u8("table");
+    int64_t elements = in.i64("table");
+    llvm::StringRef table = in.blob("table entries");
+    TableStep::Broadcast broadcast;
+    if (version >= 3) {
+      broadcast.operand = in.i32("table broadcast");
+      broadcast.inner = in.i64("table broadcast");
+      broadcast.count = in.i64("table broadcast");
+    }
+    std::optional<RequantizedAdd> arithmetic;
+    if (version >= 7 && in.flag("table arithmetic"))
+      arithmetic = requantizedAdd("table arithmetic");
+    if (in.failed)
+      return nullptr;
+    if (!(arity == 1 || (arity == 2 && resultBytes == 1)) ||
+        (resultBytes != 1 && resultBytes != 4) || elements < 0 ||
+        table.size() != (size_t(1) << (8 * arity)) * resultBytes) {
+      fail("table '" + name + "' is not 256^arity results of 1 or 4 bytes");
+      return nullptr;
+    }
+    if (broadcast.operand < -1 || broadcast.operand > 1 ||
+        (broadcast.operand >= 0 && arity != 2)) {
+      fail("table '" + name + "' broadcasts an operand it does not have");
+      return nullptr;
+    }
+    auto t = std::make_unique<TableStep>(
+        name, arity, resultBytes,
+        std::vector<uint8_t>(table.bytes_begin(), table.bytes_end()), elements,
+        broadcast);
+    if (arithmetic) {
+      // The arithmetic runs instead of the table: it must give its bytes.
+      if (arity != 2 || resultBytes != 1 || broadcast.operand >= 0 ||
+          !arithmetic->reproduces(t->getTable())) {
+        fail("table '" + name + "': its arithmetic does not give its table");
+        return nullptr;
+      }
+      t->setArithmetic(*arithmetic);
+    }
+    s = std::move(t);
+    break;
+  }
+  case PlanStep::Kind::Pool: {
+    PoolStep::Window w = window();
+    bool isFloat = in.flag("pool kind");
+    s = std::make_unique<PoolStep>(name, w, isFloat);
+    break;
+  }
+  case PlanStep::Kind::AveragePool: {
+    if (version < 7) {
+      fail("an average pool step in a version " + llvm::Twine(version) +
+           " file");
+      return nullptr;
+    }
+    AveragePoolStep::Params p;
+    p.window = window();
+    p.padBottom = in.i64("pads after");
+    p.padRight = in.i64("pads after");
+    p.countIncludePad = in.flag("count include pad");
+    p.values = in.floats("input values");
+    if (in.flag("output grid flag"))
+      p.output = in.grid();
+    s = std::make_unique<AveragePoolStep>(name, isa, std::move(p));
+    break;
+  }
+  case PlanStep::Kind::ChannelCopy: {
+    int64_t rows = in.i64("channel copy rows");
+    std::vector<ChannelCopyStep::Piece> pieces(in.count(40, "pieces"));
+    for (ChannelCopyStep::Piece &p : pieces) {
+      p.from = in.i32("piece");
+      p.to = in.i32("piece");
+      p.fromChannel = in.i64("piece");
+      p.toChannel = in.i64("piece");
+      p.channels = in.i64("piece");
+      llvm::StringRef table = in.blob("piece table");
+      p.table.assign(table.bytes_begin(), table.bytes_end());
+      if (version >= 6 && in.flag("piece grid flag"))
+        p.grid = in.grid();
+    }
+    s = std::make_unique<ChannelCopyStep>(name, std::move(pieces), rows);
+    break;
+  }
+  case PlanStep::Kind::Resize: {
+    ResizeStep::Geometry g;
+    for (int64_t *v : {&g.batch, &g.channels, &g.inH, &g.inW, &g.outH, &g.outW})
+      *v = in.i64("resize geometry");
+    std::vector<int64_t> rows = in.ints("resize rows");
+    std::vector<int64_t> cols = in.ints("resize columns");
+    s = std::make_unique<ResizeStep>(name, g, std::move(rows), std::move(cols));
+    break;
+  }
+  case PlanStep::Kind::Quantize: {
+    QuantizeGrid g = in.grid();
+    Shape shape = in.ints("quantize shape");
+    bool toNhwc = in.flag("quantize layout");
+    if (in.failed)
+      return nullptr;
+    if (toNhwc && shape.size() != 4) {
+      fail("quantize '" + name + "' into NHWC is not 4-D");
+      return nullptr;
+    }
+    for (int64_t d : shape)
+      if (d < 0) {
+        fail("quantize '" + name + "' has a negative dimension");
+        return nullptr;
+      }
+    if (!shapeNumElements(shape)) {
+      fail("quantize '" + name + "' has too many elements");
+      return nullptr;
+    }
+    s = std::make_unique<QuantizeStep>(name, isa, g, std::move(shape), toNhwc);
+    break;
+  }
+  }
+  if (in.failed || !s)
+    return nullptr;
+  s->op = std::move(op);
+  s->inputs = std::move(inputs);
+  s->outputs = std::move(outputs);
+  return s;
+}
+
+std::unique_ptr<Plan> PlanDecoder::plan() {
+  auto plan = std::make_unique<Plan>();
+  plan->isa = isa;
+  plan->arenaBytes = in.u64("arena");
+  plan->tensors.resize(in.count(27, "tensors"));
+  for (PlanTensor &t : plan->tensors)
+    if (!tensor(t))
+      break;
+  in.beginRecord();
+  plan->inputs = in.i32s("inputs");
+  plan->outputs = in.i32s("outputs");
+  size_t steps = in.count(33, "steps");
+  for (size_t i = 0; i < steps && !in.failed; ++i)
+    if (auto s = step(*plan))
+      plan->steps.push_back(std::move(s));
+  if (in.failed)
+    return nullptr;
+  return plan;
+}
+
+} // namespace
+
+std::unique_ptr<Plan> planfile::decodePlan(FieldSource &in, uint32_t version,
+                                           Isa isa) {
+  return PlanDecoder(in, version, isa).plan();
+}
+
+llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef file,
+                                                   Isa isa) {
+  using namespace llvm::support;
+  if (!isPlanFile(file))
+    return planFileError("not a qopt plan (it does not start with " +
+                         kPlanFileMagic + ")");
+  if (file.size() < kHeaderBytes)
+    return planFileError("truncated header");
+  uint32_t version = endian::read32le(file.data() + 8);
+  if (version < kOldestPlanFileVersion || version > kPlanFileVersion ||
+      endian::read32le(file.data() + 12) != 0)
+    return planFileError("format version " + llvm::Twine(version) +
+                         "; this qopt reads versions " +
+                         llvm::Twine(kOldestPlanFileVersion) + " to " +
+                         llvm::Twine(kPlanFileVersion) + " (rebuild the plan)");
+  uint64_t size = endian::read64le(file.data() + 16);
+  if (size != file.size())
+    return planFileError(
+        llvm::Twine(size > file.size() ? "truncated" : "corrupt") +
+        ": the header says " + llvm::Twine(size) + " bytes, the file has " +
+        llvm::Twine(file.size()));
+  if (endian::read64le(file.data() + 24) !=
+      llvm::xxHash64(file.drop_front(kHeaderBytes)))
+    return planFileError("checksum mismatch: the file is corrupt");
+
+  BinarySource in(file);
+  std::unique_ptr<Plan> plan = decodePlan(in, version, isa);
+  if (plan && in.u32("end marker") != kEndMarker)
+    in.fail("no end marker after the steps");
+  if (!in.failed && !in.atEnd())
+    in.fail("bytes after the end marker");
+  if (in.failed)
+    return planFileError(in.reason);
+  if (auto err = verifyPlan(*plan))
+    return planFileError(llvm::toString(std::move(err)));
+  return std::move(plan);
+}
+
+llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
+                                                       Isa isa) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return planFileError("cannot read it: " + buffer.getError().message());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  if (isPlanText(bytes))
+    return parsePlanText(bytes, isa);
+  return readPlan(bytes, isa);
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Checks that each library includes only what docs/layout.md allows.
+
+Every `#include "..."` in lib/<Library>/, plugins/ and tools/ is matched
+against the table below: a public header `qopt/<Library>/...` of a library
+the including one may depend on, or a private header of its own folder
+(a plain name, or a path inside the folder). No file outside unittests/
+includes anything from unittests/, and only lib/Onnx includes onnx or
+protobuf headers. Prints each violation with its file and line; exits 1
+if there is any.
+
+usage: test/layout/check_layout.py [repository root]
+"""
+import re
+import sys
+from pathlib import Path
+
+# Library folder -> the qopt/<X>/ headers it may include (its own included).
+ALLOWED = {
+    "Support": {"Support"},
+    "IR": {"IR", "Support"},
+    "Onnx": {"Onnx", "IR", "Support"},
+    "Passes": {"Passes", "IR", "Support"},
+    "Fusion": {"Fusion", "Passes", "IR", "Support"},
+    "Kernels": {"Kernels"},
+    "Interpreter": {"Interpreter", "Kernels", "IR", "Support"},
+    "Plan": {"Plan", "Interpreter", "Kernels", "IR", "Support"},
+    "CodeGen": {"CodeGen", "Plan", "Interpreter", "Kernels", "IR", "Support"},
+}
+# Other folders: what they may include.
+OTHERS = {
+    "plugins": {"Passes", "Fusion", "IR", "Support"},
+    "tools": set(ALLOWED) | {"ToolSupport"},
+}
+EXTERNAL = re.compile(r"^(onnx|google)/")
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
+
+
+def check(root):
+    problems = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix not in (".cpp", ".h", ".def") or not path.is_file():
+            continue
+        rel = path.relative_to(root)
+        top = rel.parts[0]
+        if top not in ("lib", "include", "plugins", "tools"):
+            continue
+        if top == "lib":
+            owner = rel.parts[1]
+            allowed = ALLOWED.get(owner)
+            if allowed is None:
+                problems.append(f"{rel}: lib/{owner} is not in the layout table")
+                continue
+        elif top == "include":
+            owner = rel.parts[2] if len(rel.parts) > 3 else None
+            allowed = ALLOWED.get(owner, set())
+        else:
+            owner, allowed = top, OTHERS[top]
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            quoted, name = m.group(1) == '"', m.group(2)
+            where = f"{rel}:{number}"
+            if "unittests" in name:
+                problems.append(f"{where}: includes from unittests/: {name}")
+            if EXTERNAL.match(name) and owner != "Onnx":
+                problems.append(f"{where}: only lib/Onnx includes onnx/protobuf: {name}")
+            if not quoted:
+                continue
+            if name.startswith("qopt/"):
+                library = name.split("/")[1]
+                if library not in allowed:
+                    problems.append(f"{where}: {owner} may not include {name}")
+            elif name.startswith("../") and top in ("lib", "include"):
+                problems.append(f"{where}: reaches out of its folder: {name}")
+    return problems
+
+
+def main():
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    problems = check(root)
+    for p in problems:
+        print(p)
+    print(f"layout: {len(problems)} problem(s)")
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
