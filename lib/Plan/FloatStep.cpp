@@ -273,6 +273,12 @@ std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
       x.kind != y.kind || getElementByteSize(x.kind) != 4 ||
       int64_t(perm.size()) != rank)
     return {0, 0, 0};
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : perm) {
+    if (d < 0 || d >= rank || seen[d])
+      return {0, 0, 0}; // not a permutation: the kernel says so
+    seen[d] = true;
+  }
   // perm = [0, p), then [q, rank), then [p, q).
   int64_t p = 0;
   while (p < rank && perm[p] == p)
