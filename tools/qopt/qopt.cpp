@@ -417,11 +417,11 @@ int main(int argc, char **argv) {
         for (const std::string &v : getBackendVersions(r->name))
           known += ", " + r->name.str() + ":" + v;
       }
-      return reportError(llvm::createStringError(
-                             llvm::inconvertibleErrorCode(),
-                             "unknown backend '%s' (expected one of %s)",
-                             name.str().c_str(), known.c_str()),
-                         "-explain");
+      return reportError(
+          llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                  "unknown backend '%s' (expected one of %s)",
+                                  name.str().c_str(), known.c_str()),
+          "-explain");
     }
     if (!pipeline->empty())
       planBefore =
