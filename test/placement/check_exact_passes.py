@@ -3,7 +3,8 @@
 
 usage: /usr/bin/python3 test/placement/check_exact_passes.py --qopt build/bin/qopt
            --qopt-run build/bin/qopt-run --shared DIR --work DIR
-           [--filter REGEX] [--only P,...] [--no-ort] [--ort-skip REGEX] [--timeout S]
+           [--filter REGEX] [--only P,...] [--through-pipelines] [--no-ort] [--ort-skip REGEX]
+           [--timeout S]
 
 What is checked ("P" below):
   * every pass whose `qopt -print-passes` description contains "(exact)", alone;
@@ -11,6 +12,8 @@ What is checked ("P" below):
     default<ort-exact> once they exist) and any whose description says "exact" and not "lossy"
     (today only default<cleanup>).
   Nothing is hard-coded: new exact passes and pipelines are picked up as they are registered.
+  --through-pipelines checks a pass alone only when no exact pipeline runs it (the sanitizer run's
+  budget: each pass is still run on every model, inside its pipeline).
   Passes whose result only qopt-run executes (description "(exact in qopt-run", e.g. fuse<trt|ort|cpu>,
   whose q.* ops have no ONNX form) get check (a) alone, once per parameter value.
 Models ("M"): every DIR/models/*.onnx and every [POS...] row of DIR/peer-cases/README.md.
@@ -90,6 +93,8 @@ def main():
     ap.add_argument("--node", default="node")
     ap.add_argument("--filter", help="only models whose relative path matches this regex")
     ap.add_argument("--only", help="comma-separated passes / default<pipeline>s instead of the discovered ones")
+    ap.add_argument("--through-pipelines", action="store_true",
+                    help="check a pass alone only if no exact pipeline runs it")
     ap.add_argument("--no-ort", action="store_true", help="skip check (b)")
     ap.add_argument("--ort-skip", help="skip check (b) for MODEL:P strings matching this regex")
     ap.add_argument("--timeout", type=int, default=300)
@@ -104,6 +109,10 @@ def main():
     pipelines = qopt_passes.exact_pipelines(info)
     # Passes whose result only qopt-run executes (q.* fused ops): interpreter check alone.
     runtime_only = set(qopt_passes.runtime_exact_passes(info))
+    if args.through_pipelines:
+        in_pipeline = {p.strip().partition("<")[0] for n in pipelines
+                       for p in info["pipelines"][n][1].split(",")}
+        passes = [p for p in passes if p not in in_pipeline]
     checks = passes + [f"default<{n}>" for n in pipelines] + sorted(runtime_only)
     if args.only:
         checks = [c.strip() for c in args.only.split(",") if c.strip()]
