@@ -54,17 +54,6 @@ std::optional<Activation> parseActivation(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
-/// A per-tensor s8/u8 grid over f32: the int8 kernels' activations.
-const QuantType *getActivationGrid(const Value *v) {
-  const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
-  if (!q || q->isPerAxis() || q->getExpressedKind() != ElementKind::F32)
-    return nullptr;
-  if (q->getStorageKind() != ElementKind::I8 &&
-      q->getStorageKind() != ElementKind::U8)
-    return nullptr;
-  return q;
-}
-
 /// The zero point as the kernels store the tensor (u8).
 int32_t storedZeroPoint(const QuantType *q) {
   return static_cast<int32_t>(q->getZeroPoint()) +
@@ -167,6 +156,16 @@ transposedAsConv(const Node &n, const Shape &x, llvm::ArrayRef<int64_t> wDims,
 }
 
 } // namespace
+
+const QuantType *codegen::getActivationGrid(const Value *v) {
+  const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
+  if (!q || q->isPerAxis() || q->getExpressedKind() != ElementKind::F32)
+    return nullptr;
+  if (q->getStorageKind() != ElementKind::I8 &&
+      q->getStorageKind() != ElementKind::U8)
+    return nullptr;
+  return q;
+}
 
 std::optional<WeightedUnit> codegen::getWeightedUnit(const Node &n,
                                                      int64_t weightRank,

@@ -17,8 +17,17 @@
 // The step runs the unit when the weights are a constant 2-D s8 or u8
 // tensor (per tensor, or per output column), x is not transposed, the bias
 // (Gemm's C times beta, or MatMul's addend) is constant with one value or
-// one per output column, and the result has x's rows and N columns. Any
-// other form runs as a float step.
+// one per output column, and the result has x's rows and N columns.
+//
+//   %s = q.matmul(%q, %k) : tensor<1x4x65x65xf32>   q: 1x4x65x32, k: 1x4x32x65
+//     =>
+//   int8 matmul step  4 products of 65x32 by 32x65, both operands
+//                     activations on per-tensor grids, read in the layout
+//                     they live in; the result f32 or on its grid
+//
+// A q.matmul of two int8 activations (attention's Q K^T and softmax V)
+// without bias, residual or activation, of operands of the result's rank,
+// takes the int8 matmul step. Any other form runs as a float step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +48,8 @@ llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
     return none;
   // Weights K x N (Gemm's transB: N x K), per output column.
   std::optional<WeightedUnit> u = getWeightedUnit(n, 2, transB ? 0 : 1);
+  if (!u && !gemm)
+    return lowerActivationMatMul(n);
   if (!u || !u->x->getType()->hasRank() || u->x->getType()->getRank() < 2 ||
       (gemm && u->x->getType()->getRank() != 2))
     return none;
@@ -91,4 +102,77 @@ llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
       std::make_unique<GemmStep>(
           n.getName().str(),
           Int8Conv(options.isa, s, weights.data(), std::move(e))));
+}
+
+llvm::Expected<bool> PlanBuilder::lowerActivationMatMul(const Node &n) {
+  constexpr bool none = false;
+  auto present = [&](unsigned i) {
+    return n.getNumOperands() > i && n.getOperand(i) &&
+           !n.getOperand(i)->isAbsent();
+  };
+  if (present(2) || present(3) || n.getNumOperands() > 4 ||
+      n.getNumResults() != 1)
+    return none;
+  if (const Attribute *a = n.getAttr("activation"))
+    if (!a->isString() || *a->getIf<std::string>() != "none")
+      return none;
+  const Value *x = n.getOperand(0), *w = n.getOperand(1), *y = n.getResult();
+  const QuantType *xq = getActivationGrid(x), *wq = getActivationGrid(w);
+  const QuantType *yq = getActivationGrid(y);
+  if (!xq || !wq ||
+      (!yq && (y->getType()->isQuantized() ||
+               y->getType()->getStorageKind() != ElementKind::F32)))
+    return none;
+  auto xShape = staticShape(x);
+  if (!xShape)
+    return xShape.takeError();
+  auto wShape = staticShape(w);
+  if (!wShape)
+    return wShape.takeError();
+  auto yShape = staticShape(y);
+  if (!yShape)
+    return yShape.takeError();
+  size_t rank = yShape->size();
+  if (rank < 2 || xShape->size() != rank || wShape->size() != rank)
+    return none;
+  MatMulStep::Params p;
+  p.m = (*xShape)[rank - 2];
+  p.k = (*xShape)[rank - 1];
+  p.n = (*wShape)[rank - 1];
+  if ((*wShape)[rank - 2] != p.k || (*yShape)[rank - 2] != p.m ||
+      (*yShape)[rank - 1] != p.n)
+    return none;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    int64_t d = (*yShape)[i];
+    if (((*xShape)[i] != d && (*xShape)[i] != 1) ||
+        ((*wShape)[i] != d && (*wShape)[i] != 1))
+      return none;
+    p.batches *= d;
+  }
+  if (!MatMulStep::isGeometryInRange(p))
+    return none;
+  p.lhsScale = xq->getScale();
+  p.lhsZero = int32_t(xq->getZeroPoint());
+  p.rhsScale = wq->getScale();
+  p.rhsZero = int32_t(wq->getZeroPoint());
+  if (yq) {
+    QuantizeGrid grid;
+    grid.scale = yq->getScale();
+    grid.zero = int32_t(yq->getZeroPoint());
+    grid.isSigned = yq->getStorageKind() == ElementKind::I8;
+    p.output = grid;
+  }
+  auto xId = tensorFor(x, homeLayout(x));
+  if (!xId)
+    return xId.takeError();
+  auto wId = tensorFor(w, homeLayout(w));
+  if (!wId)
+    return wId.takeError();
+  auto yId = defineResult(
+      y, PlanLayout::Onnx, yq ? yq->getStorageKind() : ElementKind::F32);
+  if (!yId)
+    return yId.takeError();
+  addStep(std::make_unique<MatMulStep>(n.getName().str(), plan.isa, p), n,
+          {*xId, *wId}, {*yId});
+  return true;
 }

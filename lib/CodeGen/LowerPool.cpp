@@ -29,15 +29,6 @@ static bool isByteInteger(ElementKind kind) {
   return kind == ElementKind::I8 || kind == ElementKind::U8;
 }
 
-/// A per-tensor int8 grid over f32, or null.
-static const QuantType *byteGrid(const Value *v) {
-  const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
-  return q && !q->isPerAxis() && isByteInteger(q->getStorageKind()) &&
-                 q->getExpressedKind() == ElementKind::F32
-             ? q
-             : nullptr;
-}
-
 llvm::Expected<bool> PlanBuilder::lowerMaxPool(const Node &n) {
   const Value *x = n.getOperand(0);
   const Value *y = n.getResult(0);
@@ -85,7 +76,7 @@ llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
   const Value *x = n.getOperand(0);
   const Value *y = n.getResult(0);
   bool quantized = n.isa(ops::QPool);
-  const QuantType *xq = byteGrid(x), *yq = byteGrid(y);
+  const QuantType *xq = getActivationGrid(x), *yq = getActivationGrid(y);
   std::string mode = quantized                       ? stringAttr(n, "mode", "")
                      : n.isa(ops::GlobalAveragePool) ? "global_average"
                                                      : "average";

@@ -56,6 +56,10 @@ struct WeightedUnit {
   rt::Int8Epilogue epilogue;
 };
 
+/// A per-tensor s8/u8 grid over f32 (the int8 kernels' activations), or
+/// null.
+const QuantType *getActivationGrid(const Value *v);
+
 /// `n` as a weighted unit with weights of `weightRank` dims quantized on
 /// `channelAxis` if per axis, or none when an int8 step cannot run it.
 std::optional<WeightedUnit> getWeightedUnit(const Node &n, int64_t weightRank,
@@ -94,6 +98,8 @@ private:
   /// when its step cannot run `n`.
   llvm::Expected<bool> lowerConv(const Node &n);
   llvm::Expected<bool> lowerGemm(const Node &n);
+  /// q.matmul of two int8 activations -> int8 matmul step (LowerGemm.cpp).
+  llvm::Expected<bool> lowerActivationMatMul(const Node &n);
   /// Adds `step`, reading u's x (and residual) and writing its y in
   /// `layout`; false (nothing added) when the residual's shape is not y's.
   llvm::Expected<bool> addWeightedStep(const Node &n, const WeightedUnit &u,

@@ -56,6 +56,8 @@ llvm::StringRef PlanStep::getKindName() const {
     return "resize";
   case Kind::AveragePool:
     return "average pool";
+  case Kind::MatMul:
+    return "int8 matmul";
   case Kind::Gemm:
     return "int8 gemm";
   }

@@ -528,6 +528,32 @@ std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
     s = std::make_unique<AveragePoolStep>(name, isa, std::move(p));
     break;
   }
+  case PlanStep::Kind::MatMul: {
+    if (version < 8) {
+      fail("an int8 matmul step in a version " + llvm::Twine(version) +
+           " file");
+      return nullptr;
+    }
+    MatMulStep::Params p;
+    for (int64_t *v : {&p.batches, &p.m, &p.k, &p.n})
+      *v = in.i64("matmul geometry");
+    p.lhsScale = in.f32("matmul operands");
+    p.lhsZero = in.i32("matmul operands");
+    p.rhsScale = in.f32("matmul operands");
+    p.rhsZero = in.i32("matmul operands");
+    if (in.flag("output grid flag"))
+      p.output = in.grid();
+    if (in.failed)
+      return nullptr;
+    // The kernel's scratch is sized from these: the verifier checks them
+    // against the tensors, a huge value must not get that far.
+    if (!MatMulStep::isGeometryInRange(p)) {
+      fail("int8 matmul '" + name + "' has a size out of range");
+      return nullptr;
+    }
+    s = std::make_unique<MatMulStep>(name, isa, p);
+    break;
+  }
   case PlanStep::Kind::ChannelCopy: {
     int64_t rows = in.i64("channel copy rows");
     std::vector<ChannelCopyStep::Piece> pieces(in.count(40, "pieces"));

@@ -43,8 +43,8 @@ EnumNames planfile::layoutNames() {
 EnumNames planfile::stepKindNames() {
   static const llvm::StringRef names[] = {
       "conv", "reformat", "float",  "table", "pool",
-      "copy", "quantize", "resize", "gemm",  "average_pool"};
-  static_assert(std::size(names) == size_t(PlanStep::Kind::AveragePool) + 1);
+      "copy", "quantize", "resize", "gemm",  "average_pool", "matmul"};
+  static_assert(std::size(names) == size_t(PlanStep::Kind::MatMul) + 1);
   return {"step kind", names};
 }
 
@@ -286,6 +286,17 @@ llvm::Error PlanEncoder::step(const PlanStep &s) {
     out.i64(p.padRight, "pads after");
     out.flag(p.countIncludePad, "count include pad");
     out.floats(p.values, "input values");
+    out.flag(p.output.has_value(), "output grid flag");
+    if (p.output)
+      out.grid(*p.output);
+  } else if (const auto *mm = llvm::dyn_cast<MatMulStep>(&s)) {
+    const MatMulStep::Params &p = mm->getParams();
+    for (int64_t v : {p.batches, p.m, p.k, p.n})
+      out.i64(v, "matmul geometry");
+    out.f32(p.lhsScale, "matmul operands");
+    out.i32(p.lhsZero, "matmul operands");
+    out.f32(p.rhsScale, "matmul operands");
+    out.i32(p.rhsZero, "matmul operands");
     out.flag(p.output.has_value(), "output grid flag");
     if (p.output)
       out.grid(*p.output);

@@ -201,6 +201,8 @@ private:
       return verifyResize(*resize);
     if (const auto *gemm = llvm::dyn_cast<GemmStep>(&s))
       return verifyGemm(*gemm);
+    if (const auto *matmul = llvm::dyn_cast<MatMulStep>(&s))
+      return verifyMatMul(*matmul);
     return makeError("unknown kind of step");
   }
 
@@ -556,6 +558,61 @@ private:
       return makeError("resizes " + llvm::Twine(getElementKindName(x.kind)) +
                        " into another element type");
     return llvm::Error::success();
+  }
+
+  /// Operands of the result's rank, i8 or u8 in either layout, their last
+  /// two dims M x K and K x N, every batch dim the result's or 1; the result
+  /// in ONNX layout, f32 or int8 on the output grid; zero points of the
+  /// operands' types and scales positive and finite.
+  llvm::Error verifyMatMul(const MatMulStep &step) const {
+    if (auto err = checkOperands(step, 2, 1))
+      return err;
+    const MatMulStep::Params &p = step.getParams();
+    if (!MatMulStep::isGeometryInRange(p))
+      return makeError("a size is out of range");
+    const PlanTensor &a = plan.tensors[step.inputs[0]];
+    const PlanTensor &b = plan.tensors[step.inputs[1]];
+    const PlanTensor &y = plan.tensors[step.outputs[0]];
+    size_t rank = y.shape.size();
+    if (rank < 2 || a.shape.size() != rank || b.shape.size() != rank)
+      return makeError("its operands and result are not of one rank >= 2");
+    int64_t batches = 1;
+    for (size_t i = 0; i + 2 < rank; ++i) {
+      for (const PlanTensor *t : {&a, &b})
+        if (t->shape[i] != 1 && t->shape[i] != y.shape[i])
+          return makeError("'" + t->name + "' does not broadcast to '" +
+                           y.name + "'");
+      batches *= y.shape[i];
+    }
+    Shape lhs{p.m, p.k}, rhs{p.k, p.n}, result{p.m, p.n};
+    auto lastTwo = [&](const PlanTensor &t) {
+      return Shape(t.shape.end() - 2, t.shape.end());
+    };
+    if (batches != p.batches || lastTwo(a) != lhs || lastTwo(b) != rhs ||
+        lastTwo(y) != result)
+      return makeError("its geometry is not its tensors' " +
+                       shapeToString(a.shape) + " x " + shapeToString(b.shape) +
+                       " -> " + shapeToString(y.shape));
+    for (const PlanTensor *t : {&a, &b}) {
+      if (!isInt8Kind(t->kind))
+        return makeError("operand '" + t->name + "' is not i8 or u8");
+    }
+    auto zeroFits = [](const PlanTensor &t, int32_t zero) {
+      return t.kind == ElementKind::I8 ? zero >= -128 && zero <= 127
+                                       : zero >= 0 && zero <= 255;
+    };
+    if (!zeroFits(a, p.lhsZero) || !zeroFits(b, p.rhsZero) ||
+        !(p.lhsScale > 0) || !std::isfinite(p.lhsScale) ||
+        !(p.rhsScale > 0) || !std::isfinite(p.rhsScale))
+      return makeError("an operand's scale or zero point is out of range");
+    if (y.layout != PlanLayout::Onnx)
+      return makeError("its result '" + y.name + "' is not in ONNX layout");
+    if (!p.output) {
+      if (y.kind != ElementKind::F32)
+        return makeError("its result '" + y.name + "' is not f32");
+      return llvm::Error::success();
+    }
+    return checkGrid(*p.output, y);
   }
 
   /// A quantize grid onto int8 tensor `y`: a positive finite scale, a zero

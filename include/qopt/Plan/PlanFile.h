@@ -37,8 +37,8 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// tables' broadcast operands, 4 the conv steps' pair tables, 5 their
 /// arithmetic, 6 the copy pieces' quantize grids and the reformats'
 /// placement in a larger result, 7 the average pool steps and the table
-/// steps' arithmetic).
-constexpr uint32_t kPlanFileVersion = 7;
+/// steps' arithmetic, 8 the int8 matmul steps).
+constexpr uint32_t kPlanFileVersion = 8;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).
