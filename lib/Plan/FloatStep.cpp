@@ -5,14 +5,18 @@
 // f32 results, SE blocks, GELU and LayerNorm in transformers) also have a
 // loop of their own here, taken when the tensors allow, that computes what
 // the kernel computes, in its order and precision (double, rounded once to
-// f32), without the copies:
+// f32), without the copies; Erf and Softmax, the hot ones of GELU and
+// attention, in f32 instead (qopt/Kernels/FloatMath.h, within 2 ulp):
 //
 //   unary   Relu LeakyRelu Sigmoid Tanh HardSigmoid HardSwish Erf Sqrt Exp
 //           on a tensor of the result's shape and layout
 //   binary  Add Sub Mul Div on two tensors of the result's shape and
 //           layout, or one of them a single value or (ONNX layout) the
-//           result's trailing dims; or an NHWC tensor and one value per
-//           image and channel ([N, C, 1, 1], an SE block's scale)
+//           result's trailing dims or middle dims ([C, 1, 1] of
+//           [N, C, H, W], a layer scale); or an NHWC tensor and one value
+//           per image and channel ([N, C, 1, 1], an SE block's scale)
+//   Softmax over the last axis (or, before opset 13, the dims from the axis
+//           on) in ONNX layout
 //   LayerNormalization over the trailing dims in ONNX layout, with scale
 //           and bias of those dims, the statistics outputs absent
 //   Transpose of 4-byte elements that swaps two blocks of trailing dims
@@ -24,6 +28,7 @@
 #include "qopt/IR/OpNames.h"
 #include "qopt/Interpreter/NNUtil.h"
 #include "qopt/Kernels/ActivationMath.h"
+#include "qopt/Kernels/FloatMath.h"
 #include "qopt/Kernels/Transpose.h"
 #include "qopt/Plan/Plan.h"
 
@@ -60,6 +65,12 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
   bool plain = o.getNumResults() == 1 && noQuantTypes;
   if (!plain)
     return;
+  if (o.op == ops::Softmax && o.getNumOperands() == 1) {
+    KernelContext ctx(o, {}, opset);
+    arithmetic = Arithmetic::Softmax;
+    axis = ctx.getInt("axis", opset >= 13 ? -1 : 1);
+    return;
+  }
   if (o.op == ops::Transpose && o.getNumOperands() == 1) {
     KernelContext ctx(o, {}, opset);
     arithmetic = Arithmetic::Transpose;
@@ -154,12 +165,39 @@ static int64_t periodOf(const PlanTensor &t, const PlanTensor &y) {
   return n;
 }
 
+/// For an operand of an ONNX-layout result that varies along a run of its
+/// middle dims ([C, 1, 1] against [N, C, H, W]: a layer scale), how many
+/// result elements share each of its values (H * W); 0 when it is not one.
+/// Element i of the result reads its element (i / spread) % its elements.
+static int64_t spreadOf(const PlanTensor &t, const PlanTensor &y) {
+  if (t.kind != ElementKind::F32 || t.layout != PlanLayout::Onnx ||
+      y.layout != PlanLayout::Onnx || t.shape.size() > y.shape.size())
+    return 0;
+  size_t offset = y.shape.size() - t.shape.size();
+  size_t last = t.shape.size();
+  while (last > 0 && t.shape[last - 1] == 1)
+    --last;
+  if (last == t.shape.size() || last == 0)
+    return 0; // no trailing 1s (periodOf's case), or a single value
+  size_t first = 0;
+  while (first < last && t.shape[first] == 1)
+    ++first;
+  for (size_t d = first; d < last; ++d)
+    if (t.shape[d] != y.shape[offset + d])
+      return 0;
+  int64_t spread = 1;
+  for (size_t d = offset + last; d < y.shape.size(); ++d)
+    spread *= y.shape[d];
+  return spread > 1 ? spread : 0;
+}
+
 /// Elements a tile of a same-shape arithmetic step takes.
 static constexpr int64_t kArithmeticTileElements = 16384;
 
 int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
   if (arithmetic == Arithmetic::None || arithmetic == Arithmetic::LayerNorm ||
-      arithmetic == Arithmetic::Transpose || inputs.empty() ||
+      arithmetic == Arithmetic::Transpose ||
+      arithmetic == Arithmetic::Softmax || inputs.empty() ||
       inputs.size() > 2 || outputs.size() != 1 || outputs[0] < 0)
     return 0;
   const PlanTensor &y = run.tensor(outputs[0]);
@@ -169,6 +207,8 @@ int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
     if (id < 0)
       return 0;
     int64_t period = periodOf(run.tensor(id), y);
+    if (!period && inputs.size() == 2 && spreadOf(run.tensor(id), y))
+      period = 1; // broadcast along middle dims: as a broadcast operand
     // An activation reads every element; arithmetic may broadcast one
     // operand (not both: the result's shape would be neither's).
     if (!period ||
@@ -203,6 +243,32 @@ int FloatStep::channelOperand(const PlanRun &run) const {
 
 /// Pixels a tile of a channel arithmetic step takes.
 static constexpr int64_t kChannelTilePixels = 256;
+
+/// Rows a tile of a Softmax step takes.
+static constexpr int64_t kSoftmaxTileRows = 32;
+
+std::pair<int64_t, int64_t> FloatStep::softmaxRows(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::Softmax || inputs.size() != 1 ||
+      outputs.size() != 1 || inputs[0] < 0 || outputs[0] < 0)
+    return {0, 0};
+  const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
+  int64_t rank = int64_t(y.shape.size());
+  int64_t a = axis < 0 ? axis + rank : axis;
+  // From opset 13 the op normalizes along the axis alone, before it along
+  // the dims from the axis on, flattened: contiguous rows either way when
+  // the axis is the last.
+  if (x.kind != ElementKind::F32 || y.kind != ElementKind::F32 ||
+      x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
+      x.shape != y.shape || a < 0 || a >= rank ||
+      (opset >= 13 && a != rank - 1))
+    return {0, 0};
+  int64_t inner = 1;
+  for (int64_t d = a; d < rank; ++d)
+    inner *= y.shape[d];
+  if (inner == 0)
+    return {0, 0};
+  return {y.numElements() / inner, inner};
+}
 
 /// Rows a tile of a LayerNormalization step takes.
 static constexpr int64_t kLayerNormTileRows = 16;
@@ -308,6 +374,8 @@ int64_t FloatStep::getNumTiles(const PlanRun &run) const {
     return batches;
   if (int64_t rows = layerNormRows(run).first)
     return (rows + kLayerNormTileRows - 1) / kLayerNormTileRows;
+  if (int64_t rows = softmaxRows(run).first)
+    return (rows + kSoftmaxTileRows - 1) / kSoftmaxTileRows;
   int64_t n = sameShapeElements(run);
   if (!n && channelOperand(run) >= 0) {
     const Shape &s = run.tensor(outputs[0]).shape;
@@ -364,6 +432,38 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
   const PlanTensor &result = run.tensor(outputs[0]);
   int64_t xPeriod = periodOf(run.tensor(inputs[0]), result);
   int64_t zPeriod = z ? periodOf(run.tensor(inputs[1]), result) : 0;
+  if (z && (!xPeriod || !zPeriod)) {
+    // One operand spread along middle dims, the other every element.
+    bool xSpread = !xPeriod;
+    const float *full = xSpread ? z : x, *spreadValues = xSpread ? x : z;
+    int64_t spread = spreadOf(run.tensor(inputs[xSpread ? 0 : 1]), result);
+    int64_t count = run.tensor(inputs[xSpread ? 0 : 1]).numElements();
+    auto blocks = [&](auto op) {
+      for (int64_t i = begin; i < end;) {
+        int64_t block = i / spread;
+        double v = spreadValues[block % count];
+        int64_t stop = std::min(end, (block + 1) * spread);
+        if (xSpread)
+          for (; i < stop; ++i)
+            y[i] = float(op(v, double(full[i])));
+        else
+          for (; i < stop; ++i)
+            y[i] = float(op(double(full[i]), v));
+      }
+    };
+    switch (arithmetic) {
+    case Arithmetic::Add:
+      return blocks(std::plus<double>());
+    case Arithmetic::Sub:
+      return blocks(std::minus<double>());
+    case Arithmetic::Mul:
+      return blocks(std::multiplies<double>());
+    case Arithmetic::Div:
+      return blocks(std::divides<double>());
+    default:
+      return;
+    }
+  }
   // Whole tensors and element indices [begin, end) (x and out below are
   // the unary loops', from `begin` on).
   auto binary = [xBase = x, zBase = z, y, xPeriod, zPeriod, begin,
@@ -401,7 +501,8 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
     mapFloats(x, out, n, [](double v) { return act::hardSwish(v); });
     break;
   case Arithmetic::Erf:
-    mapFloats(x, out, n, [](double v) { return std::erf(v); });
+    // f32 and vectorized, within 2 ulp (FloatMath.h): GELU's hot op.
+    erfFloats(run.getPlan().isa, x, out, n);
     break;
   case Arithmetic::Sqrt:
     mapFloats(x, out, n, [](double v) { return std::sqrt(v); });
@@ -421,7 +522,7 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
   case Arithmetic::Div:
     binary(std::divides<double>());
     break;
-  case Arithmetic::None:
+  default: // the other arithmetics have loops of their own
     break;
   }
 }
@@ -440,6 +541,18 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   if (auto [rows, inner] = layerNormRows(run); rows) {
     runLayerNorm(run, inner, std::min(rows, tileBegin * kLayerNormTileRows),
                  std::min(rows, tileEnd * kLayerNormTileRows));
+    return llvm::Error::success();
+  }
+  if (auto [rows, inner] = softmaxRows(run); rows) {
+    int64_t first = std::min(rows, tileBegin * kSoftmaxTileRows);
+    int64_t last = std::min(rows, tileEnd * kSoftmaxTileRows);
+    // f32 and vectorized (FloatMath.h): attention's hot op.
+    rt::softmaxRows(run.getPlan().isa,
+                    reinterpret_cast<const float *>(run.read(inputs[0])) +
+                        first * inner,
+                    reinterpret_cast<float *>(run.write(outputs[0])) +
+                        first * inner,
+                    last - first, inner);
     return llvm::Error::success();
   }
   if (int64_t n = sameShapeElements(run)) {

@@ -254,6 +254,7 @@ private:
     Exp,
     LayerNorm,
     Transpose,
+    Softmax,
   } arithmetic;
   /// LeakyRelu's and HardSigmoid's attributes (LayerNormalization's
   /// epsilon in alpha, its axis in axis), as the kernels read them.
@@ -264,6 +265,9 @@ private:
   std::pair<int64_t, int64_t> layerNormRows(const PlanRun &run) const;
   void runLayerNorm(PlanRun &run, int64_t inner, int64_t begin,
                     int64_t end) const;
+  /// For a Softmax its loop takes (contiguous rows in ONNX layout): the
+  /// rows and each row's elements; 0 rows otherwise.
+  std::pair<int64_t, int64_t> softmaxRows(const PlanRun &run) const;
   /// For a Transpose of 4-byte elements in ONNX layout that swaps two
   /// blocks of trailing dims (perm [0..p), [q..r), [p..q)): the batch
   /// count, then the rows and columns of each batch's 2-D transpose; 0

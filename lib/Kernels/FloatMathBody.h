@@ -1,0 +1,117 @@
+//===- FloatMathBody.h - The loops of FloatMath.h, for each family -*- C++ -*-===//
+//
+// Private to lib/Kernels. Included once by each family's file (scalar,
+// AVX2, AVX-512) inside its own namespace and built with its flags and
+// -ffp-contract=off: plain loops the compiler vectorizes, with selects for
+// branches and blocks of 16 lanes for the sums, so each family computes
+// the same operations in the same order and gives the same bits.
+//
+// Include it inside a namespace; it includes nothing itself.
+//
+//===----------------------------------------------------------------------===//
+
+/// Lanes of the partial sums and the chunk every loop works in.
+constexpr int kLanes = 16;
+
+/// Horner's rule, highest coefficient first.
+template <int N>
+inline float polynomial(const float (&c)[N], float t) {
+  float r = c[0];
+  for (int i = 1; i < N; ++i)
+    r = r * t + c[i];
+  return r;
+}
+
+/// e^x for x <= 0 (softmax's differences; 0 below -87.3), NaN for NaN.
+/// Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2, e^r by a degree-7
+/// polynomial, 2^n by the exponent bits.
+inline float expNonPositive(float x) {
+  const float kLog2e = 1.44269504088896341f;
+  const float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  const float kRound = 12582912.0f; // 1.5 * 2^23: adding it rounds to int
+  static const float c[] = {1.9875691500e-4f, 1.3981999507e-3f,
+                            8.3334519073e-3f, 4.1665795894e-2f,
+                            1.6666665459e-1f, 5.0000001201e-1f};
+  bool under = x < -87.3f;
+  float xc = x < -87.3f ? -87.3f : x;
+  float n = (xc * kLog2e + kRound) - kRound;
+  float r = (xc - n * kLn2Hi) - n * kLn2Lo;
+  float p = polynomial(c, r) * (r * r) + r + 1.0f;
+  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  __builtin_memcpy(&scale, &bits, sizeof scale);
+  float e = p * scale;
+  return under ? 0.0f : e;
+}
+
+/// e^x for x in [-16, 0] (erf's tail: -x^2 + R(x) there).
+inline float expTail(float x) { return expNonPositive(x); }
+
+inline float erfOf(float x) {
+  // |x| <= 0.85: x * P(x^2); 0.85 < |x| < 4: 1 - e^(-x^2 + R(u)), u =
+  // (|x| - 2.425) / 1.575 in [-1, 1]; least-squares fits on Chebyshev nodes
+  // (FloatMath.h).
+  static const float a[] = {8.895125569e-05f, -8.257478877e-04f,
+                            5.210418392e-03f, -2.686292763e-02f,
+                            1.128375541e-01f, -3.761263747e-01f,
+                            1.128379167e+00f};
+  static const float b[] = {6.054270986e-05f, -3.429348831e-04f,
+                            1.292896887e-03f, -4.425561943e-03f,
+                            1.433374109e-02f, -4.505658415e-02f,
+                            1.454252571e-01f, -5.690216786e-01f,
+                            -1.530043979e+00f};
+  float ax = x < 0 ? -x : x;
+  float t = ax * ax;
+  float small = polynomial(a, t) * ax;
+  float bx = ax < 4.0f ? ax : 4.0f;
+  float u = (bx - 2.425f) * (1.0f / 1.575f);
+  float large = 1.0f - expTail(-(bx * bx) + polynomial(b, u));
+  float r = ax <= 0.85f ? small : ax < 4.0f ? large : 1.0f;
+  r = ax != ax ? x : r; // NaN stays NaN
+  return x < 0 ? -r : r;
+}
+
+inline void erfLoop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = erfOf(x[i]);
+}
+
+/// One softmax row in f32; false (y unspecified) when its max or sum is
+/// not finite.
+inline bool softmaxRow(const float *x, float *y, int64_t n) {
+  float lanes[kLanes];
+  for (int j = 0; j < kLanes; ++j)
+    lanes[j] = -__builtin_inff();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
+  for (int j = 0; i + j < n; ++j)
+    lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
+  float max = lanes[0];
+  for (int j = 1; j < kLanes; ++j)
+    max = lanes[j] > max ? lanes[j] : max;
+  if (!__builtin_isfinite(max))
+    return false;
+  for (int j = 0; j < kLanes; ++j)
+    lanes[j] = 0.0f;
+  for (i = 0; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      float e = expNonPositive(x[i + j] - max);
+      y[i + j] = e;
+      lanes[j] += e;
+    }
+  for (int j = 0; i + j < n; ++j) {
+    float e = expNonPositive(x[i + j] - max);
+    y[i + j] = e;
+    lanes[j] += e;
+  }
+  float sum = 0.0f;
+  for (int j = 0; j < kLanes; ++j)
+    sum += lanes[j];
+  if (!__builtin_isfinite(sum) || !(sum > 0.0f))
+    return false;
+  for (i = 0; i < n; ++i)
+    y[i] = y[i] / sum;
+  return true;
+}

@@ -1,0 +1,120 @@
+//===- FloatMathTest.cpp - f32 erf and softmax on every family ------------===//
+
+#include "qopt/Kernels/FloatMath.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace qopt;
+using namespace qopt::rt;
+
+namespace {
+
+/// Distance in f32 steps between two finite floats of one sign or zero.
+int64_t ulpDistance(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if (ia < 0)
+    ia = std::numeric_limits<int32_t>::min() - ia;
+  if (ib < 0)
+    ib = std::numeric_limits<int32_t>::min() - ib;
+  return std::abs(int64_t(ia) - int64_t(ib));
+}
+
+bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+} // namespace
+
+// Every 2^-16 in [-5, 5] (and a few specials): within 2 ulp of the double
+// erf rounded to f32, the same bits on every family.
+TEST(FloatMath, ErfWithinTwoUlpOnEveryFamily) {
+  std::vector<float> x;
+  for (int64_t i = -5 * 65536; i <= 5 * 65536; ++i)
+    x.push_back(float(i) / 65536.0f);
+  for (float v : {1e-30f, -1e-30f, 1e-8f, 7.0f, -30.0f, 1e30f, -0.0f})
+    x.push_back(v);
+  std::vector<float> first;
+  for (Isa isa : getSupportedIsas()) {
+    std::vector<float> y(x.size());
+    erfFloats(isa, x.data(), y.data(), int64_t(x.size()));
+    int64_t worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      float want = float(std::erf(double(x[i])));
+      int64_t d = ulpDistance(y[i], want);
+      ASSERT_LE(d, 2) << getIsaName(isa).str() << " erf(" << x[i]
+                      << ") = " << y[i] << ", want " << want;
+      worst = std::max(worst, d);
+    }
+    if (first.empty())
+      first = y;
+    EXPECT_TRUE(sameBits(first, y)) << getIsaName(isa).str();
+  }
+  float specials[] = {std::numeric_limits<float>::infinity(),
+                      -std::numeric_limits<float>::infinity(),
+                      std::numeric_limits<float>::quiet_NaN()};
+  float out[3];
+  erfFloats(getSupportedIsas().back(), specials, out, 3);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -1.0f);
+  EXPECT_TRUE(std::isnan(out[2]));
+}
+
+// Rows of every length up to 70 (the 16-lane blocks and their tails):
+// within 4 ulp of the double softmax (over 1e-3; 4e-6 relative below), the same bits
+// on every family; a row with an infinity or NaN is the double kernel's.
+TEST(FloatMath, SoftmaxRowsOnEveryFamily) {
+  for (int64_t n = 1; n <= 70; ++n) {
+    int64_t rows = 5;
+    std::vector<float> x(rows * n);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(int64_t(i * 2654435761u % 20001) - 10000) * 0.003f;
+    if (n > 3) {
+      x[1 * n + 2] = std::numeric_limits<float>::infinity();
+      x[3 * n + 1] = std::numeric_limits<float>::quiet_NaN();
+    }
+    std::vector<float> first;
+    for (Isa isa : getSupportedIsas()) {
+      std::vector<float> y(x.size());
+      softmaxRows(isa, x.data(), y.data(), rows, n);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x.data() + r * n;
+        double max = -INFINITY;
+        for (int64_t i = 0; i < n; ++i)
+          max = std::max(max, double(xr[i]));
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i)
+          sum += std::exp(double(xr[i]) - max);
+        for (int64_t i = 0; i < n; ++i) {
+          float want = float(std::exp(double(xr[i]) - max) / sum);
+          float got = y[r * n + i];
+          if (std::isnan(want)) {
+            EXPECT_TRUE(std::isnan(got)) << "row " << r << " of " << n;
+            continue;
+          }
+          if (want < 1e-3f) {
+            // x - max rounded to f32: relative 2^-24 of |x - max| (< 64).
+            EXPECT_LE(std::abs(double(got) - double(want)),
+                      4e-6 * double(want) + 1e-37)
+                << getIsaName(isa).str() << " row " << r << " of " << n;
+            continue;
+          }
+          EXPECT_LE(ulpDistance(got, want), 4)
+              << getIsaName(isa).str() << " row " << r << " of " << n
+              << " element " << i << ": " << got << ", want " << want;
+        }
+      }
+      if (first.empty())
+        first = y;
+      EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * 4), 0)
+          << getIsaName(isa).str() << " rows of " << n;
+    }
+  }
+}
