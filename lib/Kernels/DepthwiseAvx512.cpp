@@ -1,10 +1,12 @@
 //===- DepthwiseAvx512.cpp - Depthwise conv sums, 16 channels a vector ----===//
 //
 // Built with -mavx512f and called only where CPUID finds it (the
-// avx512vnni and amx families).
+// avx512vnni and amx families); 8 channels left after the 16-lane blocks
+// take the AVX2 block.
 //
 //===----------------------------------------------------------------------===//
 
+#include "DepthwiseBlock8.h"
 #include "DepthwiseKernels.h"
 
 #include <immintrin.h>
@@ -25,5 +27,5 @@ struct Block16 {
 } // namespace
 
 void qopt::rt::depthwise::avx512(const Row &row, int32_t *acc) {
-  rowOf<Block16>(row, acc);
+  rowOf<Block16, Block8>(row, acc);
 }

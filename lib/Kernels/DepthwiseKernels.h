@@ -55,30 +55,45 @@ inline void tapsInside(int64_t base, int64_t dilation, int64_t size,
   end = end < kernel ? end : kernel;
 }
 
+/// `Block::kLanes` channels at a time from `ch` on, while they fit, for
+/// output pixel `ow` of the row; returns the first channel left.
+template <typename Block>
+int64_t addBlocks(const Row &r, int64_t ow, int64_t kyBegin, int64_t kyEnd,
+                  int64_t ch, int32_t *acc) {
+  int64_t c = r.channels;
+  int64_t baseH = r.oh * r.strideH - r.padTop;
+  int64_t baseW = ow * r.strideW - r.padLeft;
+  int64_t kxBegin, kxEnd;
+  tapsInside(baseW, r.dilationW, r.inW, r.kernelW, kxBegin, kxEnd);
+  for (; ch + Block::kLanes <= c; ch += Block::kLanes) {
+    Block sum(r.base + ch);
+    for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
+      const uint8_t *line = r.input + (baseH + ky * r.dilationH) * r.inW * c + ch;
+      const int32_t *w = r.weights + ky * r.kernelW * c + ch;
+      for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
+        sum.add(line + (baseW + kx * r.dilationW) * c, w + kx * c, r.inputZero);
+    }
+    sum.store(acc + ch);
+  }
+  return ch;
+}
+
 /// The loop every family shares: `Block` adds the taps of `Block::kLanes`
-/// channels from `c` on; the rest of the channels go one at a time.
-template <typename Block> void rowOf(const Row &r, int32_t *acc) {
+/// channels at a time, then `Tail` (narrower) those of the channels left
+/// while they fit; the rest go one at a time.
+template <typename Block, typename Tail = Block>
+void rowOf(const Row &r, int32_t *acc) {
   int64_t baseH = r.oh * r.strideH - r.padTop;
   int64_t kyBegin, kyEnd;
   tapsInside(baseH, r.dilationH, r.inH, r.kernelH, kyBegin, kyEnd);
   int64_t c = r.channels;
   for (int64_t ow = 0; ow < r.outW; ++ow, acc += c) {
+    int64_t ch = addBlocks<Block>(r, ow, kyBegin, kyEnd, 0, acc);
+    if (Tail::kLanes < Block::kLanes)
+      ch = addBlocks<Tail>(r, ow, kyBegin, kyEnd, ch, acc);
     int64_t baseW = ow * r.strideW - r.padLeft;
     int64_t kxBegin, kxEnd;
     tapsInside(baseW, r.dilationW, r.inW, r.kernelW, kxBegin, kxEnd);
-    int64_t ch = 0;
-    for (; ch + Block::kLanes <= c; ch += Block::kLanes) {
-      Block sum(r.base + ch);
-      for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
-        const uint8_t *line =
-            r.input + (baseH + ky * r.dilationH) * r.inW * c + ch;
-        const int32_t *w = r.weights + ky * r.kernelW * c + ch;
-        for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
-          sum.add(line + (baseW + kx * r.dilationW) * c, w + kx * c,
-                  r.inputZero);
-      }
-      sum.store(acc + ch);
-    }
     for (; ch < c; ++ch) {
       int32_t s = r.base[ch];
       for (int64_t ky = kyBegin; ky < kyEnd; ++ky)

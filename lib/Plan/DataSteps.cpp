@@ -120,44 +120,61 @@ namespace {
 /// acc (a NaN already in acc stays, a NaN in x does not enter): maxps and
 /// pmaxub give their second operand where either is NaN. SSE2, which every
 /// x86-64 CPU has, a 64-byte block of channels in four registers.
-struct FloatBlock {
-  static constexpr int64_t kChannels = 16;
-  __m128 r[4];
+template <int K> struct FloatBlock {
+  static constexpr int64_t kChannels = 4 * K;
+  __m128 r[K];
   void load(const float *x) {
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < K; ++k)
       r[k] = _mm_loadu_ps(x + 4 * k);
   }
   void maxWith(const float *x) {
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < K; ++k)
       r[k] = _mm_max_ps(_mm_loadu_ps(x + 4 * k), r[k]);
   }
   void store(float *y) const {
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < K; ++k)
       _mm_storeu_ps(y + 4 * k, r[k]);
   }
 };
-struct ByteBlock {
-  static constexpr int64_t kChannels = 64;
-  __m128i r[4];
+/// K registers of 16 bytes, or (K = 0) the low 8 bytes of one.
+template <int K> struct ByteBlock {
+  static constexpr int N = K ? K : 1;
+  static constexpr int64_t kChannels = K ? 16 * K : 8;
+  __m128i r[N];
   static __m128i at(const uint8_t *x, int k) {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i *>(x + 16 * k));
+    const auto *p = reinterpret_cast<const __m128i *>(x + 16 * k);
+    return K ? _mm_loadu_si128(p) : _mm_loadl_epi64(p);
   }
   void load(const uint8_t *x) {
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < N; ++k)
       r[k] = at(x, k);
   }
   void maxWith(const uint8_t *x) {
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < N; ++k)
       r[k] = _mm_max_epu8(at(x, k), r[k]);
   }
   void store(uint8_t *y) const {
-    for (int k = 0; k < 4; ++k)
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(y + 16 * k), r[k]);
+    for (int k = 0; k < N; ++k) {
+      auto *p = reinterpret_cast<__m128i *>(y + 16 * k);
+      if (K)
+        _mm_storeu_si128(p, r[k]);
+      else
+        _mm_storel_epi64(p, r[k]);
+    }
   }
 };
-template <typename T>
-using BlockOf =
-    std::conditional_t<std::is_same_v<T, float>, FloatBlock, ByteBlock>;
+/// The blocks a row of channels is cut into, widest first: 64 channels,
+/// then 16 and 8 (bytes) or 16 and 4 (f32), the rest one at a time.
+template <typename T> struct BlocksOf;
+template <> struct BlocksOf<float> {
+  using Wide = FloatBlock<4>;
+  using Narrow = FloatBlock<1>;
+};
+template <> struct BlocksOf<uint8_t> {
+  using Wide = ByteBlock<4>;
+  using Narrow = ByteBlock<1>;
+  using Narrowest = ByteBlock<0>;
+};
 
 /// Max pooling, ONNX's rules: the window skips padding; the first NaN in a
 /// window stays (a value replaces the running max only where greater, so
@@ -168,7 +185,6 @@ using BlockOf =
 template <typename T>
 void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
                  int64_t rowBegin, int64_t rowEnd) {
-  using Block = BlockOf<T>;
   int64_t c = w.channels;
   T empty = std::numeric_limits<T>::has_infinity
                 ? -std::numeric_limits<T>::infinity()
@@ -201,14 +217,24 @@ void maxPoolRows(const PoolStep::Window &w, const T *in, T *out,
         return any;
       };
       int64_t ch = 0;
-      for (; ch + Block::kChannels <= c; ch += Block::kChannels) {
-        Block block;
-        if (!forEachTap([&](const T *x, bool first) {
-              first ? block.load(x + ch) : block.maxWith(x + ch);
-            }))
-          break;
-        block.store(y + ch);
-      }
+      // Blocks of `Block::kChannels` from ch on while they fit; false when
+      // the window has no tap inside the input.
+      auto blocks = [&](auto block) {
+        using Block = decltype(block);
+        for (; ch + Block::kChannels <= c; ch += Block::kChannels) {
+          if (!forEachTap([&](const T *x, bool first) {
+                first ? block.load(x + ch) : block.maxWith(x + ch);
+              }))
+            return false;
+          block.store(y + ch);
+        }
+        return true;
+      };
+      bool inside = blocks(typename BlocksOf<T>::Wide()) &&
+                    blocks(typename BlocksOf<T>::Narrow());
+      if constexpr (std::is_same_v<T, uint8_t>)
+        inside = inside && blocks(typename BlocksOf<T>::Narrowest());
+      (void)inside; // the channels left take the loop below, empty or not
       for (; ch < c; ++ch) {
         T m = empty;
         forEachTap([&](const T *x, bool first) {

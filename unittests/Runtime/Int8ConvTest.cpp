@@ -92,6 +92,10 @@ const Case kCases[] = {
     {shapeOf(2, 9, 8, 40, 40, 3, 2, 1, 1, 40), 100},
     {shapeOf(1, 7, 7, 35, 35, 5, 1, 2, 2, 35), 7},
     {shapeOf(1, 6, 5, 24, 48, 3, 1, 1, 1, 24), 128},
+    // depthwise channels a 16-lane vector leaves 8 of (the 8-lane block),
+    // and 8 and 5 of (then one at a time): ShuffleNet's 24, stride 2
+    {shapeOf(1, 7, 6, 24, 24, 3, 2, 1, 1, 24), 30},
+    {shapeOf(1, 5, 6, 29, 29, 3, 1, 1, 1, 29), 140},
     {shapeOf(1, 4, 4, 13, 50, 5, 1, 2, 1, 1), 255}, // 5x5, odd channels
     {shapeOf(1, 10, 3, 4, 9, 1, 3, 0, 1, 1), 1},    // 1x1 with stride 3
     {shapeOf(1, 9, 11, 3, 8, 7, 2, 3, 1, 1), 77},   // 7x7/2 stem, 3 channels
