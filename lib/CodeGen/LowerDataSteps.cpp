@@ -350,6 +350,116 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   return true;
 }
 
+/// The constant integers of operand `i` of `n`, or none.
+static std::optional<std::vector<int64_t>> constantInts(const Node &n,
+                                                        unsigned i) {
+  const Value *v = n.getNumOperands() > i ? n.getOperand(i) : nullptr;
+  const DenseElements *d = v && !v->isAbsent() ? getConstantData(v) : nullptr;
+  if (!d)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (int64_t k = 0; k < d->getNumElements(); ++k)
+    values.push_back(d->getAsInt(k));
+  return values;
+}
+
+/// The input channel of each result channel of a Slice or Gather along the
+/// channels (axis 1) of a 4-D tensor of `channels` channels, all else
+/// kept; none for any other form.
+static std::optional<std::vector<int64_t>>
+selectedChannels(const Node &n, int64_t channels, int64_t opset) {
+  auto axisIsChannels = [](int64_t axis) { return axis == 1 || axis == -3; };
+  std::vector<int64_t> picked;
+  if (n.isa(ops::Gather)) {
+    auto indices = constantInts(n, 1);
+    const Value *iv = n.getOperand(1);
+    if (!indices || !iv->getType()->hasRank() ||
+        iv->getType()->getRank() != 1 ||
+        !axisIsChannels(n.getIntAttr("axis").value_or(0)))
+      return std::nullopt;
+    for (int64_t i : *indices) {
+      if (i < -channels || i >= channels)
+        return std::nullopt; // the kernel says why
+      picked.push_back(i < 0 ? i + channels : i);
+    }
+    return picked;
+  }
+  // Slice: starts, ends, axes, steps as operands from opset 10.
+  if (opset < 10)
+    return std::nullopt;
+  auto starts = constantInts(n, 1), ends = constantInts(n, 2);
+  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0};
+  if (n.getNumOperands() > 3 && n.getOperand(3) &&
+      !n.getOperand(3)->isAbsent())
+    axes = constantInts(n, 3);
+  std::optional<std::vector<int64_t>> steps = std::vector<int64_t>{1};
+  if (n.getNumOperands() > 4 && n.getOperand(4) &&
+      !n.getOperand(4)->isAbsent())
+    steps = constantInts(n, 4);
+  if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
+      ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||
+      !axisIsChannels((*axes)[0]) || (*steps)[0] != 1)
+    return std::nullopt;
+  auto clampIndex = [&](int64_t i) {
+    if (i < 0)
+      i += channels;
+    return std::clamp<int64_t>(i, 0, channels);
+  };
+  int64_t first = clampIndex((*starts)[0]), last = clampIndex((*ends)[0]);
+  for (int64_t c = first; c < last; ++c)
+    picked.push_back(c);
+  return picked;
+}
+
+llvm::Expected<bool> PlanBuilder::lowerChannelSelect(const Node &n) {
+  // A Slice or Gather picking channels of an NHWC tensor: its result is
+  // NHWC too, each run of consecutive channels one piece of a copy.
+  const Value *x = n.getOperand(0);
+  const Value *y = n.getNumResults() == 1 ? n.getResult() : nullptr;
+  if (!x || !y || isConstant(x) || homeLayout(x) != PlanLayout::Nhwc ||
+      isPerAxis(x) || isPerAxis(y))
+    return false;
+  ElementKind kind = x->getType()->getStorageKind();
+  size_t size = getElementByteSize(kind);
+  if ((size != 1 && size != 4) || y->getType()->getStorageKind() != kind)
+    return false;
+  auto xShape = staticShape(x);
+  if (!xShape)
+    return xShape.takeError();
+  auto yShape = staticShape(y);
+  if (!yShape)
+    return yShape.takeError();
+  if (xShape->size() != 4)
+    return false;
+  auto picked = selectedChannels(n, (*xShape)[1], opset);
+  if (!picked || picked->empty())
+    return false;
+  Shape expected = *xShape;
+  expected[1] = int64_t(picked->size());
+  if (*yShape != expected)
+    return false;
+  auto xId = tensorFor(x, PlanLayout::Nhwc);
+  if (!xId)
+    return xId.takeError();
+  auto yId = defineResult(y, PlanLayout::Nhwc, kind);
+  if (!yId)
+    return yId.takeError();
+  std::vector<ChannelCopyStep::Piece> pieces;
+  for (size_t i = 0; i < picked->size(); ++i) {
+    int64_t from = (*picked)[i];
+    ChannelCopyStep::Piece *last = pieces.empty() ? nullptr : &pieces.back();
+    if (last && last->fromChannel + last->channels == from)
+      ++last->channels;
+    else
+      pieces.push_back({*xId, *yId, from, int64_t(i), 1, {}});
+  }
+  int64_t rows = (*xShape)[0] * (*xShape)[2];
+  addStep(std::make_unique<ChannelCopyStep>(n.getName().str(),
+                                            std::move(pieces), rows),
+          n, {*xId}, {*yId});
+  return true;
+}
+
 llvm::Expected<bool> PlanBuilder::lowerConcatInOnnxLayout(const Node &n) {
   // Each index before the axis is a row; operand i's row (its elements
   // from the axis on) goes (through its table, for q.concat) into the

@@ -16,9 +16,15 @@
 //   %y = q.pool(%x) {mode = "global_average"} : tensor<1x64x1x1x!q>
 //     =>   average pool step (x NHWC, window 7x7) -> y NHWC
 //
+// AveragePool, GlobalAveragePool and ReduceMean over H and W (the same
+// arithmetic in the reference) on f32 that is NHWC already take the step
+// too; a ReduceMean without keepdims writes its [N, C] result in ONNX
+// layout, the same bytes as the pool's [N, C, 1, 1].
+//
 //===----------------------------------------------------------------------===//
 
 #include "PlanBuilderImpl.h"
+#include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpNames.h"
 
 using namespace qopt;
@@ -72,14 +78,46 @@ static std::string stringAttr(const Node &n, llvm::StringRef name,
   return s ? *s : otherwise.str();
 }
 
+/// Whether ReduceMean `n` reduces axes 2 and 3 of a 4-D operand, and only
+/// those (axes from its operand, or the attribute before opset 18).
+static bool reducesHeightAndWidth(const Node &n) {
+  std::vector<int64_t> axes;
+  if (n.getNumOperands() > 1 && n.getOperand(1) &&
+      !n.getOperand(1)->isAbsent()) {
+    const DenseElements *d = getConstantData(n.getOperand(1));
+    if (!d)
+      return false;
+    for (int64_t k = 0; k < d->getNumElements(); ++k)
+      axes.push_back(d->getAsInt(k));
+  } else {
+    axes = getIntsAttrOr(n, "axes");
+  }
+  if (axes.size() != 2)
+    return false;
+  for (int64_t &a : axes)
+    if (a < 0)
+      a += 4;
+  std::sort(axes.begin(), axes.end());
+  return axes == std::vector<int64_t>{2, 3};
+}
+
 llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
   const Value *x = n.getOperand(0);
   const Value *y = n.getResult(0);
   bool quantized = n.isa(ops::QPool);
   const QuantType *xq = getActivationGrid(x), *yq = getActivationGrid(y);
-  std::string mode = quantized                       ? stringAttr(n, "mode", "")
-                     : n.isa(ops::GlobalAveragePool) ? "global_average"
-                                                     : "average";
+  // ReduceMean over H and W of NCHW: a global average pool, summed and
+  // divided as the reference reduces (in double, rows then columns, by
+  // H * W); without keepdims its [N, C] result is the pool's [N, C, 1, 1]
+  // bytes in ONNX layout.
+  bool reduceMean = n.isa(ops::ReduceMean);
+  bool keepDims = !reduceMean || n.getIntAttr("keepdims").value_or(1) != 0;
+  if (reduceMean && !reducesHeightAndWidth(n))
+    return false;
+  std::string mode = quantized ? stringAttr(n, "mode", "")
+                     : n.isa(ops::GlobalAveragePool) || reduceMean
+                         ? "global_average"
+                         : "average";
   bool global = mode == "global_average";
   if (!x || isConstant(x) || (!global && mode != "average") ||
       (!yq && y->getType()->getStorageKind() != ElementKind::F32))
@@ -103,7 +141,8 @@ llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
     const Shape &s = *xShape;
     params.window = {s[0], s[1], s[2], s[3], 1, 1, s[2],
                      s[3], 1,    1,    1,    1, 0, 0};
-    if (*yShape != Shape{s[0], s[1], 1, 1} || s[2] < 1 || s[3] < 1)
+    Shape pooled = keepDims ? Shape{s[0], s[1], 1, 1} : Shape{s[0], s[1]};
+    if (*yShape != pooled || s[2] < 1 || s[3] < 1)
       return false;
   } else {
     Shape padEnd;
@@ -125,7 +164,8 @@ llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
   if (!xId)
     return xId.takeError();
   ElementKind yKind = yq ? yq->getStorageKind() : ElementKind::F32;
-  auto yId = defineResult(y, PlanLayout::Nhwc, yKind);
+  auto yId = defineResult(y, keepDims ? PlanLayout::Nhwc : PlanLayout::Onnx,
+                          yKind);
   if (!yId)
     return yId.takeError();
   if (yq) {

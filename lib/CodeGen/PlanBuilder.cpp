@@ -306,10 +306,12 @@ llvm::Error PlanBuilder::build() {
     else if (n.isa(ops::MaxPool))
       lowered = lowerMaxPool(n);
     else if (n.isa(ops::QPool) || n.isa(ops::AveragePool) ||
-             n.isa(ops::GlobalAveragePool))
+             n.isa(ops::GlobalAveragePool) || n.isa(ops::ReduceMean))
       lowered = lowerAveragePool(n);
     else if (n.isa(ops::Concat) || n.isa(ops::Split) || n.isa(ops::QConcat))
       lowered = lowerChannelCopy(n);
+    else if (n.isa(ops::Slice) || n.isa(ops::Gather))
+      lowered = lowerChannelSelect(n);
     else if (n.isa(ops::QQuantize))
       lowered = lowerQuantize(n);
     else if (n.isa(ops::Resize) || n.isa(ops::Upsample))

@@ -114,6 +114,8 @@ private:
   /// `xq`, from the reference's dequantize; false when it refuses.
   bool storedByteValues(const QuantType &xq, std::vector<float> &values);
   llvm::Expected<bool> lowerChannelCopy(const Node &n);
+  /// Slice or Gather of channels of an NHWC tensor -> channel copy.
+  llvm::Expected<bool> lowerChannelSelect(const Node &n);
   /// Nearest Resize/Upsample whose sampling is a pixel copy.
   llvm::Expected<bool> lowerResize(const Node &n);
   /// q.concat, or a Concat that is not a channel copy of NHWC tensors,

@@ -59,6 +59,11 @@ struct FoldConstantsPass : PassInfoMixin<FoldConstantsPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct ChannelShuffleToGatherPass
+    : PassInfoMixin<ChannelShuffleToGatherPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 struct CanonicalizePass : PassInfoMixin<CanonicalizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
