@@ -21,6 +21,11 @@ step() {
 }
 step "unit tests"
 "$build/bin/QoptUnitTests" --gtest_brief=1 || status=1
+if [ -d "$build/python/qopt" ]; then
+  step "the qopt Python module (pytest): the CLI's explain entries and plan outputs"
+  QOPT_BUILD_DIR="$build" QOPT_SHARED_DIR="$shared" /usr/bin/python3 -m pytest -q \
+    -p no:cacheprovider "$root/test/python" || status=1
+fi
 step "lit tests"
 /usr/bin/python3 /usr/lib/llvm-14/build/utils/lit/lit.py -s "$build/test/lit" || status=1
 step "ONNX backend node tests on the reference interpreter"

@@ -31,6 +31,7 @@ ALLOWED = {
 OTHERS = {
     "plugins": {"Passes", "Fusion", "IR", "Support"},
     "tools": set(ALLOWED) | {"ToolSupport"},
+    "python": set(ALLOWED) | {"ToolSupport"},
 }
 EXTERNAL = re.compile(r"^(onnx|google)/")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
@@ -43,7 +44,7 @@ def check(root):
             continue
         rel = path.relative_to(root)
         top = rel.parts[0]
-        if top not in ("lib", "include", "plugins", "tools"):
+        if top not in ("lib", "include", "plugins", "tools", "python"):
             continue
         if top == "lib":
             owner = rel.parts[1]

@@ -1,0 +1,175 @@
+"""The qopt Python module against the command-line tools: the same explain
+entries as `qopt --report`, bit-identical plan outputs to `qopt-run`, and
+qopt's one-line errors as qopt.Error."""
+import json
+import os
+import subprocess
+import threading
+
+import numpy as np
+import onnx
+import pytest
+
+import qopt
+from conftest import ROOT, shared_model
+
+EXAMPLE = os.path.join(ROOT, "examples", "conv_qdq.onnx")
+MODELS = ["resnet18_qat.onnx", "yolo_like_qat.onnx", "p7_conv_silu_add_qdq_everywhere.onnx"]
+
+
+def cli_report(tools, path, pipeline, backend, tmp_path):
+    out = tmp_path / "report.json"
+    subprocess.run([tools["qopt"], path, "-passes=" + pipeline, "--explain=" + backend,
+                    "--report=" + str(out), "-o", str(tmp_path / "out.onnx")],
+                   check=True, capture_output=True)
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("backend,pipeline", [("trt", "default<trt>"), ("ort", "default<ort>")])
+def test_explain_matches_cli_report(tools, tmp_path, name, backend, pipeline):
+    path = shared_model(name)
+    report = cli_report(tools, path, pipeline, backend, tmp_path)
+    m = qopt.load(path)
+    before = m.explain(backend)
+    m.run_passes(pipeline)
+    after = m.explain(backend)
+    for mine, theirs in ((before, report["plans"][0]), (after, report["plans"][1])):
+        assert mine.summary == theirs["summary"]
+        assert [(l["kind"], l["nodes"], l["reason"], l["fix"]) for l in mine.leftovers] == \
+               [(l["kind"], l["nodes"], l["reason"], l["fix_pipeline"]) for l in theirs["leftovers"]]
+        assert len(mine.units) == len(theirs["units"])
+    # The written model is the CLI's, byte for byte.
+    assert m.to_bytes() == (tmp_path / "out.onnx").read_bytes()
+
+
+def test_cost_report_is_data():
+    m = qopt.load(shared_model("resnet18_qat.onnx"))
+    cost = m.run_passes("default<trt>")
+    assert cost, "default<trt> reports its lossy steps on this model"
+    assert {"pass", "kind", "tensor", "max_error_lsb", "detail"} <= set(cost[0])
+    assert all(e["kind"] in ("regrid", "note") for e in cost)
+    assert qopt.load(shared_model("resnet18_qat.onnx")).run_passes("default<trt-exact>") == []
+
+
+@pytest.mark.parametrize("name", ["resnet18_qat.onnx", "yolo_like_qat.onnx"])
+def test_plan_outputs_bit_identical_to_qopt_run(tools, tmp_path, name):
+    path = shared_model(name)
+    plan = qopt.Plan(path, threads=2)
+    rng = np.random.default_rng(7)
+    feeds = {}
+    for i, input_name in enumerate(plan.inputs):
+        shape = [d.dim_value or 1 for d in
+                 onnx.load(path).graph.input[i].type.tensor_type.shape.dim]
+        feeds[input_name] = rng.random(shape, dtype=np.float32)
+    args = []
+    for input_name, x in feeds.items():
+        np.save(tmp_path / (input_name + ".npy"), x)
+        args.append("--input=%s=%s" % (input_name, tmp_path / (input_name + ".npy")))
+    subprocess.run([tools["qopt-run"], path, "--plan", "--threads=2", "-o",
+                    str(tmp_path / "cli.npz")] + args, check=True, capture_output=True)
+    cli = np.load(tmp_path / "cli.npz")
+    mine = plan.run(feeds)
+    assert sorted(mine) == sorted(cli.files)
+    for k in mine:
+        assert mine[k].dtype == cli[k].dtype and mine[k].shape == cli[k].shape
+        assert mine[k].tobytes() == cli[k].tobytes(), k
+    # Saved and read back: the same bytes.
+    plan.save(tmp_path / "m.qplan")
+    again = qopt.Plan(str(tmp_path / "m.qplan"), threads=1).run(feeds)
+    for k in mine:
+        assert again[k].tobytes() == mine[k].tobytes()
+    plan.save(tmp_path / "m.plan", text=True)
+    text = qopt.Plan(str(tmp_path / "m.plan")).run(feeds)
+    for k in mine:
+        assert text[k].tobytes() == mine[k].tobytes()
+
+
+def test_load_forms_and_round_trips(tmp_path):
+    proto = onnx.load(EXAMPLE)
+    from_bytes = qopt.load(proto.SerializeToString())
+    from_path = qopt.load(EXAMPLE)
+    assert from_bytes.qir() == from_path.qir()
+    # .qir text in, the same model out.
+    from_text = qopt.load(from_path.qir())
+    assert from_text.to_bytes() == from_path.to_bytes()
+    from_path.save(tmp_path / "m.qir")
+    assert (tmp_path / "m.qir").read_text() == from_path.qir()
+    from_path.save(tmp_path / "m.onnx")
+    assert onnx.load(str(tmp_path / "m.onnx")).graph.node[0].op_type == \
+        onnx.load_from_string(from_path.to_bytes()).graph.node[0].op_type
+    onnx.checker.check_model(onnx.load_from_string(from_path.to_bytes()))
+
+
+def test_a_plan_leaves_the_model_as_it_was():
+    m = qopt.load(EXAMPLE)
+    text = m.qir()
+    plan = qopt.Plan(m)
+    assert m.qir() == text
+    x = np.zeros([1 if d.dim_value == 0 else d.dim_value for d in
+                  onnx.load(EXAMPLE).graph.input[0].type.tensor_type.shape.dim], np.float32)
+    assert plan.run({plan.inputs[0]: x})
+
+
+def one_line(err):
+    msg = str(err.value)
+    assert msg and "\n" not in msg
+    return msg
+
+
+def test_errors_are_qopt_errors(tmp_path):
+    with pytest.raises(qopt.Error) as e:
+        qopt.load(b"\x08\x07garbage that is not a model")
+    one_line(e)
+    with pytest.raises(qopt.Error) as e:
+        qopt.load(str(tmp_path / "missing.onnx"))
+    assert "missing.onnx" in one_line(e)
+    m = qopt.load(EXAMPLE)
+    with pytest.raises(qopt.Error) as e:
+        m.run_passes("no-such-pass")
+    assert "no-such-pass" in one_line(e)
+    with pytest.raises(qopt.Error) as e:
+        m.explain("tensorflow")
+    assert "tensorflow" in one_line(e)
+    plan = qopt.Plan(m)
+    name = plan.inputs[0]
+    with pytest.raises(qopt.Error) as e:
+        plan.run({name: np.zeros([1, 1], np.float32)})
+    assert name in one_line(e)
+    shape = [1 if d.dim_value == 0 else d.dim_value for d in
+             onnx.load(EXAMPLE).graph.input[0].type.tensor_type.shape.dim]
+    with pytest.raises(qopt.Error) as e:
+        plan.run({name: np.zeros(shape, np.float64)})
+    assert "float64" in one_line(e)
+    with pytest.raises(qopt.Error) as e:
+        plan.run({})
+    assert "missing" in one_line(e)
+    with pytest.raises(qopt.Error) as e:
+        plan.run({name: np.zeros(shape, np.float32), "other": np.zeros(1)})
+    assert "other" in one_line(e)
+    (tmp_path / "bad.qplan").write_bytes(b"QOPTPLAN" + b"\0" * 40)
+    with pytest.raises(qopt.Error) as e:
+        qopt.Plan(str(tmp_path / "bad.qplan"))
+    one_line(e)
+    with pytest.raises(TypeError):
+        qopt.load(42)
+
+
+def test_plans_run_from_threads_at_once():
+    # The GIL is released while a plan runs: threads run plans side by side
+    # and each gets the single-threaded result.
+    plan = qopt.Plan(shared_model("resnet18_qat.onnx"), threads=1)
+    x = np.random.default_rng(3).random([1, 3, 224, 224], dtype=np.float32)
+    want = plan.run({"input": x})["output"].tobytes()
+    results = []
+
+    def worker():
+        for _ in range(3):
+            results.append(plan.run({"input": x})["output"].tobytes())
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 6
