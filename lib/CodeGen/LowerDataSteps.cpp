@@ -389,12 +389,10 @@ selectedChannels(const Node &n, int64_t channels, int64_t opset) {
     return std::nullopt;
   auto starts = constantInts(n, 1), ends = constantInts(n, 2);
   std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0};
-  if (n.getNumOperands() > 3 && n.getOperand(3) &&
-      !n.getOperand(3)->isAbsent())
+  if (n.getNumOperands() > 3 && n.getOperand(3) && !n.getOperand(3)->isAbsent())
     axes = constantInts(n, 3);
   std::optional<std::vector<int64_t>> steps = std::vector<int64_t>{1};
-  if (n.getNumOperands() > 4 && n.getOperand(4) &&
-      !n.getOperand(4)->isAbsent())
+  if (n.getNumOperands() > 4 && n.getOperand(4) && !n.getOperand(4)->isAbsent())
     steps = constantInts(n, 4);
   if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
       ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||

@@ -168,8 +168,8 @@ llvm::Expected<bool> PlanBuilder::lowerActivationMatMul(const Node &n) {
   auto wId = tensorFor(w, homeLayout(w));
   if (!wId)
     return wId.takeError();
-  auto yId = defineResult(
-      y, PlanLayout::Onnx, yq ? yq->getStorageKind() : ElementKind::F32);
+  auto yId = defineResult(y, PlanLayout::Onnx,
+                          yq ? yq->getStorageKind() : ElementKind::F32);
   if (!yId)
     return yId.takeError();
   addStep(std::make_unique<MatMulStep>(n.getName().str(), plan.isa, p), n,

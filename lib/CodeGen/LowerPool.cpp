@@ -164,8 +164,8 @@ llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
   if (!xId)
     return xId.takeError();
   ElementKind yKind = yq ? yq->getStorageKind() : ElementKind::F32;
-  auto yId = defineResult(y, keepDims ? PlanLayout::Nhwc : PlanLayout::Onnx,
-                          yKind);
+  auto yId =
+      defineResult(y, keepDims ? PlanLayout::Nhwc : PlanLayout::Onnx, yKind);
   if (!yId)
     return yId.takeError();
   if (yq) {

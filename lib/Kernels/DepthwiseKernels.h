@@ -68,7 +68,8 @@ int64_t addBlocks(const Row &r, int64_t ow, int64_t kyBegin, int64_t kyEnd,
   for (; ch + Block::kLanes <= c; ch += Block::kLanes) {
     Block sum(r.base + ch);
     for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
-      const uint8_t *line = r.input + (baseH + ky * r.dilationH) * r.inW * c + ch;
+      const uint8_t *line =
+          r.input + (baseH + ky * r.dilationH) * r.inW * c + ch;
       const int32_t *w = r.weights + ky * r.kernelW * c + ch;
       for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
         sum.add(line + (baseW + kx * r.dilationW) * c, w + kx * c, r.inputZero);

@@ -1,4 +1,5 @@
-//===- FloatMath.cpp - f32 erf and softmax: dispatch and the scalar family -===//
+//===- FloatMath.cpp - f32 erf and softmax: dispatch and the scalar family
+//-===//
 //
 // Built with -ffp-contract=off (FloatMathBody.h says why). A softmax row
 // the f32 loop declines (a max or sum that is not finite) is computed in

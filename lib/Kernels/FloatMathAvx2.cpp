@@ -1,4 +1,5 @@
-//===- FloatMathAvx2.cpp - f32 erf and softmax, the Avx2 family -------------===//
+//===- FloatMathAvx2.cpp - f32 erf and softmax, the Avx2 family
+//-------------===//
 //
 // FloatMathBody.h's loops built for this family (and called only where
 // CPUID finds it), with -ffp-contract=off.

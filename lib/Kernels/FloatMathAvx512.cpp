@@ -1,4 +1,5 @@
-//===- FloatMathAvx512.cpp - f32 erf and softmax, the Avx512 family -------------===//
+//===- FloatMathAvx512.cpp - f32 erf and softmax, the Avx512 family
+//-------------===//
 //
 // FloatMathBody.h's loops built for this family (and called only where
 // CPUID finds it), with -ffp-contract=off.
@@ -14,7 +15,9 @@ namespace avx512 {
 #include "FloatMathBody.h"
 } // namespace avx512
 
-void avx512Erf(const float *x, float *y, int64_t n) { avx512::erfLoop(x, y, n); }
+void avx512Erf(const float *x, float *y, int64_t n) {
+  avx512::erfLoop(x, y, n);
+}
 bool avx512SoftmaxRow(const float *x, float *y, int64_t n) {
   return avx512::softmaxRow(x, y, n);
 }

@@ -1,4 +1,5 @@
-//===- FloatMathBody.h - The loops of FloatMath.h, for each family -*- C++ -*-===//
+//===- FloatMathBody.h - The loops of FloatMath.h, for each family -*- C++
+//-*-===//
 //
 // Private to lib/Kernels. Included once by each family's file (scalar,
 // AVX2, AVX-512) inside its own namespace and built with its flags and
@@ -14,8 +15,7 @@
 constexpr int kLanes = 16;
 
 /// Horner's rule, highest coefficient first.
-template <int N>
-inline float polynomial(const float (&c)[N], float t) {
+template <int N> inline float polynomial(const float (&c)[N], float t) {
   float r = c[0];
   for (int i = 1; i < N; ++i)
     r = r * t + c[i];
@@ -51,15 +51,13 @@ inline float erfOf(float x) {
   // |x| <= 0.85: x * P(x^2); 0.85 < |x| < 4: 1 - e^(-x^2 + R(u)), u =
   // (|x| - 2.425) / 1.575 in [-1, 1]; least-squares fits on Chebyshev nodes
   // (FloatMath.h).
-  static const float a[] = {8.895125569e-05f, -8.257478877e-04f,
-                            5.210418392e-03f, -2.686292763e-02f,
-                            1.128375541e-01f, -3.761263747e-01f,
-                            1.128379167e+00f};
-  static const float b[] = {6.054270986e-05f, -3.429348831e-04f,
-                            1.292896887e-03f, -4.425561943e-03f,
-                            1.433374109e-02f, -4.505658415e-02f,
-                            1.454252571e-01f, -5.690216786e-01f,
-                            -1.530043979e+00f};
+  static const float a[] = {
+      8.895125569e-05f, -8.257478877e-04f, 5.210418392e-03f, -2.686292763e-02f,
+      1.128375541e-01f, -3.761263747e-01f, 1.128379167e+00f};
+  static const float b[] = {
+      6.054270986e-05f,  -3.429348831e-04f, 1.292896887e-03f,
+      -4.425561943e-03f, 1.433374109e-02f,  -4.505658415e-02f,
+      1.454252571e-01f,  -5.690216786e-01f, -1.530043979e+00f};
   float ax = x < 0 ? -x : x;
   float t = ax * ax;
   float small = polynomial(a, t) * ax;

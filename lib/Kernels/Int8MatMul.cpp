@@ -29,7 +29,8 @@ void Int8MatMul::packRight(const Int8Matrix &b, int16_t *packed) const {
 }
 
 static uint32_t pairOf(int32_t lo, int32_t hi) {
-  return uint32_t(uint16_t(int16_t(lo))) | (uint32_t(uint16_t(int16_t(hi))) << 16);
+  return uint32_t(uint16_t(int16_t(lo))) |
+         (uint32_t(uint16_t(int16_t(hi))) << 16);
 }
 
 void Int8MatMul::multiplyRow(const Int8Matrix &a, int64_t row,

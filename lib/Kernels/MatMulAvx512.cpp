@@ -1,4 +1,5 @@
-//===- MatMulAvx512.cpp - Int8 activation product rows, 16 columns a vector ===//
+//===- MatMulAvx512.cpp - Int8 activation product rows, 16 columns a vector
+//===//
 //
 // Built with -mavx512f -mavx512bw and called only where CPUID finds them
 // (the avx512vnni and amx families).

@@ -299,10 +299,10 @@ asChannelGathers(llvm::ArrayRef<ChannelCopyStep::Piece> pieces,
     int64_t next = first.toChannel;
     for (const ChannelCopyStep::Piece *p : g.pieces) {
       const PlanTensor &from = run.tensor(p->from);
-      bool kindsFit = p->grid ? from.kind == ElementKind::F32
-                              : from.kind == to.kind &&
-                                    (getElementByteSize(to.kind) == 4 ||
-                                     getElementByteSize(to.kind) == 1);
+      bool kindsFit =
+          p->grid ? from.kind == ElementKind::F32
+                  : from.kind == to.kind && (getElementByteSize(to.kind) == 4 ||
+                                             getElementByteSize(to.kind) == 1);
       if (p->from == g.to || from.layout != PlanLayout::Nhwc ||
           to.layout != PlanLayout::Nhwc || !kindsFit || !p->table.empty() ||
           p->toChannel != next || p->channels < 1 ||
@@ -338,8 +338,11 @@ void gatherChannels(const PlanRun &run, const GatherGroup &g,
   for (const ChannelCopyStep::Piece *p : g.pieces) {
     auto s = llvm::find_if(sources, [&](auto &s) { return s.from == p->from; });
     if (s == sources.end()) {
-      sources.push_back({p->from, reinterpret_cast<const T *>(run.read(p->from)),
-                         run.tensor(p->from).shape[1], {}, {}});
+      sources.push_back({p->from,
+                         reinterpret_cast<const T *>(run.read(p->from)),
+                         run.tensor(p->from).shape[1],
+                         {},
+                         {}});
       s = sources.end() - 1;
     }
     for (int64_t c = 0; c < p->channels; ++c) {

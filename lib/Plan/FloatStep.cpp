@@ -547,12 +547,11 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     int64_t first = std::min(rows, tileBegin * kSoftmaxTileRows);
     int64_t last = std::min(rows, tileEnd * kSoftmaxTileRows);
     // f32 and vectorized (FloatMath.h): attention's hot op.
-    rt::softmaxRows(run.getPlan().isa,
-                    reinterpret_cast<const float *>(run.read(inputs[0])) +
-                        first * inner,
-                    reinterpret_cast<float *>(run.write(outputs[0])) +
-                        first * inner,
-                    last - first, inner);
+    rt::softmaxRows(
+        run.getPlan().isa,
+        reinterpret_cast<const float *>(run.read(inputs[0])) + first * inner,
+        reinterpret_cast<float *>(run.write(outputs[0])) + first * inner,
+        last - first, inner);
     return llvm::Error::success();
   }
   if (int64_t n = sameShapeElements(run)) {

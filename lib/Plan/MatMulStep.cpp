@@ -120,8 +120,7 @@ llvm::Error MatMulStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     for (int64_t r = first; r < last; ++r) {
       kernel.multiplyRow(a, r, packed, pairs, acc);
       int64_t at = (batch * p.m + r) * p.n;
-      float *out =
-          p.output ? row : reinterpret_cast<float *>(y) + at;
+      float *out = p.output ? row : reinterpret_cast<float *>(y) + at;
       for (int64_t c = 0; c < p.n; ++c)
         out[c] = static_cast<float>(double(acc[c]) * scale);
       if (p.output)

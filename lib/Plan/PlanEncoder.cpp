@@ -42,8 +42,8 @@ EnumNames planfile::layoutNames() {
 
 EnumNames planfile::stepKindNames() {
   static const llvm::StringRef names[] = {
-      "conv", "reformat", "float",  "table", "pool",
-      "copy", "quantize", "resize", "gemm",  "average_pool", "matmul"};
+      "conv",     "reformat", "float", "table",        "pool",  "copy",
+      "quantize", "resize",   "gemm",  "average_pool", "matmul"};
   static_assert(std::size(names) == size_t(PlanStep::Kind::MatMul) + 1);
   return {"step kind", names};
 }

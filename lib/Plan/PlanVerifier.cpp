@@ -458,9 +458,9 @@ private:
                 (y.shape == Shape{w.batch, w.channels} ||
                  y.shape == Shape{w.batch, w.channels, 1, 1});
     if (!flat)
-      if (auto err = expectNhwc(step.outputs[0],
-                                {w.batch, w.channels, w.outH, w.outW},
-                                p.output.has_value(), "its result"))
+      if (auto err =
+              expectNhwc(step.outputs[0], {w.batch, w.channels, w.outH, w.outW},
+                         p.output.has_value(), "its result"))
         return err;
     return p.output ? checkGrid(*p.output, y) : llvm::Error::success();
   }
@@ -609,8 +609,8 @@ private:
                                        : zero >= 0 && zero <= 255;
     };
     if (!zeroFits(a, p.lhsZero) || !zeroFits(b, p.rhsZero) ||
-        !(p.lhsScale > 0) || !std::isfinite(p.lhsScale) ||
-        !(p.rhsScale > 0) || !std::isfinite(p.rhsScale))
+        !(p.lhsScale > 0) || !std::isfinite(p.lhsScale) || !(p.rhsScale > 0) ||
+        !std::isfinite(p.rhsScale))
       return makeError("an operand's scale or zero point is out of range");
     if (y.layout != PlanLayout::Onnx)
       return makeError("its result '" + y.name + "' is not in ONNX layout");

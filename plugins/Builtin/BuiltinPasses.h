@@ -59,8 +59,7 @@ struct FoldConstantsPass : PassInfoMixin<FoldConstantsPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
-struct ChannelShuffleToGatherPass
-    : PassInfoMixin<ChannelShuffleToGatherPass> {
+struct ChannelShuffleToGatherPass : PassInfoMixin<ChannelShuffleToGatherPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 

@@ -87,8 +87,7 @@ struct ShuffleToGather : RewritePattern {
 
 } // namespace
 
-PreservedAnalyses ChannelShuffleToGatherPass::run(Graph &g,
-                                                  AnalysisManager &) {
+PreservedAnalyses ChannelShuffleToGatherPass::run(Graph &g, AnalysisManager &) {
   PatternList patterns;
   patterns.push_back(std::make_unique<ShuffleToGather>());
   GreedyRewriteResult result = applyPatternsGreedily(g, patterns);

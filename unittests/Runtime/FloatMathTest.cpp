@@ -68,8 +68,8 @@ TEST(FloatMath, ErfWithinTwoUlpOnEveryFamily) {
 }
 
 // Rows of every length up to 70 (the 16-lane blocks and their tails):
-// within 4 ulp of the double softmax (over 1e-3; 4e-6 relative below), the same bits
-// on every family; a row with an infinity or NaN is the double kernel's.
+// within 4 ulp of the double softmax (over 1e-3; 4e-6 relative below), the same
+// bits on every family; a row with an infinity or NaN is the double kernel's.
 TEST(FloatMath, SoftmaxRowsOnEveryFamily) {
   for (int64_t n = 1; n <= 70; ++n) {
     int64_t rows = 5;

@@ -408,10 +408,11 @@ private:
 /// An int8 MatMul of two activations (attention's Q K^T and softmax V):
 /// for each of `batches` products (the result's leading dims, each
 /// operand's size-1 dims broadcast as numpy does), an M x K by K x N
-/// product of the stored values minus their zero points, exact in s32 (qopt/Kernels/Int8MatMul.h),
-/// times lhs scale * rhs scale in double, rounded to f32, then quantized
-/// onto `output` as q.quantize does or kept as f32. The operands are i8 or
-/// u8 of the result's rank in either layout; the result is in ONNX layout.
+/// product of the stored values minus their zero points, exact in s32
+/// (qopt/Kernels/Int8MatMul.h), times lhs scale * rhs scale in double, rounded
+/// to f32, then quantized onto `output` as q.quantize does or kept as f32. The
+/// operands are i8 or u8 of the result's rank in either layout; the result is
+/// in ONNX layout.
 class MatMulStep : public PlanStep {
 public:
   struct Params {
