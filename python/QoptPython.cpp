@@ -29,6 +29,7 @@
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Plan/Plan.h"
 #include "qopt/Plan/PlanFile.h"
+#include "qopt/Support/Error.h"
 #include "qopt/ToolSupport/FusionReport.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -53,7 +54,7 @@ struct QoptError : std::runtime_error {
 };
 
 [[noreturn]] void raise(llvm::Error err) {
-  throw QoptError(llvm::toString(std::move(err)));
+  throw QoptError(toPrintableLine(llvm::toString(std::move(err))));
 }
 template <typename T> T take(llvm::Expected<T> value) {
   if (!value)
@@ -64,7 +65,8 @@ template <typename T> T take(llvm::Expected<T> value) {
 template <typename T>
 T takeFor(llvm::Expected<T> value, const std::string &file) {
   if (!value)
-    throw QoptError(file + ": " + llvm::toString(value.takeError()));
+    throw QoptError(
+        toPrintableLine(file + ": " + llvm::toString(value.takeError())));
   return std::move(*value);
 }
 

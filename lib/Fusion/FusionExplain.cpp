@@ -13,6 +13,7 @@
 #include "qopt/Fusion/FusionPlan.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/Passes/QdqUtils.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -141,8 +142,11 @@ void FusionPlan::print(llvm::raw_ostream &os) const {
 void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
                             llvm::raw_ostream &os) {
   const BackendRules &rules = *plan.rules;
-  os << "explain<" << rules.name << ">: graph @" << graph.getName() << ", "
-     << plan.leftovers.size()
+  // Names and reasons quote the model, which may hold line breaks or
+  // escape sequences: each goes out as one printable line.
+  auto text = [](llvm::StringRef s) { return toPrintableLine(s, 4096); };
+  os << "explain<" << rules.name << ">: graph @" << text(graph.getName())
+     << ", " << plan.leftovers.size()
      << (plan.leftovers.size() == 1 ? " leftover" : " leftovers") << " under "
      << rules.titleWithVersion() << " rules (" << rules.documentation << ")\n";
   for (const std::string &problem : plan.importProblems)
@@ -150,24 +154,25 @@ void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
   unsigned index = 0;
   for (const Leftover &l : plan.leftovers) {
     os << "[" << ++index << "] " << getLeftoverKindName(l.kind) << ": "
-       << shortNodeList(l.nodes, " -> ") << "\n";
-    os << "    reason: " << l.reason << "\n";
+       << text(shortNodeList(l.nodes, " -> ")) << "\n";
+    os << "    reason: " << text(l.reason) << "\n";
     if (!l.fixPipeline.empty())
       os << "    fix: qopt -passes='" << l.fixPipeline << "'\n";
     if (!l.fixInModel.empty())
       os << (l.fixPipeline.empty() ? "    fix: " : "         ")
-         << "in the model: " << l.fixInModel << "\n";
+         << "in the model: " << text(l.fixInModel) << "\n";
     if (l.fixPipeline.empty() && l.fixInModel.empty())
       os << "    fix: none known\n";
   }
   for (const Leftover &h : plan.hints) {
-    os << "[" << ++index << "] hint: " << nodeList(h.nodes, " -> ") << "\n";
-    os << "    " << h.reason << "\n";
+    os << "[" << ++index << "] hint: " << text(nodeList(h.nodes, " -> "))
+       << "\n";
+    os << "    " << text(h.reason) << "\n";
     if (!h.fixPipeline.empty())
       os << "    fix: qopt -passes='" << h.fixPipeline << "' where the chain "
          << "ends in a residual Add\n";
     os << (h.fixPipeline.empty() ? "    fix: " : "         ")
-       << "in the model: " << h.fixInModel << "\n";
+       << "in the model: " << text(h.fixInModel) << "\n";
   }
   os << "summary: ";
   printSummaryLine(plan.summarize(), os);
@@ -205,6 +210,6 @@ void qopt::printPlanChanges(const PlanSnapshot &before, const FusionPlan &after,
     if (!remaining.count(key)) {
       if (!gone++)
         os << "  gone:\n";
-      os << "    " << key << "\n";
+      os << "    " << toPrintableLine(key, 4096) << "\n";
     }
 }

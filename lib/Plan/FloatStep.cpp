@@ -385,6 +385,21 @@ int64_t FloatStep::getNumTiles(const PlanRun &run) const {
   return n ? (n + kArithmeticTileElements - 1) / kArithmeticTileElements : 1;
 }
 
+template <typename F> void FloatStep::withBinaryOp(F &&f) const {
+  switch (arithmetic) {
+  case Arithmetic::Add:
+    return f(std::plus<double>());
+  case Arithmetic::Sub:
+    return f(std::minus<double>());
+  case Arithmetic::Mul:
+    return f(std::multiplies<double>());
+  case Arithmetic::Div:
+    return f(std::divides<double>());
+  default:
+    return;
+  }
+}
+
 void FloatStep::runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
                                      int64_t end) const {
   const Shape &s = run.tensor(outputs[0]).shape;
@@ -408,18 +423,7 @@ void FloatStep::runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
           yp[k] = float(op(double(xp[k]), double(sp[k])));
     }
   };
-  switch (arithmetic) {
-  case Arithmetic::Add:
-    return apply(std::plus<double>());
-  case Arithmetic::Sub:
-    return apply(std::minus<double>());
-  case Arithmetic::Mul:
-    return apply(std::multiplies<double>());
-  case Arithmetic::Div:
-    return apply(std::divides<double>());
-  default:
-    return;
-  }
+  withBinaryOp(apply);
 }
 
 void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
@@ -451,18 +455,8 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
             y[i] = float(op(double(full[i]), v));
       }
     };
-    switch (arithmetic) {
-    case Arithmetic::Add:
-      return blocks(std::plus<double>());
-    case Arithmetic::Sub:
-      return blocks(std::minus<double>());
-    case Arithmetic::Mul:
-      return blocks(std::multiplies<double>());
-    case Arithmetic::Div:
-      return blocks(std::divides<double>());
-    default:
-      return;
-    }
+    withBinaryOp(blocks);
+    return;
   }
   // Whole tensors and element indices [begin, end) (x and out below are
   // the unary loops', from `begin` on).
@@ -510,19 +504,8 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
   case Arithmetic::Exp:
     mapFloats(x, out, n, [](double v) { return std::exp(v); });
     break;
-  case Arithmetic::Add:
-    binary(std::plus<double>());
-    break;
-  case Arithmetic::Sub:
-    binary(std::minus<double>());
-    break;
-  case Arithmetic::Mul:
-    binary(std::multiplies<double>());
-    break;
-  case Arithmetic::Div:
-    binary(std::divides<double>());
-    break;
-  default: // the other arithmetics have loops of their own
+  default: // Add, Sub, Mul, Div below; the rest have loops of their own
+    withBinaryOp(binary);
     break;
   }
 }

@@ -171,10 +171,17 @@ void Plan::print(llvm::raw_ostream &os) const {
 namespace {
 
 /// 64-byte-aligned bytes, freed on scope exit.
+/// Zeroed once, when allocated: a plan file whose step reads bytes no step
+/// wrote reads zeros, not whatever the allocator left (runs stay
+/// deterministic, and valgrind has nothing uninitialised to report).
 struct AlignedBuffer {
   explicit AlignedBuffer(size_t bytes)
-      : data(static_cast<char *>(
-            std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) & ~63)))) {
+      : data(static_cast<char *>(std::aligned_alloc(64, roundedUp(bytes)))) {
+    if (data)
+      std::memset(data, 0, roundedUp(bytes));
+  }
+  static size_t roundedUp(size_t bytes) {
+    return std::max<size_t>(64, (bytes + 63) & ~size_t(63));
   }
   ~AlignedBuffer() { std::free(data); }
   AlignedBuffer(const AlignedBuffer &) = delete;

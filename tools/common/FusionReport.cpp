@@ -10,6 +10,7 @@
 #include "qopt/ToolSupport/FusionReport.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/Passes/QdqUtils.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -112,12 +113,17 @@ json::Value planJson(const FusionPlan &plan, llvm::StringRef label) {
       {"hints", std::move(hints)}};
 }
 
-std::string dotEscape(llvm::StringRef s) {
+/// `s` inside a graphviz string: valid UTF-8 (a byte that is not becomes
+/// U+FFFD), control bytes written out (toPrintableLine), at most `limit`
+/// bytes of the name (cut in its middle), quotes and backslashes escaped.
+/// Names come from the model file and may hold anything.
+std::string dotEscape(llvm::StringRef s, size_t limit = 2048) {
+  std::string text = json::fixUTF8(toPrintableLine(s, limit));
   std::string out;
-  for (char c : s) {
+  for (char c : text) {
     if (c == '"' || c == '\\')
       out += '\\';
-    out += c == '\n' ? ' ' : c;
+    out += c;
   }
   return out;
 }
@@ -147,6 +153,16 @@ const char *leftoverColour(LeftoverKind k) {
     return "#ffd166";
   }
   return "#ffffff";
+}
+
+/// The last 28 bytes of a node name for a box's label, not starting inside
+/// a UTF-8 sequence (the tooltip has the whole name).
+std::string labelTail(llvm::StringRef name) {
+  llvm::StringRef tail = name.take_back(28);
+  while (!tail.empty() &&
+         (static_cast<unsigned char>(tail.front()) & 0xc0) == 0x80)
+    tail = tail.drop_front();
+  return tail.str();
 }
 
 /// The graphviz source of a plan. Each unit is one box (its members and
@@ -191,10 +207,8 @@ std::string planDot(const FusionPlan &plan, const Graph &graph,
         b.id = prefix.str() + "_u" + std::to_string(unit.id);
         b.cls = "unit kind-" + unit.kind;
         b.colour = unitColour(unit.kind);
-        b.label =
-            "#" + std::to_string(unit.id) + " " + unit.kind + "\\n" +
-            dotEscape(
-                llvm::StringRef(nodeName(*unit.getAnchor())).take_back(28));
+        b.label = "#" + std::to_string(unit.id) + " " + unit.kind + "\\n" +
+                  dotEscape(labelTail(nodeName(*unit.getAnchor())));
         b.tooltip = "unit #" + std::to_string(unit.id) + " " + unit.kind + ":";
         for (const Node *m : unit.members)
           b.tooltip += " " + m->getOpType().str();
@@ -209,7 +223,7 @@ std::string planDot(const FusionPlan &plan, const Graph &graph,
     b.label = (n.isa(ops::QQuantize)     ? std::string("Q")
                : n.isa(ops::QDequantize) ? std::string("DQ")
                                          : dotEscape(n.getOpType())) +
-              "\\n" + dotEscape(llvm::StringRef(nodeName(n)).take_back(28));
+              "\\n" + dotEscape(labelTail(nodeName(n)));
     if (l != leftoverOf.end()) {
       b.colour = leftoverColour(l->second->kind);
       std::string kind = getLeftoverKindName(l->second->kind).str();
@@ -351,13 +365,24 @@ llvm::Expected<std::string> runDot(llvm::StringRef dotSource) {
       return llvm::errorCodeToError(ec);
     os << dotSource;
   }
+  llvm::SmallString<128> err;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("qopt-report", "err", err))
+    return llvm::errorCodeToError(ec);
+  auto removeErr = llvm::make_scope_exit([&] { llvm::sys::fs::remove(err); });
   std::string msg;
   llvm::StringRef args[] = {dot, "-Tsvg", in.str(), "-o", out.str()};
-  int rc = llvm::sys::ExecuteAndWait(dot, args, llvm::None, {}, 0, 0, &msg);
-  if (rc != 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "graphviz 'dot' failed (exit %d) %s", rc,
-                                   msg.c_str());
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::None,
+                                                 llvm::StringRef(err)};
+  int rc =
+      llvm::sys::ExecuteAndWait(dot, args, llvm::None, redirects, 0, 0, &msg);
+  if (rc != 0) {
+    // Its first line, not graphviz's raw output.
+    if (auto text = llvm::MemoryBuffer::getFile(err))
+      if (msg.empty())
+        msg = (*text)->getBuffer().split('\n').first.str();
+    return makeError("graphviz 'dot' failed (exit " + llvm::Twine(rc) +
+                     "): " + toPrintableLine(msg, 300));
+  }
   auto buf = llvm::MemoryBuffer::getFile(out);
   if (!buf)
     return llvm::errorCodeToError(buf.getError());

@@ -167,11 +167,8 @@ static cl::opt<unsigned> &threadCountOption() {
 }
 
 static int fail(llvm::Error err) {
-  std::string msg = llvm::toString(std::move(err));
-  for (char &c : msg)
-    if (c == '\n')
-      c = ' ';
-  llvm::errs() << "qopt-run: error: " << msg << "\n";
+  llvm::errs() << "qopt-run: error: "
+               << toPrintableLine(llvm::toString(std::move(err))) << "\n";
   return 1;
 }
 

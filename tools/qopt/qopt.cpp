@@ -28,6 +28,7 @@
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Plan/PlanFile.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
 #include "qopt/ToolSupport/Compare.h"
 #include "qopt/ToolSupport/FusionReport.h"
@@ -250,12 +251,10 @@ static int reportError(llvm::Error err, llvm::StringRef file) {
   llvm::handleAllErrors(
       std::move(err), [&](const ParseError &pe) { located = pe.message(); },
       [&](const llvm::ErrorInfoBase &e) {
-        std::string msg = e.message();
-        for (char &c : msg)
-          if (c == '\n')
-            c = ' ';
-        llvm::errs() << "qopt: error: " << (file == "-" ? "<stdin>" : file)
-                     << ": " << msg << "\n";
+        std::string msg =
+            (file == "-" ? llvm::StringRef("<stdin>") : file).str() + ": " +
+            e.message();
+        llvm::errs() << "qopt: error: " << toPrintableLine(msg) << "\n";
       });
   if (!located.empty())
     llvm::errs() << located << "\n";

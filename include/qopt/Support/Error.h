@@ -22,6 +22,13 @@ llvm::Error makeError(const llvm::Twine &msg);
 /// line.
 llvm::Error makeOneLineError(const llvm::Twine &msg);
 
+/// `text` as one printable line for a terminal or a log: a line break, tab
+/// or other control byte (a NUL, an escape sequence's ESC) written as \n,
+/// \t or \xNN, and a text over `limit` bytes cut in its middle with the
+/// count of bytes left out, so a name quoted from a file can neither forge
+/// a second "error:" line nor flood the output.
+std::string toPrintableLine(llvm::StringRef text, size_t limit = 2048);
+
 } // namespace qopt
 
 #endif // QOPT_SUPPORT_ERROR_H
