@@ -1,6 +1,7 @@
 //===- OpsetSpellings.cpp - Opset-dependent spellings of one op -----------===//
 
 #include "qopt/IR/OpsetSpellings.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/Graph.h"
 
 using namespace qopt;
@@ -111,9 +112,13 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
     return what + " needs opset " + std::to_string(since) +
            ", the model has opset " + std::to_string(opset);
   };
-  if (const OpDef *def = n.getOpDef())
-    if (def->sinceVersion > opset)
-      return needs(onnxOpName(n), def->sinceVersion);
+  if (const OpDef *def = n.getOpDef()) {
+    // Resize is written back as Upsample from opset 7 to 9 (the exporter
+    // says what Upsample cannot express).
+    int64_t since = n.isa(ops::Resize) ? 7 : def->sinceVersion;
+    if (since > opset)
+      return needs(onnxOpName(n), since);
+  }
   for (const FeatureSince &f : kFeatures) {
     if (f.op != n.getOp() || f.since <= opset)
       continue;
