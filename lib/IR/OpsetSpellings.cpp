@@ -1,8 +1,8 @@
 //===- OpsetSpellings.cpp - Opset-dependent spellings of one op -----------===//
 
 #include "qopt/IR/OpsetSpellings.h"
-#include "qopt/IR/OpNames.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/IR/OpNames.h"
 
 using namespace qopt;
 
