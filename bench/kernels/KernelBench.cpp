@@ -8,7 +8,10 @@
 // runs, reporting GMAC/s and the share of that family's peak; and the conv
 // epilogue (s32 sums to stored bytes) at each width the machine runs, 8
 // lanes (avx2, avxvnni) and 16 (avx512vnni, amx), in ns per output
-// element. One thread: the figures are per core.
+// element; and the depthwise 3x3/5x5 convs of MobileNet V2 and V3 shapes,
+// which move few MACs per byte, in GB/s (input and output bytes) against
+// this machine's measured copy bandwidth as well as GMAC/s against the
+// peak. One thread: the figures are per core.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +21,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 
@@ -28,11 +33,43 @@ using namespace qopt::rt;
 namespace {
 
 std::map<Isa, double> peakGmacs; // measured in main()
+double copyGBs = 0;              // measured in main()
 
 struct ConvCase {
   const char *name;
-  int64_t size, inC, outC, kernel, stride, pad;
+  int64_t size, inC, outC, kernel, stride, pad, groups = 1;
 };
+
+/// Depthwise convs of MobileNet V2 (3x3) and V3-Small (3x3, 5x5): one
+/// channel per group.
+const ConvCase kDepthwiseConvs[] = {
+    {"dw3x3_112x112x32", 112, 32, 32, 3, 1, 1, 32},
+    {"dw3x3s2_112x112x96", 112, 96, 96, 3, 2, 1, 96},
+    {"dw3x3_56x56x144", 56, 144, 144, 3, 1, 1, 144},
+    {"dw3x3_28x28x192", 28, 192, 192, 3, 1, 1, 192},
+    {"dw3x3_14x14x384", 14, 384, 384, 3, 1, 1, 384},
+    {"dw3x3_14x14x576", 14, 576, 576, 3, 1, 1, 576},
+    {"dw3x3_7x7x960", 7, 960, 960, 3, 1, 1, 960},
+    {"dw5x5s2_28x28x96", 28, 96, 96, 5, 2, 2, 96},
+    {"dw5x5_7x7x576", 7, 576, 576, 5, 1, 2, 576},
+};
+
+/// A large memcpy's bandwidth (read and write bytes), GB/s, one thread.
+double measureCopyGBs() {
+  const size_t bytes = size_t(256) << 20;
+  std::vector<char> a(bytes, 1), b(bytes, 2);
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    benchmark::DoNotOptimize(b.data());
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    best = std::max(best, 2.0 * bytes / s * 1e-9);
+  }
+  return best;
+}
 
 /// ResNet-18's convolutions (input side and channels, kernel side, stride,
 /// pad): the stem, the 3x3s and the 1x1 downsamples.
@@ -58,9 +95,10 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
   s.kernelH = s.kernelW = c.kernel;
   s.strideH = s.strideW = c.stride;
   s.padTop = s.padLeft = s.padBottom = s.padRight = c.pad;
+  s.groups = c.groups;
   std::mt19937 rng(1);
   std::vector<uint8_t> x(s.inH * s.inW * s.inC);
-  std::vector<int8_t> w(s.outC * s.inC * c.kernel * c.kernel);
+  std::vector<int8_t> w(s.outC * (s.inC / c.groups) * c.kernel * c.kernel);
   for (auto &v : x)
     v = uint8_t(rng());
   for (auto &v : w)
@@ -80,8 +118,17 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
     conv.run(x.data(), nullptr, y.data(), 0, conv.getNumRows(), aligned);
     benchmark::ClobberMemory();
   }
-  double macs =
-      double(s.outH() * s.outW()) * s.outC * s.inC * c.kernel * c.kernel;
+  double macs = double(s.outH() * s.outW()) * s.outC * (s.inC / c.groups) *
+                c.kernel * c.kernel;
+  if (c.groups > 1) {
+    double bytes = double(x.size() + y.size());
+    state.counters["GB/s"] = benchmark::Counter(
+        bytes * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
+    if (copyGBs > 0)
+      state.counters["of_copy"] =
+          benchmark::Counter(bytes * 1e-9 * state.iterations() / copyGBs,
+                             benchmark::Counter::kIsRate);
+  }
   state.counters["GMAC/s"] = benchmark::Counter(
       macs * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
   if (peakGmacs[isa] > 0)
@@ -134,6 +181,9 @@ void benchEpilogue(benchmark::State &state, epilogue::Kernel kernel,
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);
   std::printf("CPU: %s\n", getHostCpuFeatures().model.c_str());
+  copyGBs = measureCopyGBs();
+  std::printf("copy %.1f GB/s (256 MiB memcpy, read + write, one thread)\n",
+              copyGBs);
   for (Isa isa : getSupportedIsas()) {
     peakGmacs[isa] = measurePeakGmacs(isa);
     if (peakGmacs[isa] > 0)
@@ -143,6 +193,11 @@ int main(int argc, char **argv) {
       benchmark::RegisterBenchmark(
           ("conv/" + getIsaName(isa).str() + "/" + c.name).c_str(), benchConv,
           isa, c)
+          ->Unit(benchmark::kMicrosecond);
+    for (const ConvCase &c : kDepthwiseConvs)
+      benchmark::RegisterBenchmark(
+          ("depthwise/" + getIsaName(isa).str() + "/" + c.name).c_str(),
+          benchConv, isa, c)
           ->Unit(benchmark::kMicrosecond);
   }
   // Each epilogue width the machine runs: 8 lanes (AVX2 and AVX-VNNI
