@@ -120,7 +120,8 @@ class Plan:
 
     Plan(model, threads=0, passes="default<cpu>", dims=None): built from a
     Model (copied: the model is left as it was) or a model path, after the
-    pipeline; dims gives symbolic dims their values (others are 1).
+    pipeline (passes="" for none, e.g. for a model that ran default<cpu>
+    already); dims gives symbolic dims their values (others are 1).
     Plan(path) reads a .qplan file or a plan's text form.
     threads: 0 uses every core. The GIL is released while a plan runs.
     """
@@ -134,7 +135,7 @@ class Plan:
         if isinstance(source, str):
             model = load(source)
         elif isinstance(source, Model):
-            model = load(source.to_bytes())
+            model = load(source.qir())  # a copy; .qir holds q.* ops too
         else:
             raise TypeError("qopt.Plan takes a Model or a path, not %s"
                             % type(source).__name__)

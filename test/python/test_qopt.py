@@ -173,3 +173,21 @@ def test_plans_run_from_threads_at_once():
     for t in threads:
         t.join()
     assert results == [want] * 6
+
+
+def test_plan_of_a_model_after_default_cpu():
+    # A model holding q.* fused ops (no ONNX form) still makes a plan, with
+    # the same outputs as one built from the file.
+    path = shared_model("p7_conv_silu_add_qdq_everywhere.onnx")
+    m = qopt.load(path)
+    m.run_passes("default<cpu>")
+    with pytest.raises(qopt.Error):
+        m.to_bytes()
+    fused = qopt.Plan(m, passes="", threads=1)
+    direct = qopt.Plan(path, threads=1)
+    shape = [d.dim_value or 1 for d in onnx.load(path).graph.input[0].type.tensor_type.shape.dim]
+    x = np.random.default_rng(5).random(shape, dtype=np.float32)
+    a, b = fused.run({fused.inputs[0]: x}), direct.run({direct.inputs[0]: x})
+    assert list(a) == list(b)
+    for k in a:
+        assert a[k].tobytes() == b[k].tobytes()
