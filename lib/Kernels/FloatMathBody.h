@@ -22,7 +22,8 @@ template <int N> inline float polynomial(const float (&c)[N], float t) {
   return r;
 }
 
-/// e^x for x <= 0 (softmax's differences; 0 below -87.3), NaN for NaN.
+/// e^x for x <= 0 (softmax's differences; 0 below -87.3, 1 above 0), NaN
+/// for NaN.
 /// Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2, e^r by a degree-7
 /// polynomial, 2^n by the exponent bits.
 inline float expNonPositive(float x) {
@@ -33,7 +34,10 @@ inline float expNonPositive(float x) {
                             8.3334519073e-3f, 4.1665795894e-2f,
                             1.6666665459e-1f, 5.0000001201e-1f};
   bool under = x < -87.3f;
-  float xc = x < -87.3f ? -87.3f : x;
+  // Into [-87.3, 0], a NaN too (the comparison fails): no NaN or large
+  // value reaches the conversion to int below. The NaN comes back at the end.
+  float xc = x >= -87.3f ? x : -87.3f;
+  xc = xc <= 0.0f ? xc : 0.0f;
   float n = (xc * kLog2e + kRound) - kRound;
   float r = (xc - n * kLn2Hi) - n * kLn2Lo;
   float p = polynomial(c, r) * (r * r) + r + 1.0f;
@@ -41,7 +45,8 @@ inline float expNonPositive(float x) {
   float scale;
   __builtin_memcpy(&scale, &bits, sizeof scale);
   float e = p * scale;
-  return under ? 0.0f : e;
+  e = under ? 0.0f : e;
+  return x != x ? x : e;
 }
 
 /// e^x for x in [-16, 0] (erf's tail: -x^2 + R(x) there).
