@@ -22,6 +22,12 @@ void avx2Erf(const float *x, float *y, int64_t n);
 bool avx2SoftmaxRow(const float *x, float *y, int64_t n);
 void avx512Erf(const float *x, float *y, int64_t n);
 bool avx512SoftmaxRow(const float *x, float *y, int64_t n);
+void avx2HardSigmoid(const float *x, float *y, int64_t n, double alpha,
+                     double beta);
+void avx512HardSigmoid(const float *x, float *y, int64_t n, double alpha,
+                       double beta);
+void avx2HardSwish(const float *x, float *y, int64_t n);
+void avx512HardSwish(const float *x, float *y, int64_t n);
 } // namespace floatmath
 } // namespace rt
 } // namespace qopt
@@ -62,4 +68,21 @@ void rt::softmaxRows(Isa isa, const float *x, float *y, int64_t rows,
   for (int64_t r = 0; r < rows; ++r, x += n, y += n)
     if (!row(x, y, n))
       softmaxRowInDouble(x, y, n);
+}
+
+void rt::hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
+                           double alpha, double beta) {
+  if (hasAvx512(isa))
+    return floatmath::avx512HardSigmoid(x, y, n, alpha, beta);
+  if (hasAvx2(isa))
+    return floatmath::avx2HardSigmoid(x, y, n, alpha, beta);
+  floatmath::scalar::hardSigmoidLoop(x, y, n, alpha, beta);
+}
+
+void rt::hardSwishFloats(Isa isa, const float *x, float *y, int64_t n) {
+  if (hasAvx512(isa))
+    return floatmath::avx512HardSwish(x, y, n);
+  if (hasAvx2(isa))
+    return floatmath::avx2HardSwish(x, y, n);
+  floatmath::scalar::hardSwishLoop(x, y, n);
 }

@@ -21,6 +21,13 @@ void avx512Erf(const float *x, float *y, int64_t n) {
 bool avx512SoftmaxRow(const float *x, float *y, int64_t n) {
   return avx512::softmaxRow(x, y, n);
 }
+void avx512HardSigmoid(const float *x, float *y, int64_t n, double alpha,
+                       double beta) {
+  avx512::hardSigmoidLoop(x, y, n, alpha, beta);
+}
+void avx512HardSwish(const float *x, float *y, int64_t n) {
+  avx512::hardSwishLoop(x, y, n);
+}
 } // namespace floatmath
 } // namespace rt
 } // namespace qopt

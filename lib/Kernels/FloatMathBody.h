@@ -118,3 +118,23 @@ inline bool softmaxRow(const float *x, float *y, int64_t n) {
     y[i] = y[i] / sum;
   return true;
 }
+
+/// The reference's HardSigmoid and HardSwish (ActivationMath.h) in double,
+/// each element rounded once to f32: the same operations in the same order
+/// as the scalar reference (no contraction), so the same bits, a vector of
+/// doubles at a time. NaN stays NaN (both comparisons fail).
+inline void hardSigmoidLoop(const float *x, float *y, int64_t n, double alpha,
+                            double beta) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = alpha * double(x[i]) + beta;
+    y[i] = float(v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v));
+  }
+}
+
+inline void hardSwishLoop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = double(x[i]);
+    double g = v / 6.0 + 0.5;
+    y[i] = float(v * (g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g)));
+  }
+}

@@ -114,26 +114,29 @@ static void mapFloats(const float *x, float *y, int64_t n, F f) {
     y[i] = float(f(double(x[i])));
 }
 
-/// y[i] = x[i % xPeriod] op z[i % zPeriod] for i in [begin, end), as the
-/// reference computes it for f32: in double, rounded once to float.
+/// y[i] = x[i % xPeriod] op z[i % zPeriod] for i in [begin, end), op one
+/// f32 +, -, * or /: the reference's bits, which computes it in double and
+/// rounds once to f32 (double has more than twice f32's precision, so one
+/// operation in double rounded to f32 is the f32 operation's correctly
+/// rounded result), in f32 vectors.
 template <typename Op>
 static void flatArithmetic(const float *x, int64_t xPeriod, const float *z,
                            int64_t zPeriod, float *y, int64_t begin,
                            int64_t end, Op op) {
   if (xPeriod >= end && zPeriod >= end) {
     for (int64_t i = begin; i < end; ++i)
-      y[i] = float(op(double(x[i]), double(z[i])));
+      y[i] = op(x[i], z[i]);
     return;
   }
   if (zPeriod == 1) {
-    double b = z[0];
+    float b = z[0];
     for (int64_t i = begin; i < end; ++i)
-      y[i] = float(op(double(x[i]), b)); // x is the full operand
+      y[i] = op(x[i], b); // x is the full operand
     return;
   }
   int64_t ix = begin % xPeriod, iz = begin % zPeriod;
   for (int64_t i = begin; i < end; ++i) {
-    y[i] = float(op(double(x[ix]), double(z[iz])));
+    y[i] = op(x[ix], z[iz]);
     if (++ix == xPeriod)
       ix = 0;
     if (++iz == zPeriod)
@@ -388,13 +391,13 @@ int64_t FloatStep::getNumTiles(const PlanRun &run) const {
 template <typename F> void FloatStep::withBinaryOp(F &&f) const {
   switch (arithmetic) {
   case Arithmetic::Add:
-    return f(std::plus<double>());
+    return f(std::plus<float>());
   case Arithmetic::Sub:
-    return f(std::minus<double>());
+    return f(std::minus<float>());
   case Arithmetic::Mul:
-    return f(std::multiplies<double>());
+    return f(std::multiplies<float>());
   case Arithmetic::Div:
-    return f(std::divides<double>());
+    return f(std::divides<float>());
   default:
     return;
   }
@@ -417,10 +420,10 @@ void FloatStep::runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
       float *yp = out + p * c;
       if (channel == 0)
         for (int64_t k = 0; k < c; ++k)
-          yp[k] = float(op(double(sp[k]), double(xp[k])));
+          yp[k] = op(sp[k], xp[k]);
       else
         for (int64_t k = 0; k < c; ++k)
-          yp[k] = float(op(double(xp[k]), double(sp[k])));
+          yp[k] = op(xp[k], sp[k]);
     }
   };
   withBinaryOp(apply);
@@ -445,14 +448,14 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
     auto blocks = [&](auto op) {
       for (int64_t i = begin; i < end;) {
         int64_t block = i / spread;
-        double v = spreadValues[block % count];
+        float v = spreadValues[block % count];
         int64_t stop = std::min(end, (block + 1) * spread);
         if (xSpread)
           for (; i < stop; ++i)
-            y[i] = float(op(v, double(full[i])));
+            y[i] = op(v, full[i]);
         else
           for (; i < stop; ++i)
-            y[i] = float(op(double(full[i]), v));
+            y[i] = op(full[i], v);
       }
     };
     withBinaryOp(blocks);
@@ -465,7 +468,7 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
     if (xPeriod == 1 || (zPeriod != 1 && xPeriod < zPeriod)) {
       // The broadcast operand second, the op's operands in their order.
       flatArithmetic(zBase, zPeriod, xBase, xPeriod, y, begin, end,
-                     [&](double b, double a) { return op(a, b); });
+                     [&](float b, float a) { return op(a, b); });
       return;
     }
     flatArithmetic(xBase, xPeriod, zBase, zPeriod, y, begin, end, op);
@@ -487,12 +490,11 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
   case Arithmetic::Tanh:
     mapFloats(x, out, n, [](double v) { return std::tanh(v); });
     break;
-  case Arithmetic::HardSigmoid:
-    mapFloats(x, out, n,
-              [=](double v) { return act::hardSigmoid(v, alpha, beta); });
+  case Arithmetic::HardSigmoid: // MobileNetV3's hot ops, vectorized
+    hardSigmoidFloats(run.getPlan().isa, x, out, n, alpha, beta);
     break;
   case Arithmetic::HardSwish:
-    mapFloats(x, out, n, [](double v) { return act::hardSwish(v); });
+    hardSwishFloats(run.getPlan().isa, x, out, n);
     break;
   case Arithmetic::Erf:
     // f32 and vectorized, within 2 ulp (FloatMath.h): GELU's hot op.

@@ -1,6 +1,7 @@
 //===- FloatMathTest.cpp - f32 erf and softmax on every family ------------===//
 
 #include "qopt/Kernels/FloatMath.h"
+#include "qopt/Kernels/ActivationMath.h"
 
 #include "gtest/gtest.h"
 
@@ -115,6 +116,41 @@ TEST(FloatMath, SoftmaxRowsOnEveryFamily) {
         first = y;
       EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * 4), 0)
           << getIsaName(isa).str() << " rows of " << n;
+    }
+  }
+}
+
+// HardSigmoid (MobileNetV3's alpha 1/6, and ONNX's default 0.2, 0.5) and
+// HardSwish: the reference's bits (ActivationMath.h, double rounded once)
+// on every family, across the clamps, odd lengths and NaN.
+TEST(FloatMath, HardSigmoidAndHardSwishAreTheReferences) {
+  std::vector<float> x;
+  for (int i = -4000; i <= 4000; ++i)
+    x.push_back(float(i) * 0.00173f);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(1e-40f);
+  for (Isa isa : getSupportedIsas()) {
+    for (auto [alpha, beta] : {std::pair<double, double>{double(1.0f / 6), 0.5},
+                               std::pair<double, double>{double(0.2f), 0.5}}) {
+      std::vector<float> y(x.size());
+      hardSigmoidFloats(isa, x.data(), y.data(), int64_t(x.size()), alpha,
+                        beta);
+      for (size_t i = 0; i < x.size(); ++i) {
+        float want = float(act::hardSigmoid(double(x[i]), alpha, beta));
+        ASSERT_TRUE(std::memcmp(&want, &y[i], 4) == 0 ||
+                    (std::isnan(want) && std::isnan(y[i])))
+            << getIsaName(isa).str() << " hard sigmoid " << x[i];
+      }
+    }
+    std::vector<float> y(x.size());
+    hardSwishFloats(isa, x.data(), y.data(), int64_t(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      float want = float(act::hardSwish(double(x[i])));
+      ASSERT_TRUE(std::memcmp(&want, &y[i], 4) == 0 ||
+                  (std::isnan(want) && std::isnan(y[i])))
+          << getIsaName(isa).str() << " hard swish " << x[i];
     }
   }
 }

@@ -1,10 +1,11 @@
 //===- FloatMath.h - f32 vector kernels of float islands --------*- C++ -*-===//
 //
-// The float ops transformers and ConvNeXt run between their int8 units,
-// in f32 (the reference interpreter's kernels compute in double and stay the
-// reference): vectorized where CPUID finds AVX2 or AVX-512, one C++ source for
-// every family built without contracting multiplies and adds, so every
-// family gives the same bits.
+// The float ops transformers, ConvNeXt and MobileNetV3 run between their
+// int8 units: Erf and Softmax in f32 (the reference interpreter's kernels
+// compute in double and stay the reference), HardSigmoid and HardSwish in
+// the reference's own double arithmetic (its bits). Vectorized where CPUID
+// finds AVX2 or AVX-512, one C++ source for every family built without
+// contracting multiplies and adds, so every family gives the same bits.
 //
 //   erf      x * P(x^2) for |x| <= 0.85; 1 - e^(-x^2 + R(x)) up to 4; +-1
 //            beyond.
@@ -35,6 +36,12 @@ void erfFloats(Isa isa, const float *x, float *y, int64_t n);
 
 /// Softmax of `rows` contiguous rows of `n` elements each.
 void softmaxRows(Isa isa, const float *x, float *y, int64_t rows, int64_t n);
+
+/// y[i] = HardSigmoid(x[i]) and HardSwish(x[i]) as the reference computes
+/// them (ActivationMath.h: in double, rounded once): its bits, vectorized.
+void hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
+                       double alpha, double beta);
+void hardSwishFloats(Isa isa, const float *x, float *y, int64_t n);
 
 } // namespace rt
 } // namespace qopt

@@ -231,8 +231,9 @@ private:
   /// That arithmetic on pixels [begin, end).
   void runChannelArithmetic(PlanRun &run, int channel, int64_t begin,
                             int64_t end) const;
-  /// f(op), op the double operation of an Add, Sub, Mul or Div step (a
-  /// std::plus<double>, ...); nothing for any other arithmetic.
+  /// f(op), op the f32 operation of an Add, Sub, Mul or Div step (a
+  /// std::plus<float>, ...: the bits of the reference's double operation
+  /// rounded once); nothing for any other arithmetic.
   template <typename F> void withBinaryOp(F &&f) const;
 
   KernelOp op;
