@@ -419,7 +419,9 @@ llvm::Expected<bool> PlanBuilder::lowerChannelSelect(const Node &n) {
     return false;
   ElementKind kind = x->getType()->getStorageKind();
   size_t size = getElementByteSize(kind);
-  if ((size != 1 && size != 4) || y->getType()->getStorageKind() != kind)
+  // A copy keeps the stored values: one grid (or none) on both sides.
+  if ((size != 1 && size != 4) || y->getType()->getStorageKind() != kind ||
+      x->getType()->getQuantType() != y->getType()->getQuantType())
     return false;
   auto xShape = staticShape(x);
   if (!xShape)
