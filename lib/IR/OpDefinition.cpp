@@ -230,6 +230,14 @@ struct OpTable {
         llvm::report_fatal_error("Ops.def: '" + name + "' is not an op");
       return *it->second;
     };
+    // An attribute ATTR declared before (ATTR_ONE_OF, ATTR_AXIS refine it).
+    auto spec = [&](llvm::StringRef op, llvm::StringRef name) -> AttrSpec & {
+      for (AttrSpec &a : get(op).attributes)
+        if (a.name == name)
+          return a;
+      llvm::report_fatal_error("Ops.def: '" + op + "' has no attribute '" +
+                               name + "'");
+    };
 #define NONE                                                                   \
   NoDefault {}
 #define REQUIRED                                                               \
@@ -238,6 +246,8 @@ struct OpTable {
   add(NAME, SINCE, SIG, CONSTRAINTS, TRAITS, INFER, REMAP, SUMMARY);
 #define ATTR(OPNAME, NAME, KIND, DEFAULT)                                      \
   get(OPNAME).attributes.push_back(makeAttr(#NAME, AttrKind::KIND, DEFAULT));
+#define ATTR_ONE_OF(OPNAME, NAME, VALUES) spec(OPNAME, #NAME).oneOf = VALUES;
+#define ATTR_AXIS(OPNAME, NAME) spec(OPNAME, #NAME).isAxis = true;
 #define WEIGHT(OPNAME, FN) get(OPNAME).weightInfo = FN;
 #define VERIFY(OPNAME, FN) get(OPNAME).verify = FN;
 #define FOLD(OPNAME, FN) get(OPNAME).fold = FN;
@@ -584,6 +594,23 @@ llvm::Error qopt::verifyAttributes(const Node &n, const OpDef &def) {
     if (!attrHasKind(a.value, spec->kind))
       return nodeError(n, "attribute '" + a.name + "' must be " +
                               attrKindName(spec->kind));
+    if (!spec->oneOf.empty()) {
+      const std::string *s = a.value.getIf<std::string>();
+      llvm::SmallVector<llvm::StringRef, 8> legal;
+      spec->oneOf.split(legal, '|');
+      if (s && !llvm::is_contained(legal, llvm::StringRef(*s)))
+        return nodeError(n, "attribute '" + a.name + "' is '" + *s +
+                                "', not one of " + spec->oneOf);
+    }
+    if (spec->isAxis && n.getNumOperands() > 0 && n.getOperand(0) &&
+        n.getOperand(0)->getType()->hasRank()) {
+      const int64_t *axis = a.value.getIf<int64_t>();
+      int64_t rank = n.getOperand(0)->getType()->getRank();
+      if (axis && (*axis < -rank || *axis >= std::max<int64_t>(rank, 1)))
+        return nodeError(n, "attribute '" + a.name + "' is " +
+                                llvm::Twine(*axis) + ", not an axis of rank " +
+                                llvm::Twine(rank));
+    }
   }
   for (const AttrSpec &spec : def.attributes)
     if (spec.required && !n.getAttr(spec.name))

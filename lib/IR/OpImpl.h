@@ -118,6 +118,8 @@ llvm::Error verifyQuantize(const Node &n);
 llvm::Error verifyDequantize(const Node &n);
 llvm::Error verifyRequantize(const Node &n);
 llvm::Error verifyFusedUnit(const Node &n);
+llvm::Error verifySplit(const Node &n);
+llvm::Error verifyResize(const Node &n);
 
 //===--- Shared helpers ---------------------------------------------------===//
 

@@ -5,6 +5,9 @@
 //   q.dequantize  quantized -> its expressed float type
 //   q.requantize  quantized -> quantized with the same expressed type, both
 //                 in activation storage (i8, u8, i16, u16)
+//   onnx.Split    num_outputs, when given, at least 1 and the result count,
+//                 and not with a split operand
+//   onnx.Resize   scales or sizes, not both
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,5 +135,32 @@ llvm::Error opimpl::verifyFusedUnit(const Node &n) {
                               "activation_params, got " +
                               llvm::Twine(given));
   }
+  return llvm::Error::success();
+}
+
+llvm::Error opimpl::verifySplit(const Node &n) {
+  std::optional<int64_t> parts = n.getIntAttr("num_outputs");
+  if (!parts)
+    return llvm::Error::success();
+  if (*parts < 1 || *parts != int64_t(n.getNumResults()))
+    return nodeError(n, "num_outputs is " + llvm::Twine(*parts) + ", not its " +
+                            llvm::Twine(n.getNumResults()) + " results");
+  if (n.getNumOperands() > 1 && n.getOperand(1) && !n.getOperand(1)->isAbsent())
+    return nodeError(n, "num_outputs and the split operand are both given");
+  return llvm::Error::success();
+}
+
+llvm::Error opimpl::verifyResize(const Node &n) {
+  // An empty tensor stands for an absent input too (exporters write
+  // scales=[] beside sizes).
+  auto present = [&](unsigned i) {
+    if (n.getNumOperands() <= i || !n.getOperand(i) ||
+        n.getOperand(i)->isAbsent())
+      return false;
+    std::optional<int64_t> count = n.getOperand(i)->getType()->getNumElements();
+    return !count || *count != 0;
+  };
+  if (present(2) && present(3))
+    return nodeError(n, "scales and sizes are both given (one of them)");
   return llvm::Error::success();
 }

@@ -10,9 +10,11 @@
 #include "qopt/Onnx/OnnxImporter.h"
 #include "OnnxImporterImpl.h"
 #include "qopt/IR/ConstantFolding.h"
+
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
@@ -449,6 +451,11 @@ llvm::Error Importer::emitNodes() {
     auto t = declaredType(id);
     if (!t)
       return t.takeError();
+    const onnx::TypeProto &declared = g.input(k).type();
+    if (declared.has_tensor_type() &&
+        declared.tensor_type().elem_type() == onnx::TensorProto::UNDEFINED)
+      return makeError("graph input '" + g.input(k).name() +
+                       "' has element type UNDEFINED");
     values[id] = graph.addInput(withQuant(id, *t), g.input(k).name());
   }
 
@@ -505,7 +512,15 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
 
     std::vector<NamedAttribute> attrs;
     attrs.reserve(n.attribute_size() + (toQ ? 2 : 0));
+    llvm::StringSet<> attrNames;
+    unsigned constantValues = 0;
     for (const auto &a : n.attribute()) {
+      if (!attrNames.insert(a.name()).second)
+        return makeError(describeProto(n) + ": attribute '" + a.name() +
+                         "' is given twice");
+      if (llvm::StringRef(a.name()).startswith("value") ||
+          a.name() == "sparse_value")
+        ++constantValues;
       if (toQ && a.name() == "axis" && qdq[i].quant->isPerAxis())
         continue; // the type carries it
       auto attr = onnxbridge::attributeFromProto(
@@ -514,6 +529,12 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
         return attr.takeError();
       attrs.push_back({a.name(), std::move(*attr)});
     }
+    if (isDefaultDomain(n.domain()) && op == ops::Constant &&
+        constantValues != 1)
+      return makeError(describeProto(n) +
+                       ": a Constant holds one value "
+                       "attribute (value, value_float, ...), this one has " +
+                       llvm::Twine(constantValues));
     if (toQ)
       recordParamNames(i, qdq[i].quant, attrs);
     if (isDefaultDomain(n.domain())) {

@@ -197,13 +197,30 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
       std::memcpy(&data[i * width], &v, width);
     }
     break;
-  default: // int32_data carries I32 and all narrower kinds (and f16 bits)
+  default: { // int32_data carries I32 and all narrower kinds (and f16 bits)
     if (t.int32_data_size() != count)
       return countMismatch(t.int32_data_size());
+    // A narrower kind's value must fit it: an int8 300 would wrap to 44.
+    bool isSigned = *kind == ElementKind::I8 || *kind == ElementKind::I16;
+    int64_t lowest = 0, highest = int64_t(INT32_MAX);
+    if (width < 4) {
+      lowest = isSigned ? -(int64_t(1) << (8 * width - 1)) : 0;
+      highest = isSigned ? (int64_t(1) << (8 * width - 1)) - 1
+                         : (int64_t(1) << (8 * width)) - 1;
+      if (*kind == ElementKind::Bool)
+        highest = 1;
+    } else {
+      lowest = int64_t(INT32_MIN);
+    }
     for (int64_t i = 0; i < count; ++i) {
       int32_t v = t.int32_data(i);
+      if (v < lowest || v > highest)
+        return makeError(what + ": int32_data holds " + llvm::Twine(v) +
+                         " at element " + llvm::Twine(i) + ", outside " +
+                         getElementKindName(*kind) + "'s range");
       std::memcpy(&data[i * width], &v, width);
     }
+  }
   }
   return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
                                                t.name());

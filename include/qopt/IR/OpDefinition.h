@@ -96,6 +96,11 @@ struct AttrSpec {
   AttrKind kind;
   std::optional<Attribute> defaultValue;
   bool required = false;
+  /// A string attribute's legal values, "a|b|c" (ATTR_ONE_OF); empty: any.
+  llvm::StringRef oneOf;
+  /// An int attribute that names an axis of operand 0 (ATTR_AXIS): in
+  /// [-rank, rank - 1] once the rank is known.
+  bool isAxis = false;
 };
 
 /// Sets of element kinds a type variable may take.
