@@ -136,6 +136,10 @@ llvm::Error Parser::parseModelHeader(Model &m) {
         if (version.getAsInteger(10, ver))
           return error(loc, "opset_import entry '" + entry +
                                 "' must read 'domain:version'");
+        // As ONNX import requires (and export could not write back).
+        if (ver < 1)
+          return error(loc, "opset_import entry '" + entry +
+                                "': a version is at least 1");
         m.opsetImports.push_back(
             {domain == "ai.onnx" ? std::string() : domain.str(), ver});
       }
