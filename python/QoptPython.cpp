@@ -185,10 +185,10 @@ struct PyModel {
         versionProblems(graph, model->getDefaultOpsetVersion(), *rules);
     if (checkFixes)
       confirmFixes(graph, plan, getRegistry());
-    ReportSection section = captureReportSection(plan, graph, "model", "plan");
+    // The report's JSON alone: no picture to lay out.
     std::string json, text;
     llvm::raw_string_ostream js(json), ts(text);
-    js << section.json;
+    js << fusionPlanJson(plan, "model");
     printExplanation(plan, graph, ts);
     return {js.str(), ts.str()};
   }

@@ -167,6 +167,15 @@ const QuantType *codegen::getActivationGrid(const Value *v) {
   return q;
 }
 
+QuantizeGrid codegen::getQuantizeGrid(const QuantType &q, uint8_t flip) {
+  QuantizeGrid grid;
+  grid.scale = q.getScale();
+  grid.zero = int32_t(q.getZeroPoint());
+  grid.isSigned = q.getStorageKind() == ElementKind::I8;
+  grid.flip = flip;
+  return grid;
+}
+
 std::optional<WeightedUnit> codegen::getWeightedUnit(const Node &n,
                                                      int64_t weightRank,
                                                      int64_t channelAxis) {

@@ -350,31 +350,19 @@ llvm::Expected<bool> PlanBuilder::lowerChannelCopy(const Node &n) {
   return true;
 }
 
-/// The constant integers of operand `i` of `n`, or none.
-static std::optional<std::vector<int64_t>> constantInts(const Node &n,
-                                                        unsigned i) {
-  const Value *v = n.getNumOperands() > i ? n.getOperand(i) : nullptr;
-  const DenseElements *d = v && !v->isAbsent() ? getConstantData(v) : nullptr;
-  if (!d)
-    return std::nullopt;
-  std::vector<int64_t> values;
-  for (int64_t k = 0; k < d->getNumElements(); ++k)
-    values.push_back(d->getAsInt(k));
-  return values;
-}
-
 /// The input channel of each result channel of a Slice or Gather along the
 /// channels (axis 1) of a 4-D tensor of `channels` channels, all else
 /// kept; none for any other form.
-static std::optional<std::vector<int64_t>>
-selectedChannels(const Node &n, int64_t channels, int64_t opset) {
+static std::optional<std::vector<int64_t>> selectedChannels(const Node &n,
+                                                            int64_t channels) {
+  auto operand = [&](unsigned i) {
+    return i < n.getNumOperands() ? n.getOperand(i) : nullptr;
+  };
   auto axisIsChannels = [](int64_t axis) { return axis == 1 || axis == -3; };
   std::vector<int64_t> picked;
   if (n.isa(ops::Gather)) {
-    auto indices = constantInts(n, 1);
-    const Value *iv = n.getOperand(1);
-    if (!indices || !iv->getType()->hasRank() ||
-        iv->getType()->getRank() != 1 ||
+    auto indices = getConstantInts(operand(1));
+    if (!indices || operand(1)->getType()->getRank() != 1 ||
         !axisIsChannels(n.getIntAttr("axis").value_or(0)))
       return std::nullopt;
     for (int64_t i : *indices) {
@@ -384,16 +372,12 @@ selectedChannels(const Node &n, int64_t channels, int64_t opset) {
     }
     return picked;
   }
-  // Slice: starts, ends, axes, steps as operands from opset 10.
-  if (opset < 10)
-    return std::nullopt;
-  auto starts = constantInts(n, 1), ends = constantInts(n, 2);
-  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0};
-  if (n.getNumOperands() > 3 && n.getOperand(3) && !n.getOperand(3)->isAbsent())
-    axes = constantInts(n, 3);
-  std::optional<std::vector<int64_t>> steps = std::vector<int64_t>{1};
-  if (n.getNumOperands() > 4 && n.getOperand(4) && !n.getOperand(4)->isAbsent())
-    steps = constantInts(n, 4);
+  // Slice (operand form, as the IR spells it): one axis, step 1.
+  auto starts = getConstantInts(operand(1)), ends = getConstantInts(operand(2));
+  auto axes =
+      operand(3) ? getConstantInts(operand(3)) : std::vector<int64_t>{0};
+  auto steps =
+      operand(4) ? getConstantInts(operand(4)) : std::vector<int64_t>{1};
   if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
       ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||
       !axisIsChannels((*axes)[0]) || (*steps)[0] != 1)
@@ -431,7 +415,7 @@ llvm::Expected<bool> PlanBuilder::lowerChannelSelect(const Node &n) {
     return yShape.takeError();
   if (xShape->size() != 4)
     return false;
-  auto picked = selectedChannels(n, (*xShape)[1], opset);
+  auto picked = selectedChannels(n, (*xShape)[1]);
   if (!picked || picked->empty())
     return false;
   Shape expected = *xShape;
@@ -601,11 +585,7 @@ llvm::Expected<bool> PlanBuilder::lowerQuantize(const Node &n) {
   auto yId = defineResult(y, yLayout, q->getStorageKind());
   if (!yId)
     return yId.takeError();
-  QuantizeGrid grid;
-  grid.scale = q->getScale();
-  grid.zero = int32_t(q->getZeroPoint());
-  grid.isSigned = q->getStorageKind() == ElementKind::I8;
-  grid.flip = plan.tensors[*yId].getStoredFlip();
+  QuantizeGrid grid = getQuantizeGrid(*q, plan.tensors[*yId].getStoredFlip());
   addStep(std::make_unique<QuantizeStep>(n.getName().str(), plan.isa, grid,
                                          *shape, xLayout != yLayout),
           n, {*xId}, {*yId});

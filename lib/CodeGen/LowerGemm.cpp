@@ -155,13 +155,6 @@ llvm::Expected<bool> PlanBuilder::lowerActivationMatMul(const Node &n) {
   p.lhsZero = int32_t(xq->getZeroPoint());
   p.rhsScale = wq->getScale();
   p.rhsZero = int32_t(wq->getZeroPoint());
-  if (yq) {
-    QuantizeGrid grid;
-    grid.scale = yq->getScale();
-    grid.zero = int32_t(yq->getZeroPoint());
-    grid.isSigned = yq->getStorageKind() == ElementKind::I8;
-    p.output = grid;
-  }
   auto xId = tensorFor(x, homeLayout(x));
   if (!xId)
     return xId.takeError();
@@ -172,6 +165,8 @@ llvm::Expected<bool> PlanBuilder::lowerActivationMatMul(const Node &n) {
                           yq ? yq->getStorageKind() : ElementKind::F32);
   if (!yId)
     return yId.takeError();
+  if (yq)
+    p.output = getQuantizeGrid(*yq, plan.tensors[*yId].getStoredFlip());
   addStep(std::make_unique<MatMulStep>(n.getName().str(), plan.isa, p), n,
           {*xId, *wId}, {*yId});
   return true;

@@ -81,19 +81,13 @@ static std::string stringAttr(const Node &n, llvm::StringRef name,
 /// Whether ReduceMean `n` reduces axes 2 and 3 of a 4-D operand, and only
 /// those (axes from its operand, or the attribute before opset 18).
 static bool reducesHeightAndWidth(const Node &n) {
-  std::vector<int64_t> axes;
-  if (n.getNumOperands() > 1 && n.getOperand(1) &&
-      !n.getOperand(1)->isAbsent()) {
-    const DenseElements *d = getConstantData(n.getOperand(1));
-    if (!d)
-      return false;
-    for (int64_t k = 0; k < d->getNumElements(); ++k)
-      axes.push_back(d->getAsInt(k));
-  } else {
-    axes = getIntsAttrOr(n, "axes");
-  }
-  if (axes.size() != 2)
+  std::optional<std::vector<int64_t>> given =
+      n.getNumOperands() > 1 && n.getOperand(1)
+          ? getConstantInts(n.getOperand(1))
+          : getIntsAttrOr(n, "axes");
+  if (!given || given->size() != 2)
     return false;
+  std::vector<int64_t> &axes = *given;
   for (int64_t &a : axes)
     if (a < 0)
       a += 4;
@@ -168,14 +162,8 @@ llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
       defineResult(y, keepDims ? PlanLayout::Nhwc : PlanLayout::Onnx, yKind);
   if (!yId)
     return yId.takeError();
-  if (yq) {
-    QuantizeGrid grid;
-    grid.scale = yq->getScale();
-    grid.zero = int32_t(yq->getZeroPoint());
-    grid.isSigned = yKind == ElementKind::I8;
-    grid.flip = plan.tensors[*yId].getStoredFlip();
-    params.output = grid;
-  }
+  if (yq)
+    params.output = getQuantizeGrid(*yq, plan.tensors[*yId].getStoredFlip());
   addStep(std::make_unique<AveragePoolStep>(n.getName().str(), plan.isa,
                                             std::move(params)),
           n, {*xId}, {*yId});

@@ -60,6 +60,10 @@ struct WeightedUnit {
 /// null.
 const QuantType *getActivationGrid(const Value *v);
 
+/// The quantize steps' grid of per-tensor `q`, for a tensor stored with
+/// `flip` (PlanTensor::getStoredFlip).
+rt::QuantizeGrid getQuantizeGrid(const QuantType &q, uint8_t flip);
+
 /// `n` as a weighted unit with weights of `weightRank` dims quantized on
 /// `channelAxis` if per axis, or none when an int8 step cannot run it.
 std::optional<WeightedUnit> getWeightedUnit(const Node &n, int64_t weightRank,

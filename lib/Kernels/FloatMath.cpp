@@ -1,5 +1,4 @@
-//===- FloatMath.cpp - f32 erf and softmax: dispatch and the scalar family
-//-===//
+//===- FloatMath.cpp - The f32 loops: dispatch, the scalar family --------===//
 //
 // Built with -ffp-contract=off (FloatMathBody.h says why). A softmax row
 // the f32 loop declines (a max or sum that is not finite) is computed in
@@ -8,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/Kernels/FloatMath.h"
+
+#include "FloatMathKernels.h"
 
 #include <cmath>
 #include <cstring>
@@ -18,16 +19,6 @@ namespace floatmath {
 namespace scalar {
 #include "FloatMathBody.h"
 } // namespace scalar
-void avx2Erf(const float *x, float *y, int64_t n);
-bool avx2SoftmaxRow(const float *x, float *y, int64_t n);
-void avx512Erf(const float *x, float *y, int64_t n);
-bool avx512SoftmaxRow(const float *x, float *y, int64_t n);
-void avx2HardSigmoid(const float *x, float *y, int64_t n, double alpha,
-                     double beta);
-void avx512HardSigmoid(const float *x, float *y, int64_t n, double alpha,
-                       double beta);
-void avx2HardSwish(const float *x, float *y, int64_t n);
-void avx512HardSwish(const float *x, float *y, int64_t n);
 } // namespace floatmath
 } // namespace rt
 } // namespace qopt
@@ -36,8 +27,13 @@ using namespace qopt;
 using namespace qopt::rt;
 
 namespace {
-bool hasAvx512(Isa isa) { return isa == Isa::Avx512Vnni || isa == Isa::Amx; }
-bool hasAvx2(Isa isa) { return isa == Isa::Avx2 || isa == Isa::AvxVnni; }
+const floatmath::Family &familyFor(Isa isa) {
+  if (isa == Isa::Avx512Vnni || isa == Isa::Amx)
+    return floatmath::avx512Family();
+  if (isa == Isa::Avx2 || isa == Isa::AvxVnni)
+    return floatmath::avx2Family();
+  return floatmath::scalar::kFamily;
+}
 
 /// The reference kernel's arithmetic for one row: double throughout.
 void softmaxRowInDouble(const float *x, float *y, int64_t n) {
@@ -53,18 +49,12 @@ void softmaxRowInDouble(const float *x, float *y, int64_t n) {
 } // namespace
 
 void rt::erfFloats(Isa isa, const float *x, float *y, int64_t n) {
-  if (hasAvx512(isa))
-    return floatmath::avx512Erf(x, y, n);
-  if (hasAvx2(isa))
-    return floatmath::avx2Erf(x, y, n);
-  floatmath::scalar::erfLoop(x, y, n);
+  familyFor(isa).erf(x, y, n);
 }
 
 void rt::softmaxRows(Isa isa, const float *x, float *y, int64_t rows,
                      int64_t n) {
-  auto row = hasAvx512(isa) ? floatmath::avx512SoftmaxRow
-             : hasAvx2(isa) ? floatmath::avx2SoftmaxRow
-                            : floatmath::scalar::softmaxRow;
+  auto row = familyFor(isa).softmaxRow;
   for (int64_t r = 0; r < rows; ++r, x += n, y += n)
     if (!row(x, y, n))
       softmaxRowInDouble(x, y, n);
@@ -72,17 +62,9 @@ void rt::softmaxRows(Isa isa, const float *x, float *y, int64_t rows,
 
 void rt::hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
                            double alpha, double beta) {
-  if (hasAvx512(isa))
-    return floatmath::avx512HardSigmoid(x, y, n, alpha, beta);
-  if (hasAvx2(isa))
-    return floatmath::avx2HardSigmoid(x, y, n, alpha, beta);
-  floatmath::scalar::hardSigmoidLoop(x, y, n, alpha, beta);
+  familyFor(isa).hardSigmoid(x, y, n, alpha, beta);
 }
 
 void rt::hardSwishFloats(Isa isa, const float *x, float *y, int64_t n) {
-  if (hasAvx512(isa))
-    return floatmath::avx512HardSwish(x, y, n);
-  if (hasAvx2(isa))
-    return floatmath::avx2HardSwish(x, y, n);
-  floatmath::scalar::hardSwishLoop(x, y, n);
+  familyFor(isa).hardSwish(x, y, n);
 }

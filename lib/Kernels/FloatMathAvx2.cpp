@@ -1,12 +1,11 @@
-//===- FloatMathAvx2.cpp - f32 erf and softmax, the Avx2 family
-//-------------===//
+//===- FloatMathAvx2.cpp - The f32 loops, the avx2 family -----------------===//
 //
-// FloatMathBody.h's loops built for this family (and called only where
-// CPUID finds it), with -ffp-contract=off.
+// FloatMathBody.h's loops, built with -mavx2 and
+// -ffp-contract=off; called only where CPUID finds the family.
 //
 //===----------------------------------------------------------------------===//
 
-#include <cstdint>
+#include "FloatMathKernels.h"
 
 namespace qopt {
 namespace rt {
@@ -15,17 +14,7 @@ namespace avx2 {
 #include "FloatMathBody.h"
 } // namespace avx2
 
-void avx2Erf(const float *x, float *y, int64_t n) { avx2::erfLoop(x, y, n); }
-bool avx2SoftmaxRow(const float *x, float *y, int64_t n) {
-  return avx2::softmaxRow(x, y, n);
-}
-void avx2HardSigmoid(const float *x, float *y, int64_t n, double alpha,
-                     double beta) {
-  avx2::hardSigmoidLoop(x, y, n, alpha, beta);
-}
-void avx2HardSwish(const float *x, float *y, int64_t n) {
-  avx2::hardSwishLoop(x, y, n);
-}
+const Family &avx2Family() { return avx2::kFamily; }
 } // namespace floatmath
 } // namespace rt
 } // namespace qopt

@@ -1,5 +1,4 @@
-//===- FloatMathBody.h - The loops of FloatMath.h, for each family -*- C++
-//-*-===//
+//===- FloatMathBody.h - FloatMath.h's loops, per family -----*- C++ -*-===//
 //
 // Private to lib/Kernels. Included once by each family's file (scalar,
 // AVX2, AVX-512) inside its own namespace and built with its flags and
@@ -7,7 +6,9 @@
 // branches and blocks of 16 lanes for the sums, so each family computes
 // the same operations in the same order and gives the same bits.
 //
-// Include it inside a namespace; it includes nothing itself.
+// Include it inside a namespace of qopt::rt::floatmath, after
+// FloatMathKernels.h; it includes nothing itself. kFamily is the table of
+// the loops for FloatMath.cpp's dispatch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,3 +139,6 @@ inline void hardSwishLoop(const float *x, float *y, int64_t n) {
     y[i] = float(v * (g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g)));
   }
 }
+
+constexpr Family kFamily = {erfLoop, softmaxRow, hardSigmoidLoop,
+                            hardSwishLoop};

@@ -265,112 +265,107 @@ llvm::Error PoolStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
 // Channel copy
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// The pieces of a channel copy that write one result, when they gather
-/// channels of NHWC tensors into its consecutive channels (a Gather of
-/// channels, a channel shuffle, forwarded to the Concat's operands it
-/// read): no tables, one grid or none.
-struct GatherGroup {
-  int to = -1;
-  std::vector<const ChannelCopyStep::Piece *> pieces;
-};
-
-/// The step's pieces as gathers, one group per result; none when a piece
-/// does not fit one (the step then copies piece by piece). Many short
-/// pieces only: a few long ones copy faster one by one.
-std::optional<std::vector<GatherGroup>>
-asChannelGathers(llvm::ArrayRef<ChannelCopyStep::Piece> pieces,
-                 const PlanRun &run) {
-  if (pieces.size() < 8)
-    return std::nullopt;
-  std::vector<GatherGroup> groups;
-  for (const ChannelCopyStep::Piece &p : pieces) {
-    auto g = llvm::find_if(groups, [&](auto &g) { return g.to == p.to; });
-    if (g == groups.end()) {
-      groups.push_back({p.to, {}});
-      g = groups.end() - 1;
-    }
-    g->pieces.push_back(&p);
-  }
-  for (const GatherGroup &g : groups) {
-    const ChannelCopyStep::Piece &first = *g.pieces.front();
-    const PlanTensor &to = run.tensor(g.to);
-    int64_t next = first.toChannel;
-    for (const ChannelCopyStep::Piece *p : g.pieces) {
-      const PlanTensor &from = run.tensor(p->from);
-      bool kindsFit =
-          p->grid ? from.kind == ElementKind::F32
-                  : from.kind == to.kind && (getElementByteSize(to.kind) == 4 ||
-                                             getElementByteSize(to.kind) == 1);
-      if (p->from == g.to || from.layout != PlanLayout::Nhwc ||
-          to.layout != PlanLayout::Nhwc || !kindsFit || !p->table.empty() ||
-          p->toChannel != next || p->channels < 1 ||
-          p->grid.has_value() != first.grid.has_value() ||
-          (p->grid && (p->grid->scale != first.grid->scale ||
-                       p->grid->zero != first.grid->zero ||
-                       p->grid->isSigned != first.grid->isSigned ||
-                       p->grid->flip != first.grid->flip)))
-        return std::nullopt;
-      next += p->channels;
-    }
-  }
-  return groups;
-}
-
-/// One group's gather over pixels [pixelBegin, pixelEnd): per source
-/// tensor, lists of (its channel, the result's channel) copied pixel by
-/// pixel; with a grid, the f32 channels gathered into a row and quantized.
-template <typename T>
-void gatherChannels(const PlanRun &run, const GatherGroup &g,
-                    int64_t pixelBegin, int64_t pixelEnd) {
-  const ChannelCopyStep::Piece &first = *g.pieces.front();
-  int64_t toC = run.tensor(g.to).shape[1];
-  char *dst = run.write(g.to);
+/// The pieces writing one result, when they gather channels into its
+/// consecutive channels: per source tensor, (its channel, the result's
+/// channel from the first) pairs; the grid every piece quantizes onto, or
+/// none.
+struct ChannelCopyStep::Gather {
   struct Source {
     int from;
-    const T *data;
-    int64_t channels;
-    std::vector<int64_t> fromChannels, toChannels; // toChannels from 0
+    std::vector<int64_t> fromChannels, toChannels;
   };
+  int to;
+  int64_t firstChannel, channels = 0;
+  std::optional<QuantizeGrid> grid;
   std::vector<Source> sources;
-  int64_t total = 0;
-  for (const ChannelCopyStep::Piece *p : g.pieces) {
-    auto s = llvm::find_if(sources, [&](auto &s) { return s.from == p->from; });
-    if (s == sources.end()) {
-      sources.push_back({p->from,
-                         reinterpret_cast<const T *>(run.read(p->from)),
-                         run.tensor(p->from).shape[1],
-                         {},
-                         {}});
-      s = sources.end() - 1;
+};
+
+/// Whether two grids are the same.
+static bool sameGrid(const std::optional<QuantizeGrid> &a,
+                     const std::optional<QuantizeGrid> &b) {
+  return a.has_value() == b.has_value() &&
+         (!a || (a->scale == b->scale && a->zero == b->zero &&
+                 a->isSigned == b->isSigned && a->flip == b->flip));
+}
+
+ChannelCopyStep::ChannelCopyStep(std::string name, std::vector<Piece> pieces,
+                                 int64_t rows)
+    : PlanStep(Kind::ChannelCopy, std::move(name)), pieces(std::move(pieces)),
+      rows(rows) {
+  // Many short pieces only: a few long ones copy faster one by one.
+  if (this->pieces.size() < 8)
+    return;
+  for (const Piece &p : this->pieces) {
+    auto g = llvm::find_if(gathers, [&](auto &g) { return g.to == p.to; });
+    if (g == gathers.end()) {
+      gathers.push_back({p.to, p.toChannel, 0, p.grid, {}});
+      g = gathers.end() - 1;
     }
-    for (int64_t c = 0; c < p->channels; ++c) {
-      s->fromChannels.push_back(p->fromChannel + c);
-      s->toChannels.push_back(total++);
+    if (!p.table.empty() || p.from == p.to || p.channels < 1 ||
+        p.toChannel != g->firstChannel + g->channels ||
+        !sameGrid(p.grid, g->grid)) {
+      gathers.clear(); // not a gather: piece by piece
+      return;
+    }
+    auto s =
+        llvm::find_if(g->sources, [&](auto &s) { return s.from == p.from; });
+    if (s == g->sources.end()) {
+      g->sources.push_back({p.from, {}, {}});
+      s = g->sources.end() - 1;
+    }
+    for (int64_t c = 0; c < p.channels; ++c) {
+      s->fromChannels.push_back(p.fromChannel + c);
+      s->toChannels.push_back(g->channels++);
     }
   }
+}
+
+ChannelCopyStep::~ChannelCopyStep() = default;
+
+namespace {
+
+/// Whether `g`'s tensors are NHWC of kinds it can gather (the same kind of
+/// 1 or 4 bytes, or f32 onto a grid); a plan file may pair any.
+bool gatherFits(const PlanRun &run, int to, int from,
+                const std::optional<QuantizeGrid> &grid) {
+  const PlanTensor &t = run.tensor(to), &f = run.tensor(from);
+  if (t.layout != PlanLayout::Nhwc || f.layout != PlanLayout::Nhwc)
+    return false;
+  size_t size = getElementByteSize(t.kind);
+  return grid ? f.kind == ElementKind::F32
+              : f.kind == t.kind && (size == 4 || size == 1);
+}
+
+/// One result's gather over pixels [pixelBegin, pixelEnd): the index lists
+/// copied pixel by pixel; with a grid, the f32 channels gathered into a row
+/// and quantized.
+template <typename T, typename Gather>
+void gatherChannels(const PlanRun &run, const Gather &g, int64_t pixelBegin,
+                    int64_t pixelEnd) {
+  int64_t toC = run.tensor(g.to).shape[1];
+  char *dst = run.write(g.to);
   auto gatherPixel = [&](int64_t px, auto *out) {
-    for (const Source &s : sources) {
-      const T *in = s.data + px * s.channels;
+    for (const auto &s : g.sources) {
+      const T *in = reinterpret_cast<const T *>(run.read(s.from)) +
+                    px * run.tensor(s.from).shape[1];
       const int64_t *from = s.fromChannels.data(), *to = s.toChannels.data();
       for (size_t k = 0, e = s.fromChannels.size(); k < e; ++k)
         out[to[k]] = in[from[k]];
     }
   };
-  if (!first.grid) {
+  if (!g.grid) {
     for (int64_t px = pixelBegin; px < pixelEnd; ++px)
-      gatherPixel(px, reinterpret_cast<T *>(dst) + px * toC + first.toChannel);
+      gatherPixel(px, reinterpret_cast<T *>(dst) + px * toC + g.firstChannel);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
-    std::vector<float> row(total);
+    std::vector<float> row(g.channels);
     Isa isa = run.getPlan().isa;
     for (int64_t px = pixelBegin; px < pixelEnd; ++px) {
       gatherPixel(px, row.data());
-      quantizeFloats(isa, row.data(), total, *first.grid,
+      quantizeFloats(isa, row.data(), g.channels, *g.grid,
                      reinterpret_cast<uint8_t *>(dst) + px * toC +
-                         first.toChannel);
+                         g.firstChannel);
     }
   }
 }
@@ -381,12 +376,15 @@ llvm::Error ChannelCopyStep::run(PlanRun &run, int64_t tileBegin,
                                  int64_t tileEnd, void * /*scratch*/) const {
   if (tileBegin >= tileEnd)
     return llvm::Error::success();
-  if (auto groups = asChannelGathers(pieces, run)) {
-    // Rows of pixels: every result NHWC of one width.
-    int64_t width = run.tensor(groups->front().to).shape[3];
-    for (const GatherGroup &g : *groups) {
-      const PlanTensor &from = run.tensor(g.pieces.front()->from);
-      if (from.kind == ElementKind::F32)
+  bool gathering = !gathers.empty();
+  for (const Gather &g : gathers)
+    for (const Gather::Source &s : g.sources)
+      gathering &= gatherFits(run, g.to, s.from, g.grid);
+  if (gathering) {
+    // Rows of pixels: every tensor of the step has the same.
+    int64_t width = run.tensor(gathers.front().to).shape[3];
+    for (const Gather &g : gathers) {
+      if (run.tensor(g.sources.front().from).kind == ElementKind::F32)
         gatherChannels<float>(run, g, tileBegin * width, tileEnd * width);
       else
         gatherChannels<uint8_t>(run, g, tileBegin * width, tileEnd * width);

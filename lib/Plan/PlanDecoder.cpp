@@ -60,6 +60,12 @@ QuantizeGrid FieldSource::grid() {
   return g;
 }
 
+std::optional<QuantizeGrid> FieldSource::optionalGrid(const char *what) {
+  if (!flag(what))
+    return std::nullopt;
+  return grid();
+}
+
 namespace {
 
 /// "plan file: <msg>" on one line (names from the file may hold line
@@ -523,8 +529,7 @@ std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
     p.padRight = in.i64("pads after");
     p.countIncludePad = in.flag("count include pad");
     p.values = in.floats("input values");
-    if (in.flag("output grid flag"))
-      p.output = in.grid();
+    p.output = in.optionalGrid("output grid flag");
     s = std::make_unique<AveragePoolStep>(name, isa, std::move(p));
     break;
   }
@@ -541,8 +546,7 @@ std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
     p.lhsZero = in.i32("matmul operands");
     p.rhsScale = in.f32("matmul operands");
     p.rhsZero = in.i32("matmul operands");
-    if (in.flag("output grid flag"))
-      p.output = in.grid();
+    p.output = in.optionalGrid("output grid flag");
     if (in.failed)
       return nullptr;
     // The kernel's scratch is sized from these: the verifier checks them

@@ -73,6 +73,13 @@ void FieldSink::grid(const QuantizeGrid &g) {
   u8(g.flip, "grid");
 }
 
+void FieldSink::optionalGrid(const std::optional<QuantizeGrid> &g,
+                             const char *label) {
+  flag(g.has_value(), label);
+  if (g)
+    grid(*g);
+}
+
 //===----------------------------------------------------------------------===//
 // The fields
 //===----------------------------------------------------------------------===//
@@ -286,9 +293,7 @@ llvm::Error PlanEncoder::step(const PlanStep &s) {
     out.i64(p.padRight, "pads after");
     out.flag(p.countIncludePad, "count include pad");
     out.floats(p.values, "input values");
-    out.flag(p.output.has_value(), "output grid flag");
-    if (p.output)
-      out.grid(*p.output);
+    out.optionalGrid(p.output, "output grid flag");
   } else if (const auto *mm = llvm::dyn_cast<MatMulStep>(&s)) {
     const MatMulStep::Params &p = mm->getParams();
     for (int64_t v : {p.batches, p.m, p.k, p.n})
@@ -297,9 +302,7 @@ llvm::Error PlanEncoder::step(const PlanStep &s) {
     out.i32(p.lhsZero, "matmul operands");
     out.f32(p.rhsScale, "matmul operands");
     out.i32(p.rhsZero, "matmul operands");
-    out.flag(p.output.has_value(), "output grid flag");
-    if (p.output)
-      out.grid(*p.output);
+    out.optionalGrid(p.output, "output grid flag");
   } else if (const auto *c = llvm::dyn_cast<ChannelCopyStep>(&s)) {
     out.i64(c->getNumTiles(), "channel copy rows");
     out.u64(c->getPieces().size(), "pieces");

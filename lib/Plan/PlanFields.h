@@ -71,6 +71,8 @@ public:
 
   void flag(bool v, const char *label) { u8(v ? 1 : 0, label); }
   void grid(const QuantizeGrid &g);
+  /// A flag labelled `label`, then the grid if there is one.
+  void optionalGrid(const std::optional<QuantizeGrid> &g, const char *label);
 };
 
 /// Where a decoder's fields come from. The first failure sticks: later
@@ -103,6 +105,8 @@ public:
   bool fail(const llvm::Twine &why);
   bool flag(const char *what);
   QuantizeGrid grid();
+  /// FieldSink::optionalGrid's fields.
+  std::optional<QuantizeGrid> optionalGrid(const char *what);
   template <typename E> E enumValue(EnumNames names, const char *what) {
     return static_cast<E>(enumByte(names, what));
   }

@@ -73,46 +73,6 @@ json::Object leftoverJson(const Leftover &l) {
                       {"float_macs", l.floatMacs}};
 }
 
-json::Value planJson(const FusionPlan &plan, llvm::StringRef label) {
-  FusionPlan::Summary s = plan.summarize();
-  json::Array units, leftovers, hints;
-  for (const FusionUnit &u : plan.units) {
-    json::Array members, ops;
-    for (const Node *m : u.members) {
-      members.push_back(nodeName(*m));
-      ops.push_back(m->getOpType().str());
-    }
-    units.push_back(json::Object{{"id", int64_t(u.id)},
-                                 {"kind", u.kind},
-                                 {"members", std::move(members)},
-                                 {"ops", std::move(ops)},
-                                 {"absorbed", int64_t(u.absorbed.size())},
-                                 {"inputs", portsJson(u.inputs)},
-                                 {"outputs", portsJson(u.outputs)},
-                                 {"macs", u.macs}});
-  }
-  for (const Leftover &l : plan.leftovers)
-    leftovers.push_back(leftoverJson(l));
-  for (const Leftover &l : plan.hints)
-    hints.push_back(leftoverJson(l));
-  return json::Object{
-      {"label", label.str()},
-      {"summary", json::Object{{"total_macs", s.totalMacs},
-                               {"int8_macs", s.int8Macs},
-                               {"units", int64_t(s.units)},
-                               {"copies", int64_t(s.copies)},
-                               {"requantizes", int64_t(s.requantizes)},
-                               {"reformats", int64_t(s.reformats)},
-                               {"float_ops", int64_t(s.floatOps)},
-                               {"float_islands", int64_t(s.floatIslands)},
-                               {"unfused_qdq", int64_t(s.unfusedQdq)},
-                               {"leftovers", int64_t(plan.leftovers.size())}}},
-      {"units", std::move(units)},
-      {"import_problems", json::Array(plan.importProblems)},
-      {"leftovers", std::move(leftovers)},
-      {"hints", std::move(hints)}};
-}
-
 /// `s` inside a graphviz string: valid UTF-8 (a byte that is not becomes
 /// U+FFFD), control bytes written out (toPrintableLine), at most `limit`
 /// bytes of the name (cut in its middle), quotes and backslashes escaped.
@@ -523,6 +483,47 @@ void writeSectionHtml(const ReportSection &s, const std::string *svg,
 
 } // namespace
 
+json::Value qopt::fusionPlanJson(const FusionPlan &plan,
+                                 llvm::StringRef label) {
+  FusionPlan::Summary s = plan.summarize();
+  json::Array units, leftovers, hints;
+  for (const FusionUnit &u : plan.units) {
+    json::Array members, ops;
+    for (const Node *m : u.members) {
+      members.push_back(nodeName(*m));
+      ops.push_back(m->getOpType().str());
+    }
+    units.push_back(json::Object{{"id", int64_t(u.id)},
+                                 {"kind", u.kind},
+                                 {"members", std::move(members)},
+                                 {"ops", std::move(ops)},
+                                 {"absorbed", int64_t(u.absorbed.size())},
+                                 {"inputs", portsJson(u.inputs)},
+                                 {"outputs", portsJson(u.outputs)},
+                                 {"macs", u.macs}});
+  }
+  for (const Leftover &l : plan.leftovers)
+    leftovers.push_back(leftoverJson(l));
+  for (const Leftover &l : plan.hints)
+    hints.push_back(leftoverJson(l));
+  return json::Object{
+      {"label", label.str()},
+      {"summary", json::Object{{"total_macs", s.totalMacs},
+                               {"int8_macs", s.int8Macs},
+                               {"units", int64_t(s.units)},
+                               {"copies", int64_t(s.copies)},
+                               {"requantizes", int64_t(s.requantizes)},
+                               {"reformats", int64_t(s.reformats)},
+                               {"float_ops", int64_t(s.floatOps)},
+                               {"float_islands", int64_t(s.floatIslands)},
+                               {"unfused_qdq", int64_t(s.unfusedQdq)},
+                               {"leftovers", int64_t(plan.leftovers.size())}}},
+      {"units", std::move(units)},
+      {"import_problems", json::Array(plan.importProblems)},
+      {"leftovers", std::move(leftovers)},
+      {"hints", std::move(hints)}};
+}
+
 ReportSection qopt::captureReportSection(const FusionPlan &plan,
                                          const Graph &graph,
                                          llvm::StringRef label,
@@ -531,7 +532,7 @@ ReportSection qopt::captureReportSection(const FusionPlan &plan,
   ReportSection s;
   s.label = label.str();
   s.idPrefix = idPrefix.str();
-  s.json = planJson(plan, label);
+  s.json = fusionPlanJson(plan, label);
   // The DOM id each leftover's row links to (its first drawn node).
   json::Array targets;
   llvm::DenseMap<const Node *, unsigned> index;

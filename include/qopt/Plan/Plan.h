@@ -510,9 +510,8 @@ public:
     /// quantize step that read a copy's result done in the copy. No table.
     std::optional<QuantizeGrid> grid;
   };
-  ChannelCopyStep(std::string name, std::vector<Piece> pieces, int64_t rows)
-      : PlanStep(Kind::ChannelCopy, std::move(name)), pieces(std::move(pieces)),
-        rows(rows) {}
+  ChannelCopyStep(std::string name, std::vector<Piece> pieces, int64_t rows);
+  ~ChannelCopyStep() override;
   /// Rows of pixels (batch * height), or rows in ONNX layout.
   int64_t getNumTiles() const override { return rows; }
   llvm::ArrayRef<Piece> getPieces() const { return pieces; }
@@ -525,6 +524,11 @@ public:
 private:
   std::vector<Piece> pieces;
   int64_t rows;
+  /// Many one-channel pieces (a Gather of channels, a channel shuffle) as
+  /// per-result gathers with index lists, built once from the pieces
+  /// (DataSteps.cpp); empty when they are not that.
+  struct Gather;
+  std::vector<Gather> gathers;
 };
 
 /// A per-tensor quantize of an f32 tensor onto int8 bytes (Int8Quantize.h):

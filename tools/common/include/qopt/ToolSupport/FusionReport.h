@@ -43,6 +43,10 @@ struct ReportSection {
   std::string dot;
 };
 
+/// One plan in the JSON schema (docs/report-schema.md): summary, units,
+/// leftovers, hints; `label` names it.
+llvm::json::Value fusionPlanJson(const FusionPlan &plan, llvm::StringRef label);
+
 ReportSection captureReportSection(const FusionPlan &plan, const Graph &graph,
                                    llvm::StringRef label,
                                    llvm::StringRef idPrefix,

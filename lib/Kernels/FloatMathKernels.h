@@ -1,0 +1,34 @@
+//===- FloatMathKernels.h - One family's f32 loops -------------*- C++ -*-===//
+//
+// Private to lib/Kernels. Each family's file (scalar in FloatMath.cpp, AVX2,
+// AVX-512) builds FloatMathBody.h's loops inside a namespace of its own and
+// hands them to FloatMath.cpp's dispatch as one table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_KERNELS_FLOATMATHKERNELS_H
+#define QOPT_LIB_KERNELS_FLOATMATHKERNELS_H
+
+#include <cstdint>
+
+namespace qopt {
+namespace rt {
+namespace floatmath {
+
+struct Family {
+  void (*erf)(const float *x, float *y, int64_t n);
+  /// False (the row unspecified) when the row's max or sum is not finite.
+  bool (*softmaxRow)(const float *x, float *y, int64_t n);
+  void (*hardSigmoid)(const float *x, float *y, int64_t n, double alpha,
+                      double beta);
+  void (*hardSwish)(const float *x, float *y, int64_t n);
+};
+
+const Family &avx2Family();
+const Family &avx512Family();
+
+} // namespace floatmath
+} // namespace rt
+} // namespace qopt
+
+#endif // QOPT_LIB_KERNELS_FLOATMATHKERNELS_H
