@@ -47,12 +47,8 @@ Node *soleUser(const Value *v) {
 /// Static dims of `v`, or empty.
 std::vector<int64_t> staticDims(const Value *v) {
   const TensorType *t = v->getType();
-  std::vector<int64_t> dims;
-  if (!t || !t->hasRank() || !t->hasStaticShape())
-    return dims;
-  for (const Dim &d : t->getShape())
-    dims.push_back(d.size);
-  return dims;
+  return t ? t->getStaticDims().value_or(std::vector<int64_t>{})
+           : std::vector<int64_t>{};
 }
 
 } // namespace

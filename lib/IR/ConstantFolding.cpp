@@ -34,13 +34,7 @@ const TensorType *FoldContext::getOperandType(unsigned i) const {
 
 std::optional<std::vector<int64_t>>
 FoldContext::getResultDims(unsigned i) const {
-  const TensorType *t = node.getResult(i)->getType();
-  if (!t->hasRank() || !t->hasStaticShape())
-    return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const Dim &d : t->getShape())
-    dims.push_back(d.size);
-  return dims;
+  return node.getResult(i)->getType()->getStaticDims();
 }
 
 ElementKind FoldContext::getResultKind(unsigned i) const {

@@ -119,6 +119,16 @@ bool QuantType::hasSameParams(const QuantType *o) const {
                      scales.size() * sizeof(float)) == 0;
 }
 
+std::optional<std::vector<int64_t>> TensorType::getStaticDims() const {
+  if (!hasStaticShape())
+    return std::nullopt;
+  std::vector<int64_t> dims;
+  dims.reserve(shape->size());
+  for (const Dim &d : *shape)
+    dims.push_back(d.size);
+  return dims;
+}
+
 bool TensorType::hasStaticShape() const {
   if (!shape)
     return false;

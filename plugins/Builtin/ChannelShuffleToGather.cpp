@@ -28,17 +28,6 @@ using namespace qopt;
 
 namespace {
 
-/// The static dims of `v`, or none.
-std::optional<std::vector<int64_t>> staticDims(const Value *v) {
-  const TensorType *t = v->getType();
-  if (!t->hasRank() || !t->hasStaticShape())
-    return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const Dim &d : t->getShape())
-    dims.push_back(d.size);
-  return dims;
-}
-
 struct ShuffleToGather : RewritePattern {
   ShuffleToGather()
       : RewritePattern(ops::Reshape, 1, "channel-shuffle-to-gather") {}
@@ -56,8 +45,9 @@ struct ShuffleToGather : RewritePattern {
         PatternRewriter::mustKeepName(*grouped))
       return false;
     Value *x = inner->getOperand(0);
-    auto xDims = staticDims(x), gDims = staticDims(grouped),
-         yDims = staticDims(outer.getResult());
+    auto xDims = x->getType()->getStaticDims();
+    auto gDims = grouped->getType()->getStaticDims();
+    auto yDims = outer.getResult()->getType()->getStaticDims();
     if (!xDims || !gDims || !yDims || xDims->size() != 4 ||
         gDims->size() != 5 || *yDims != *xDims)
       return false;

@@ -169,6 +169,8 @@ public:
   int64_t getRank() const { return static_cast<int64_t>(shape->size()); }
   llvm::ArrayRef<Dim> getShape() const { return *shape; }
   bool hasStaticShape() const;
+  /// The dims of a ranked, fully static shape, or none.
+  std::optional<std::vector<int64_t>> getStaticDims() const;
   /// Element count if the shape is fully static and the count fits in int64.
   std::optional<int64_t> getNumElements() const;
 
