@@ -247,6 +247,25 @@ int FloatStep::channelOperand(const PlanRun &run) const {
 /// Pixels a tile of a channel arithmetic step takes.
 static constexpr int64_t kChannelTilePixels = 256;
 
+/// For an f32 x and y of one shape in ONNX layout, the rows (the dims
+/// before `axis`) and each row's elements (the dims from it on); none
+/// otherwise. `axis` may be negative.
+static std::optional<std::pair<int64_t, int64_t>>
+rowsFromAxis(const PlanTensor &x, const PlanTensor &y, int64_t axis) {
+  int64_t rank = int64_t(y.shape.size());
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (x.kind != ElementKind::F32 || y.kind != ElementKind::F32 ||
+      x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
+      x.shape != y.shape || a < 0 || a >= rank)
+    return std::nullopt;
+  int64_t inner = 1;
+  for (int64_t d = a; d < rank; ++d)
+    inner *= y.shape[d];
+  if (inner == 0)
+    return std::nullopt;
+  return std::make_pair(y.numElements() / inner, inner);
+}
+
 /// Rows a tile of a Softmax step takes.
 static constexpr int64_t kSoftmaxTileRows = 32;
 
@@ -256,21 +275,12 @@ std::pair<int64_t, int64_t> FloatStep::softmaxRows(const PlanRun &run) const {
     return {0, 0};
   const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
   int64_t rank = int64_t(y.shape.size());
-  int64_t a = axis < 0 ? axis + rank : axis;
   // From opset 13 the op normalizes along the axis alone, before it along
   // the dims from the axis on, flattened: contiguous rows either way when
   // the axis is the last.
-  if (x.kind != ElementKind::F32 || y.kind != ElementKind::F32 ||
-      x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
-      x.shape != y.shape || a < 0 || a >= rank ||
-      (opset >= 13 && a != rank - 1))
+  if (opset >= 13 && axis != -1 && axis != rank - 1)
     return {0, 0};
-  int64_t inner = 1;
-  for (int64_t d = a; d < rank; ++d)
-    inner *= y.shape[d];
-  if (inner == 0)
-    return {0, 0};
-  return {y.numElements() / inner, inner};
+  return rowsFromAxis(x, y, axis).value_or(std::make_pair(0, 0));
 }
 
 /// Rows a tile of a LayerNormalization step takes.
@@ -284,21 +294,14 @@ std::pair<int64_t, int64_t> FloatStep::layerNormRows(const PlanRun &run) const {
     if (outputs[i] >= 0)
       return {0, 0};
   const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
-  int64_t rank = int64_t(y.shape.size());
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (x.kind != ElementKind::F32 || y.kind != ElementKind::F32 ||
-      x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
-      x.shape != y.shape || a < 0 || a >= rank)
+  auto rows = rowsFromAxis(x, y, axis);
+  if (!rows)
     return {0, 0};
-  int64_t inner = 1;
-  for (int64_t d = a; d < rank; ++d)
-    inner *= y.shape[d];
-  if (inner == 0)
-    return {0, 0};
+  int64_t inner = rows->second;
   for (size_t k = 1; k < inputs.size(); ++k)
     if (inputs[k] >= 0 && periodOf(run.tensor(inputs[k]), y) != inner)
       return {0, 0};
-  return {y.numElements() / inner, inner};
+  return *rows;
 }
 
 void FloatStep::runLayerNorm(PlanRun &run, int64_t inner, int64_t begin,
