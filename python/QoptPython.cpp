@@ -30,6 +30,7 @@
 #include "qopt/Plan/Plan.h"
 #include "qopt/Plan/PlanFile.h"
 #include "qopt/Support/Error.h"
+#include "qopt/Support/ResourceLimits.h"
 #include "qopt/ToolSupport/FusionReport.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -262,12 +263,8 @@ struct PyPlan {
     return p;
   }
   static PyPlan fromFile(const std::string &path, unsigned threads) {
-    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
-    if (!buffer)
-      raise(llvm::createStringError(buffer.getError(), "%s: %s", path.c_str(),
-                                    buffer.getError().message().c_str()));
-    llvm::StringRef bytes = (*buffer)->getBuffer();
+    auto buffer = takeFor(readFileWithinLimit(path), path);
+    llvm::StringRef bytes = buffer->getBuffer();
     rt::Isa isa = take(rt::selectIsa());
     PyPlan p;
     p.threads = threads;

@@ -353,6 +353,9 @@ qopt::buildPlan(Model &model, const PlanBuildOptions &options) {
   PlanBuilder builder(model, options, *plan);
   if (auto err = builder.build())
     return std::move(err);
+  // A plan a run could not afford is refused before anything allocates it.
+  if (auto err = checkPlanBudget(*plan))
+    return std::move(err);
   return plan;
 }
 

@@ -49,6 +49,11 @@ Interpreter::create(const Model &model) {
 llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
                                                      const Hooks *hooks) const {
   llvm::DenseMap<const Value *, Tensor> values;
+  // The values held between nodes and what each node allocates count
+  // against the memory limit; the kernels charge their work.
+  RunBudget budget;
+  ScopedRunBudget scope(budget);
+  uint64_t held = 0;
   for (const Value *in : graph.getInputs()) {
     auto it = inputs.find(in->getName().str());
     if (it == inputs.end())
@@ -77,7 +82,9 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
             shapeToString(given.shape()).c_str());
     }
     values[in] = given;
+    held += given.byteSize();
   }
+  budget.setHeldBytes(held);
   const KernelRegistry &kernels = KernelRegistry::get();
   size_t index = 0;
   for (const Node &n : graph.getNodes()) {
@@ -111,10 +118,17 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "%s: kernel produced no result #%u",
                                        n.describe().c_str(), i);
+      held += ctx.outputs[i].byteSize();
       values[n.getResult(i)] = std::move(ctx.outputs[i]);
     }
-    for (const void *dead : lastUses[index])
-      values.erase(static_cast<const Value *>(dead));
+    for (const void *dead : lastUses[index]) {
+      auto it = values.find(static_cast<const Value *>(dead));
+      if (it == values.end())
+        continue;
+      held -= it->second.byteSize();
+      values.erase(it);
+    }
+    budget.setHeldBytes(held);
     ++index;
   }
   std::vector<Tensor> outputs;

@@ -2,6 +2,7 @@
 
 #include "qopt/Interpreter/Kernel.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Support/ResourceLimits.h"
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -90,6 +91,26 @@ llvm::Error KernelContext::allocateOutput(size_t i, ElementKind kind,
   if (!t)
     return error(llvm::toString(t.takeError()));
   outputs[i] = std::move(*t);
+  return llvm::Error::success();
+}
+
+llvm::Error KernelContext::chargeWork(uint64_t count, uint64_t factor) const {
+  RunBudget *budget = RunBudget::current();
+  if (!budget)
+    return llvm::Error::success();
+  if (auto err = budget->chargeWork(saturatingProduct({count, factor}), "it"))
+    return error(llvm::toString(std::move(err)));
+  return llvm::Error::success();
+}
+
+llvm::Error KernelContext::chargeScratch(uint64_t count,
+                                         uint64_t elementBytes) const {
+  RunBudget *budget = RunBudget::current();
+  if (!budget)
+    return llvm::Error::success();
+  if (auto err = budget->chargeMemory(saturatingProduct({count, elementBytes}),
+                                      "its scratch"))
+    return error(llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 

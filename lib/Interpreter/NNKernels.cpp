@@ -2,6 +2,7 @@
 
 #include "qopt/IR/OpNames.h"
 #include "qopt/Interpreter/NNUtil.h"
+#include "qopt/Support/ResourceLimits.h"
 
 #include <cmath>
 
@@ -130,6 +131,15 @@ llvm::Error convTransposeKernel(KernelContext &ctx) {
   auto total = shapeNumElements(outShape);
   if (!total)
     return ctx.error("output too large");
+  // Each input element scatters through M/group x kernel taps.
+  if (auto err =
+          ctx.chargeWork(uint64_t(x->numElements()),
+                         uint64_t(w->numElements() / std::max<int64_t>(c, 1))))
+    return err;
+  if (auto err = ctx.chargeScratch(uint64_t(*total) + x->numElements() +
+                                       w->numElements(),
+                                   sizeof(double)))
+    return err;
   std::vector<double> y(*total, 0.0);
   std::vector<double> xv = x->toDoubles(), wv = w->toDoubles();
   int64_t inSize = shapeNumElements(in).value_or(0);
@@ -252,6 +262,14 @@ llvm::Error gemmKernel(KernelContext &ctx) {
   int64_t k2 = tb ? b->dim(1) : b->dim(0), n = tb ? b->dim(0) : b->dim(1);
   if (k != k2)
     return ctx.error("Gemm inner dimensions differ");
+  if (auto err = ctx.chargeWork(saturatingProduct({uint64_t(m), uint64_t(n)}),
+                                uint64_t(k)))
+    return err;
+  if (auto err = ctx.chargeScratch(
+          saturatingSum(saturatingProduct({uint64_t(m), uint64_t(n)}),
+                        a->numElements()),
+          sizeof(double)))
+    return err;
   std::vector<double> av = a->toDoubles();
   std::vector<double> y(m * n, 0.0);
   // f32 B (the common case: a weight) is read in place.
@@ -313,6 +331,15 @@ llvm::Error poolKernel(KernelContext &ctx, PoolKind kind) {
   auto total = shapeNumElements(outShape);
   if (!total)
     return ctx.error("output too large");
+  // The loops visit the taps of each window inside the input only.
+  uint64_t taps = 1;
+  for (size_t i = 0; i < k; ++i)
+    taps = saturatingProduct({taps, uint64_t(std::min(kernel[i], in[i]))});
+  if (auto err = ctx.chargeWork(uint64_t(*total), taps))
+    return err;
+  if (auto err = ctx.chargeScratch(uint64_t(*total) * 2 + x->numElements(),
+                                   sizeof(double)))
+    return err;
   std::vector<double> y(*total);
   std::vector<int64_t> indices(kind == PoolKind::Max ? *total : 0);
   std::vector<double> xv = x->toDoubles();

@@ -1,6 +1,7 @@
 //===- NNUtil.cpp - Convolution and matrix helpers for the kernels --------===//
 
 #include "qopt/Interpreter/NNUtil.h"
+#include "qopt/Support/ResourceLimits.h"
 
 #include <Eigen/Core>
 
@@ -92,6 +93,22 @@ llvm::Expected<ConvGeometry> rt::convGeometry(const KernelContext &ctx,
   if (auto err =
           windowGeometry(ctx, g.inSpatial, g.kernel, g.strides, g.dilations,
                          false, g.padBegin, g.padEnd, g.outSpatial))
+    return std::move(err);
+  // convolve's work, and its scratch: a gather map of kernel x output
+  // positions and one group's im2col rows, beside the output in double.
+  uint64_t outSize = 1, kSize = 1;
+  for (size_t i = 0; i < k; ++i) {
+    outSize = saturatingProduct({outSize, uint64_t(g.outSpatial[i])});
+    kSize = saturatingProduct({kSize, uint64_t(g.kernel[i])});
+  }
+  uint64_t outputs =
+      saturatingProduct({uint64_t(g.batch), uint64_t(g.outChannels), outSize});
+  uint64_t depth = saturatingProduct({uint64_t(w[1]), kSize});
+  if (auto err = ctx.chargeWork(outputs, depth))
+    return std::move(err);
+  uint64_t scratch = saturatingSum(
+      saturatingProduct({saturatingSum(kSize, depth), outSize}), outputs);
+  if (auto err = ctx.chargeScratch(scratch, sizeof(double)))
     return std::move(err);
   return g;
 }
@@ -185,6 +202,12 @@ llvm::Error rt::matmul(const KernelContext &ctx, const Shape &aShapeIn,
     return ctx.error("MatMul batch dimensions do not broadcast: " +
                      shapeToString(aShapeIn) + " x " + shapeToString(bShapeIn));
   int64_t batches = shapeNumElements(*batch).value_or(0);
+  uint64_t outputs =
+      saturatingProduct({uint64_t(batches), uint64_t(m), uint64_t(n)});
+  if (auto err = ctx.chargeWork(outputs, uint64_t(k)))
+    return err;
+  if (auto err = ctx.chargeScratch(outputs, sizeof(double)))
+    return err;
   BroadcastIndexer ai(aBatch, *batch), bi(bBatch, *batch);
   out.assign(batches * m * n, 0.0);
   for (int64_t i = 0; i < batches; ++i) {

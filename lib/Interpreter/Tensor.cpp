@@ -2,6 +2,7 @@
 
 #include "qopt/Interpreter/Tensor.h"
 #include "qopt/Support/FloatFormat.h"
+#include "qopt/Support/ResourceLimits.h"
 
 #include <cassert>
 #include <cmath>
@@ -67,8 +68,49 @@ llvm::Expected<Tensor> Tensor::allocate(ElementKind kind, Shape shape) {
                                    "tensor of shape %s is too large (over "
                                    "4 GiB)",
                                    shapeToString(shape).c_str());
+  if (RunBudget *budget = RunBudget::current())
+    if (auto err = budget->chargeMemory(
+            uint64_t(bytes), "a tensor of shape " + shapeToString(shape)))
+      return std::move(err);
   return Tensor(kind, std::move(shape));
 }
+
+static thread_local RunBudget *currentBudget = nullptr;
+
+RunBudget::RunBudget() {
+  ResourceLimits limits = getResourceLimits();
+  memoryLimit = limits.memoryBytes;
+  workLimit = limits.work;
+}
+
+RunBudget *RunBudget::current() { return currentBudget; }
+
+llvm::Error RunBudget::chargeMemory(uint64_t bytes, const llvm::Twine &what) {
+  uint64_t total = held + nodeBytes;
+  if (bytes > memoryLimit || total > memoryLimit - bytes)
+    return makeLimitError(what, bytes, /*bytes=*/true,
+                          total ? "with " + formatResourceSize(total, true) +
+                                      " held by the run"
+                                : "");
+  nodeBytes += bytes;
+  return llvm::Error::success();
+}
+
+llvm::Error RunBudget::chargeWork(uint64_t units, const llvm::Twine &what) {
+  if (units > workLimit || work > workLimit - units)
+    return makeLimitError(what, units, /*bytes=*/false,
+                          work ? "after " + formatResourceSize(work, false) +
+                                     " in the nodes before it"
+                               : "");
+  work += units;
+  return llvm::Error::success();
+}
+
+ScopedRunBudget::ScopedRunBudget(RunBudget &budget) : previous(currentBudget) {
+  currentBudget = &budget;
+}
+
+ScopedRunBudget::~ScopedRunBudget() { currentBudget = previous; }
 
 Tensor Tensor::fromDense(const DenseElements &d) {
   Tensor t(d.getKind(), Shape(d.getDims().begin(), d.getDims().end()));

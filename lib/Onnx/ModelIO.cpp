@@ -8,7 +8,9 @@
 #include "qopt/IR/Verifier.h"
 #include "qopt/Onnx/OnnxExporter.h"
 #include "qopt/Onnx/OnnxImporter.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
+#include "qopt/Support/ResourceLimits.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -27,12 +29,9 @@ llvm::Expected<std::unique_ptr<Model>> qopt::loadModelFile(llvm::StringRef path,
   llvm::StringRef ext = llvm::sys::path::extension(path);
   if (path != "-" && ext == ".onnx")
     return importOnnxFile(path, ctx);
-  auto buffer =
-      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
+  auto buffer = readFileWithinLimit(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read: %s",
-                                   buffer.getError().message().c_str());
+    return buffer.takeError();
   llvm::StringRef bytes = (*buffer)->getBuffer();
   if (ext == ".qir" || (ext != ".onnx" && looksLikeQir(bytes))) {
     auto model = parseModel(bytes, path == "-" ? "<stdin>" : path, ctx);
@@ -93,11 +92,9 @@ llvm::Error qopt::saveModelFile(const Model &model, llvm::StringRef path,
 
 llvm::Expected<DenseElementsRef>
 qopt::readTensorProtoFile(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  auto buffer = readFileWithinLimit(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: %s",
-                                   path.str().c_str(),
-                                   buffer.getError().message().c_str());
+    return makeError(path + ": " + llvm::toString(buffer.takeError()));
   onnx::TensorProto t;
   if (!t.ParseFromArray((*buffer)->getBufferStart(),
                         static_cast<int>((*buffer)->getBufferSize())))

@@ -14,12 +14,14 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/Verifier.h"
+#include "qopt/Support/ResourceLimits.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <cstring>
@@ -708,6 +710,23 @@ qopt::importOnnxFile(llvm::StringRef path, Context &ctx) {
 llvm::Expected<std::unique_ptr<Model>> qopt::importOnnxFileWithInputsBound(
     llvm::StringRef path, Context &ctx,
     const std::map<std::string, DenseElementsRef> &bound) {
+  // A regular file is parsed as it is read, once its size passes the
+  // memory limit; anything else (a device, a FIFO) is read within the
+  // limit first.
+  llvm::sys::fs::file_status status;
+  bool found = !llvm::sys::fs::status(path, status);
+  if (found && !llvm::sys::fs::is_regular_file(status)) {
+    if (!bound.empty())
+      return makeError("cannot bind inputs of a model that is not a file");
+    auto buffer = readFileWithinLimit(path);
+    if (!buffer)
+      return buffer.takeError();
+    llvm::SmallString<256> dir(path);
+    llvm::sys::path::remove_filename(dir);
+    return importOnnxBuffer((*buffer)->getBuffer(), dir, ctx);
+  }
+  if (found && status.getSize() > getResourceLimits().memoryBytes)
+    return makeLimitError("the file", status.getSize(), /*bytes=*/true);
   int fd = ::open(path.str().c_str(), O_RDONLY);
   if (fd < 0)
     return makeError("cannot open file: " + llvm::Twine(std::strerror(errno)));

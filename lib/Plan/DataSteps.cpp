@@ -14,6 +14,7 @@
 #include "qopt/Kernels/ByteTable.h"
 #include "qopt/Kernels/CopyRun.h"
 #include "qopt/Plan/Plan.h"
+#include "qopt/Support/Error.h"
 
 #include <algorithm>
 #include <cstring>
@@ -111,7 +112,27 @@ llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
     return ctx.error("the window gives " +
                      shapeToString({w.batch, w.channels, w.outH, w.outW}) +
                      ", the result is " + shapeToString(outShape));
+  if (auto err = checkGeometry(w))
+    return ctx.error(llvm::toString(std::move(err)));
   return w;
+}
+
+llvm::Error PoolStep::checkGeometry(const Window &w) {
+  auto fits = [](int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                 int64_t dilation, int64_t padBegin) {
+    int64_t extent = dilation * (kernel - 1) + 1;
+    return padBegin < extent && (out - 1) * stride - padBegin < in;
+  };
+  if (!fits(w.inH, w.outH, w.kernelH, w.strideH, w.dilationH, w.padTop) ||
+      !fits(w.inW, w.outW, w.kernelW, w.strideW, w.dilationW, w.padLeft))
+    return makeError(
+        "a window of " + llvm::Twine(w.kernelH) + "x" + llvm::Twine(w.kernelW) +
+        " (stride " + llvm::Twine(w.strideH) + "x" + llvm::Twine(w.strideW) +
+        ", pads " + llvm::Twine(w.padTop) + "," + llvm::Twine(w.padLeft) +
+        ") over " + llvm::Twine(w.inH) + "x" + llvm::Twine(w.inW) +
+        " gives no " + llvm::Twine(w.outH) + "x" + llvm::Twine(w.outW) +
+        " result whose windows all touch the input");
+  return llvm::Error::success();
 }
 
 namespace {

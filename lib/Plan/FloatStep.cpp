@@ -582,8 +582,14 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     operands.push_back(&values.back());
   }
   KernelContext ctx(op, std::move(operands), opset);
-  if (auto err = fn(ctx))
-    return err;
+  {
+    // The plan's check bounded its tensors and work; this bounds what the
+    // reference kernel allocates beside them (im2col rows, doubles).
+    RunBudget budget;
+    ScopedRunBudget scope(budget);
+    if (auto err = fn(ctx))
+      return err;
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i] < 0)
       continue;

@@ -16,6 +16,7 @@
 #include "qopt/IR/Verifier.h"
 #include "qopt/Plan/PlanFile.h"
 #include "qopt/Support/Error.h"
+#include "qopt/Support/ResourceLimits.h"
 
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/Endian.h"
@@ -682,10 +683,9 @@ llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef file,
 
 llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
                                                        Isa isa) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  auto buffer = readFileWithinLimit(path);
   if (!buffer)
-    return planFileError("cannot read it: " + buffer.getError().message());
+    return planFileError(llvm::toString(buffer.takeError()));
   llvm::StringRef bytes = (*buffer)->getBuffer();
   if (isPlanText(bytes))
     return parsePlanText(bytes, isa);

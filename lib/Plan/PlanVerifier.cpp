@@ -86,7 +86,7 @@ public:
                          plan.steps[i]->getKindName() + " '" +
                          plan.steps[i]->getName() +
                          "'): " + llvm::toString(std::move(err)));
-    return llvm::Error::success();
+    return checkPlanBudget(plan);
   }
 
 private:
@@ -429,7 +429,7 @@ private:
     if (w.padTop < 0 || w.padTop > kMaxGeometry || w.padLeft < 0 ||
         w.padLeft > kMaxGeometry)
       return makeError("a pad is out of range");
-    return llvm::Error::success();
+    return PoolStep::checkGeometry(w);
   }
 
   llvm::Error verifyAveragePool(const AveragePoolStep &step) const {

@@ -2,6 +2,7 @@
 
 #include "qopt/ToolSupport/NpyIO.h"
 #include "qopt/Support/Error.h"
+#include "qopt/Support/ResourceLimits.h"
 
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -92,9 +93,9 @@ llvm::Expected<Tensor> rt::parseNpy(llvm::StringRef bytes,
 }
 
 llvm::Expected<Tensor> rt::readNpy(llvm::StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, false, false);
+  auto buf = readFileWithinLimit(path);
   if (!buf)
-    return makeError(path + ": " + buf.getError().message());
+    return makeError(path + ": " + llvm::toString(buf.takeError()));
   return parseNpy((*buf)->getBuffer(), path);
 }
 
@@ -134,9 +135,9 @@ template <typename T> static void appendLE(std::string &s, T v) {
 
 llvm::Expected<std::vector<std::pair<std::string, Tensor>>>
 rt::readNpz(llvm::StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, false, false);
+  auto buf = readFileWithinLimit(path);
   if (!buf)
-    return makeError(path + ": " + buf.getError().message());
+    return makeError(path + ": " + llvm::toString(buf.takeError()));
   llvm::StringRef bytes = (*buf)->getBuffer();
   std::vector<std::pair<std::string, Tensor>> out;
   size_t pos = 0;

@@ -44,6 +44,7 @@
 #include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
 #include "qopt/Support/FloatFormat.h"
+#include "qopt/Support/ResourceLimits.h"
 #include "qopt/ToolSupport/Compare.h"
 #include "qopt/ToolSupport/InputDistributionOption.h"
 #include "qopt/ToolSupport/NpyIO.h"
@@ -62,6 +63,7 @@ using namespace qopt;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory runCategory("qopt-run options");
+static ResourceLimitOptions resourceLimits(runCategory);
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model>"),
                                       cl::Required, cl::cat(runCategory));
 static cl::list<std::string> inputFiles("input",
@@ -356,6 +358,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt-run: run a model on qopt's reference "
                               "interpreter\n");
+  installOutOfMemoryHandler("qopt-run");
+  if (auto err = resourceLimits.apply())
+    return fail(std::move(err));
   if (printPlanPassesRequested()) {
     llvm::outs() << "Plan passes (after lowering, in this order):\n";
     printPlanPasses(llvm::outs());

@@ -30,6 +30,7 @@
 #include "qopt/Plan/PlanFile.h"
 #include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
+#include "qopt/Support/ResourceLimits.h"
 #include "qopt/ToolSupport/Compare.h"
 #include "qopt/ToolSupport/FusionReport.h"
 #include "qopt/ToolSupport/InputDistributionOption.h"
@@ -50,6 +51,7 @@ using namespace qopt;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory qoptCategory("qopt options");
+static ResourceLimitOptions resourceLimits(qoptCategory);
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<input>"),
                                       cl::init("-"), cl::cat(qoptCategory));
@@ -270,6 +272,12 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt: optimizer for explicitly quantized ONNX "
                               "models\n");
+  installOutOfMemoryHandler("qopt");
+  if (auto err = resourceLimits.apply()) {
+    llvm::errs() << "qopt: error: "
+                 << toPrintableLine(llvm::toString(std::move(err))) << "\n";
+    return 1;
+  }
 
   // Passes: the core analyses, the plugin directory, then -load-pass-plugin.
   PassRegistry registry;

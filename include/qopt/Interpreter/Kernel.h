@@ -89,6 +89,11 @@ public:
   llvm::Error error(const llvm::Twine &msg) const;
   /// Allocates output i with checked size.
   llvm::Error allocateOutput(size_t i, ElementKind kind, Shape shape);
+  /// Charges the run's budget (RunBudget) before a kernel's loops: `units`
+  /// multiply-accumulates, `count` x `factor` of them (saturating), and
+  /// `bytes` of scratch beside its tensors. Errors name the node.
+  llvm::Error chargeWork(uint64_t count, uint64_t factor = 1) const;
+  llvm::Error chargeScratch(uint64_t count, uint64_t elementBytes) const;
 };
 
 using KernelFn = llvm::Error (*)(KernelContext &);

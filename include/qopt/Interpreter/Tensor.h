@@ -88,6 +88,45 @@ private:
   std::vector<std::string> strs;
 };
 
+/// What one run of the reference interpreter may still take, against the
+/// process's ResourceLimits: the bytes of the values it holds, the bytes
+/// allocated while the current node runs, and the work charged so far.
+/// Interpreter::run installs one for its thread (ScopedRunBudget); without
+/// one (a plan's float steps, whose sizes the plan's check bounded) nothing
+/// is charged.
+class RunBudget {
+public:
+  RunBudget();
+  /// The budget of this thread's run, or null.
+  static RunBudget *current();
+  /// Refuses `bytes` more (a tensor or a kernel's scratch) while the node
+  /// runs if they pass the memory limit; `what` names them.
+  llvm::Error chargeMemory(uint64_t bytes, const llvm::Twine &what);
+  /// Refuses `units` more multiply-accumulates past the work limit.
+  llvm::Error chargeWork(uint64_t units, const llvm::Twine &what);
+  /// Between nodes: the values held now (the node's charges end).
+  void setHeldBytes(uint64_t bytes) {
+    held = bytes;
+    nodeBytes = 0;
+  }
+
+private:
+  uint64_t memoryLimit, workLimit;
+  uint64_t held = 0, nodeBytes = 0, work = 0;
+};
+
+/// Installs `budget` for this thread until the scope ends.
+class ScopedRunBudget {
+public:
+  explicit ScopedRunBudget(RunBudget &budget);
+  ~ScopedRunBudget();
+  ScopedRunBudget(const ScopedRunBudget &) = delete;
+  ScopedRunBudget &operator=(const ScopedRunBudget &) = delete;
+
+private:
+  RunBudget *previous;
+};
+
 /// Numpy-style broadcast of two shapes; nullopt if incompatible.
 std::optional<Shape> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                      llvm::ArrayRef<int64_t> b);

@@ -358,6 +358,12 @@ public:
                                           const Shape &inShape,
                                           const Shape &outShape,
                                           Shape *padEnd = nullptr);
+  /// Whether every window of `w` (each parameter already in range) starts
+  /// before the input ends and ends after it begins: none lies wholly in
+  /// the padding, as ONNX Runtime requires (pads smaller than the window,
+  /// no window starting in the end padding). getWindow and the plan
+  /// verifier both check it.
+  static llvm::Error checkGeometry(const Window &w);
   int64_t getNumTiles() const override { return window.batch * window.outH; }
   const Window &getWindow() const { return window; }
   bool isFloatPool() const { return isFloat; }
@@ -624,6 +630,11 @@ private:
 /// `requirePlacement`, tensors without an arena place (offset -1) pass: a
 /// plan before the assign-arena plan pass.
 llvm::Error verifyPlan(const Plan &plan, bool requirePlacement = true);
+
+/// Checks that a verified plan's memory (arena, scratch, constants) and
+/// work (each step's MACs or window taps) fit the process's
+/// ResourceLimits; verifyPlan ends with it. The error names the step.
+llvm::Error checkPlanBudget(const Plan &plan);
 
 /// What a step sees of one run: the arena and the tensors' bytes.
 class PlanRun {
