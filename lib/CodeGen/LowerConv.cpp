@@ -32,6 +32,9 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace qopt;
 using namespace qopt::codegen;
 using namespace qopt::rt;
@@ -157,6 +160,12 @@ transposedAsConv(const Node &n, const Shape &x, llvm::ArrayRef<int64_t> wDims,
 
 } // namespace
 
+bool codegen::isDequantizedFinite(const QuantType &q, int32_t centered) {
+  return llvm::all_of(q.getScales(), [&](float scale) {
+    return std::isfinite(float(centered) * scale);
+  });
+}
+
 const QuantType *codegen::getActivationGrid(const Value *v) {
   const QuantType *q = v ? v->getType()->getQuantType() : nullptr;
   if (!q || q->isPerAxis() || q->getExpressedKind() != ElementKind::F32)
@@ -211,6 +220,23 @@ std::optional<WeightedUnit> codegen::getWeightedUnit(const Node &n,
     u.weights.push_back(int8_t(int32_t(uint8_t(b)) - shift));
   for (int64_t z : u.wq->getZeroPoints())
     u.weightZeros.push_back(int32_t(z) - shift);
+  // The reference dequantizes in f32: a weight whose dequantized value
+  // overflows to inf gives inf - inf or inf * 0 = NaN in its sums, which
+  // integer sums cannot reproduce (128 LSB apart after a zero point of
+  // 128). Such a unit stays a float step; the bound is the largest
+  // |w - z| times the largest scale, each as the f32 the reference uses.
+  int32_t largestCentered = 0;
+  int32_t lowestZero = 0, highestZero = 0;
+  if (!u.weightZeros.empty()) {
+    lowestZero = *std::min_element(u.weightZeros.begin(), u.weightZeros.end());
+    highestZero = *std::max_element(u.weightZeros.begin(), u.weightZeros.end());
+  }
+  for (int8_t w : u.weights)
+    largestCentered = std::max(
+        {largestCentered, std::abs(w - lowestZero), std::abs(w - highestZero)});
+  if (!isDequantizedFinite(*u.wq, largestCentered) ||
+      !isDequantizedFinite(*u.xq, 255))
+    return std::nullopt;
   if (llvm::all_of(u.weightZeros, [](int32_t z) { return z == 0; }))
     u.weightZeros.clear();
 

@@ -121,7 +121,8 @@ llvm::Expected<bool> PlanBuilder::lowerActivationMatMul(const Node &n) {
   const QuantType *yq = getActivationGrid(y);
   if (!xq || !wq ||
       (!yq && (y->getType()->isQuantized() ||
-               y->getType()->getStorageKind() != ElementKind::F32)))
+               y->getType()->getStorageKind() != ElementKind::F32)) ||
+      !isDequantizedFinite(*xq, 255) || !isDequantizedFinite(*wq, 255))
     return none;
   auto xShape = staticShape(x);
   if (!xShape)

@@ -56,6 +56,12 @@ struct WeightedUnit {
   rt::Int8Epilogue epilogue;
 };
 
+/// Whether `centered` (a stored value minus its zero point) times each
+/// scale of `q` stays finite in f32, as the reference's dequantize computes:
+/// where it does not, the reference's sums hold inf or NaN that an int8
+/// kernel's integer sums cannot reproduce, and the unit stays float.
+bool isDequantizedFinite(const QuantType &q, int32_t centered);
+
 /// A per-tensor s8/u8 grid over f32 (the int8 kernels' activations), or
 /// null.
 const QuantType *getActivationGrid(const Value *v);
