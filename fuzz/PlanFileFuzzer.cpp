@@ -105,16 +105,20 @@ static bool mutateGeometry(std::string &text, std::mt19937_64 &rng) {
         numbers[(pick + 1 + rng() % (numbers.size() - 1)) % numbers.size()];
     llvm::StringRef(text).slice(m.begin, m.end).getAsInteger(10, neighbour);
   }
+  // Wrapping arithmetic: the fields hold any int64.
+  auto plus = [](int64_t a, int64_t b) {
+    return int64_t(uint64_t(a) + uint64_t(b));
+  };
   const int64_t edges[] = {0,
                            1,
                            -1,
                            2,
-                           old + 1,
-                           old - 1,
-                           old * 2,
+                           plus(old, 1),
+                           plus(old, -1),
+                           plus(old, old),
                            neighbour,
-                           neighbour + 1,
-                           neighbour - 1,
+                           plus(neighbour, 1),
+                           plus(neighbour, -1),
                            int64_t(1) << 31,
                            (int64_t(1) << 31) - 1,
                            int64_t(1) << 32,

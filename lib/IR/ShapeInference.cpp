@@ -487,8 +487,9 @@ static llvm::Error checkBias(InferenceContext &ctx, unsigned b,
 llvm::Error opimpl::inferConv(InferenceContext &ctx) {
   if (auto err = inferConvLike(ctx, 0, 1))
     return err;
-  return ctx.hasRank(1) ? checkBias(ctx, 2, ctx.getShape(1)[0])
-                        : llvm::Error::success();
+  return ctx.hasRank(1) && ctx.getRank(1) > 0
+             ? checkBias(ctx, 2, ctx.getShape(1)[0])
+             : llvm::Error::success();
 }
 
 /// A QOperator op's scale or zero point: one value, or (where `perAxis`
@@ -539,8 +540,10 @@ llvm::Error opimpl::inferQLinearConv(InferenceContext &ctx) {
     if (auto err =
             checkQLinearParam(ctx, i, names[i], channels, "output channel"))
       return err;
-  return ctx.hasRank(3) ? checkBias(ctx, 8, ctx.getShape(3)[0])
-                        : llvm::Error::success();
+  // A weight of rank 0 (its input's rank unknown, so not yet refused) has
+  // no output channel to check a bias against.
+  return ctx.hasRank(3) && ctx.getRank(3) > 0 ? checkBias(ctx, 8, channels)
+                                              : llvm::Error::success();
 }
 
 llvm::Error opimpl::inferConvInteger(InferenceContext &ctx) {
