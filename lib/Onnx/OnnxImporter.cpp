@@ -79,6 +79,12 @@ llvm::Error Importer::importHeader() {
         return makeError("invalid version " + llvm::Twine(opset) +
                          " for the opset of the default domain");
     }
+    // An operator set's versions start at 1, in every domain (the .qir
+    // parser requires it too, so that every imported model prints back).
+    if (o.version() < 1)
+      return makeError("invalid version " + llvm::Twine(o.version()) +
+                       " for the opset of domain '" +
+                       toPrintableLine(o.domain(), 80) + "'");
     model->opsetImports.push_back(
         {isDefaultDomain(o.domain()) ? std::string() : o.domain(),
          o.version()});
