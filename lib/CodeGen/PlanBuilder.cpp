@@ -356,6 +356,9 @@ qopt::buildPlan(Model &model, const PlanBuildOptions &options) {
   // A plan a run could not afford is refused before anything allocates it.
   if (auto err = checkPlanBudget(*plan))
     return std::move(err);
+  if (!options.allowFloatPlan)
+    if (auto err = checkMostlyInt8(*plan))
+      return std::move(err);
   return plan;
 }
 

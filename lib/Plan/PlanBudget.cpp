@@ -16,7 +16,10 @@
 
 #include "qopt/IR/OpNames.h"
 #include "qopt/Plan/Plan.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/ResourceLimits.h"
+
+#include <optional>
 
 using namespace qopt;
 using namespace qopt::rt;
@@ -43,8 +46,9 @@ uint64_t poolWork(const PoolStep::Window &w) {
                             tapsInside(w.kernelH, w.kernelW, w.inH, w.inW)});
 }
 
-/// What the reference kernel of a float step does, from its shapes.
-uint64_t floatWork(const Plan &plan, const FloatStep &step) {
+/// The multiply-accumulates of a float step of a conv, matmul or gemm
+/// (and a pool's window taps), from its shapes; none for other ops.
+std::optional<uint64_t> floatMacs(const Plan &plan, const FloatStep &step) {
   const KernelOp &op = step.getOp();
   auto shapeOf = [&](size_t i, bool result) -> const Shape * {
     const std::vector<int> &ids = result ? step.outputs : step.inputs;
@@ -96,8 +100,13 @@ uint64_t floatWork(const Plan &plan, const FloatStep &step) {
       return saturatingProduct({results, taps});
     }
   }
+  return std::nullopt;
+}
+
+/// The elements a step reads and writes.
+uint64_t elementsTouched(const Plan &plan, const PlanStep &s) {
   uint64_t touched = 0;
-  for (const std::vector<int> *ids : {&step.inputs, &step.outputs})
+  for (const std::vector<int> *ids : {&s.inputs, &s.outputs})
     for (int id : *ids)
       if (id >= 0)
         touched = saturatingSum(touched, elementsOf(plan.tensors[id].shape));
@@ -112,13 +121,9 @@ uint64_t stepWork(const Plan &plan, const PlanStep &s) {
   if (const auto *pool = llvm::dyn_cast<AveragePoolStep>(&s))
     return poolWork(pool->getParams().window);
   if (const auto *f = llvm::dyn_cast<FloatStep>(&s))
-    return floatWork(plan, *f);
-  uint64_t touched = 0;
-  for (const std::vector<int> *ids : {&s.inputs, &s.outputs})
-    for (int id : *ids)
-      if (id >= 0)
-        touched = saturatingSum(touched, elementsOf(plan.tensors[id].shape));
-  return touched;
+    if (auto macs = floatMacs(plan, *f))
+      return *macs;
+  return elementsTouched(plan, s);
 }
 
 } // namespace
@@ -155,4 +160,44 @@ llvm::Error rt::checkPlanBudget(const Plan &plan) {
     work += units;
   }
   return llvm::Error::success();
+}
+
+llvm::Error rt::checkMostlyInt8(const Plan &plan) {
+  uint64_t int8Macs = 0, floatTotal = 0;
+  const FloatStep *largest = nullptr;
+  uint64_t largestMacs = 0;
+  for (const auto &s : plan.steps) {
+    if (llvm::isa<ConvStep, GemmStep, MatMulStep>(s.get()))
+      int8Macs =
+          saturatingSum(int8Macs, uint64_t(std::max<int64_t>(s->getMacs(), 0)));
+    const auto *f = llvm::dyn_cast<FloatStep>(s.get());
+    if (!f)
+      continue;
+    const std::string &op = f->getOp().op;
+    if (op == ops::MaxPool || op == ops::AveragePool || op == ops::QPool ||
+        op == ops::MsQLinearAveragePool)
+      continue; // window taps, not multiply-accumulates
+    std::optional<uint64_t> macs = floatMacs(plan, *f);
+    if (!macs)
+      continue;
+    floatTotal = saturatingSum(floatTotal, *macs);
+    if (*macs > largestMacs) {
+      largestMacs = *macs;
+      largest = f;
+    }
+  }
+  if (!largest || floatTotal <= int8Macs)
+    return llvm::Error::success();
+  return makeError(
+      "most of the plan's arithmetic is float: " +
+      formatResourceSize(floatTotal, false) + " of " +
+      formatResourceSize(saturatingSum(floatTotal, int8Macs), false) +
+      " multiply-accumulates run in float steps on the reference kernels "
+      "(the largest " +
+      largest->getOp().op +
+      (largest->getName().empty() ? ""
+                                  : " '" + largest->getName().str() + "'") +
+      "); the plan is an int8 compiler: give the convs and matmuls Q/DQ "
+      "inputs (or run the model in ONNX Runtime), or build it anyway with "
+      "--allow-float-plan");
 }

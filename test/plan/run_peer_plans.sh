@@ -5,7 +5,9 @@
 # quantized tensors and 1e-4 of the largest magnitude on float ones.
 # Symbolic input dims are 1, as for the random inputs. Then each case and
 # each shared model as a plan file (qopt -emit=plan, next to qopt-run): its
-# outputs must be the bytes `qopt-run --plan` gives on the model.
+# outputs must be the bytes `qopt-run --plan` gives on the model. The plans
+# are built with -allow-float-plan: a case whose convs stay float (a bias
+# off its grid, an fp32 twin) checks the float steps too.
 # usage: test/plan/run_peer_plans.sh <qopt-run> <shared-dir>
 set -uo pipefail
 qopt_run=${1:?qopt-run binary}
@@ -17,7 +19,7 @@ mapfile -t cases < <(grep -F '[POS]' "$readme" | grep -o '^| `[^`]*\.onnx`' |
 [ "${#cases[@]}" -gt 0 ] || { echo "no [POS] cases listed in $readme"; exit 1; }
 failed=0
 for c in "${cases[@]}"; do
-  out=$("$qopt_run" "$shared/peer-cases/$c" --plan --compare-reference \
+  out=$("$qopt_run" "$shared/peer-cases/$c" --plan --allow-float-plan --compare-reference \
     --max-lsb=1 --atol=1e-4 2>&1)
   status=$?
   summary=$(grep -m1 '^plan vs reference, step by step' <<<"$out")
@@ -37,9 +39,9 @@ trap 'rm -rf "$work"' EXIT
 files=0 file_failed=0
 for m in "${cases[@]/#/$shared/peer-cases/}" "$shared"/models/*.onnx; do
   files=$((files + 1))
-  if ! "$qopt" "$m" -passes='default<cpu>' -emit=plan -o "$work/m.qplan" 2> "$work/err" ||
+  if ! "$qopt" "$m" -passes='default<cpu>' -emit=plan -allow-float-plan -o "$work/m.qplan" 2> "$work/err" ||
      ! "$qopt_run" "$work/m.qplan" -o "$work/file.npz" > /dev/null 2>> "$work/err" ||
-     ! "$qopt_run" "$m" --plan -o "$work/model.npz" > /dev/null 2>> "$work/err" ||
+     ! "$qopt_run" "$m" --plan --allow-float-plan -o "$work/model.npz" > /dev/null 2>> "$work/err" ||
      ! cmp -s "$work/file.npz" "$work/model.npz"; then
     file_failed=$((file_failed + 1))
     echo "FAIL as a plan file: ${m#$shared/}"

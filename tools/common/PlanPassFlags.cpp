@@ -28,16 +28,26 @@ static cl::list<std::string> disablePlanPass("disable-plan-pass",
 static cl::opt<bool>
     verifyPlanEach("verify-plan-each",
                    cl::desc("Verify the plan after each plan pass"));
+static cl::opt<bool> allowFloatPlanFlag(
+    "allow-float-plan",
+    cl::desc("Build a plan even when most of its multiply-accumulates are "
+             "float (an fp32 model): those run on the reference kernels, "
+             "many times slower than a float runtime"));
 
 void qopt::setPlanPassFlagCategory(cl::OptionCategory &category) {
-  cl::Option *flags[] = {&printPlanPassesFlag, &printPlanAfterAll,
+  cl::Option *flags[] = {&printPlanPassesFlag,
+                         &printPlanAfterAll,
                          std::addressof(printPlanAfter),
-                         std::addressof(disablePlanPass), &verifyPlanEach};
+                         std::addressof(disablePlanPass),
+                         &verifyPlanEach,
+                         &allowFloatPlanFlag};
   for (cl::Option *o : flags)
     o->addCategory(category);
 }
 
 bool qopt::printPlanPassesRequested() { return printPlanPassesFlag; }
+
+bool qopt::floatPlanAllowed() { return allowFloatPlanFlag; }
 
 llvm::Expected<PlanPassOptions> qopt::getPlanPassOptionsFromFlags() {
   PlanPassOptions options;

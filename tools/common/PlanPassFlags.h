@@ -6,6 +6,7 @@
 //   -print-plan-after=P[,P...]    ... after these ("lower": after lowering)
 //   -disable-plan-pass=P[,P...]   skip these
 //   -verify-plan-each             verify the plan after each pass
+//   -allow-float-plan             build a plan of mostly float arithmetic
 //   -time-passes                  (LLVM's flag) times them too
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +28,8 @@ namespace qopt {
 void setPlanPassFlagCategory(llvm::cl::OptionCategory &category);
 /// Whether -print-plan-passes was given.
 bool printPlanPassesRequested();
+/// Whether -allow-float-plan was given (PlanBuildOptions::allowFloatPlan).
+bool floatPlanAllowed();
 /// The options the flags give (checked: an unknown pass is an error).
 llvm::Expected<PlanPassOptions> getPlanPassOptionsFromFlags();
 

@@ -534,7 +534,8 @@ int main(int argc, char **argv) {
     if (!isa)
       return fail(isa.takeError());
     phaseStart = Clock::now();
-    auto built = buildPlan(*model, PlanBuildOptions{*isa, *planPassOptions});
+    auto built = buildPlan(
+        *model, PlanBuildOptions{*isa, *planPassOptions, floatPlanAllowed()});
     if (!built)
       return fail(llvm::Twine(modelPath) + ": " +
                   llvm::toString(built.takeError()));

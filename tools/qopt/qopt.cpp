@@ -555,7 +555,8 @@ int main(int argc, char **argv) {
     auto plan = [&] {
       auto timer = timePhase("plan", "build the CPU plan");
       return buildPlan(**model,
-                       PlanBuildOptions{rt::Isa::Scalar, *planPassOptions});
+                       PlanBuildOptions{rt::Isa::Scalar, *planPassOptions,
+                                        floatPlanAllowed()});
     }();
     if (!plan)
       return reportError(plan.takeError(), inputPath);

@@ -28,6 +28,9 @@ struct PlanBuildOptions {
   rt::Isa isa = rt::Isa::Scalar;
   /// The plan passes after lowering: which to skip, what to print and time.
   PlanPassOptions passes;
+  /// Build a plan whose arithmetic is mostly float (rt::checkMostlyInt8)
+  /// instead of refusing it. The tools' -allow-float-plan.
+  bool allowFloatPlan = true;
 };
 
 /// Largest constant (in elements) the plan builder folds: 2^26, 256 MiB of

@@ -636,6 +636,13 @@ llvm::Error verifyPlan(const Plan &plan, bool requirePlacement = true);
 /// ResourceLimits; verifyPlan ends with it. The error names the step.
 llvm::Error checkPlanBudget(const Plan &plan);
 
+/// Refuses a plan whose float steps (reference kernels) do more of its
+/// multiply-accumulates than its int8 steps: an fp32 model, or one quantized
+/// around a few ops only, which the plan would run many times slower than a
+/// float runtime. The error names the largest float step and the flag that
+/// builds it anyway (PlanBuildOptions::allowFloatPlan).
+llvm::Error checkMostlyInt8(const Plan &plan);
+
 /// What a step sees of one run: the arena and the tensors' bytes.
 class PlanRun {
 public:
