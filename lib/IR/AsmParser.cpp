@@ -112,6 +112,8 @@ llvm::Error Parser::parseModelHeader(Model &m) {
     if (a.name == "ir_version" || a.name == "model_version") {
       if (!v.isInt())
         return error(loc, "model field '" + a.name + "' must be an integer");
+      if (*v.getIf<int64_t>() < 0)
+        return error(loc, "model field '" + a.name + "' is at least 0");
       (a.name == "ir_version" ? m.irVersion : m.modelVersion) =
           *v.getIf<int64_t>();
     } else if (a.name == "producer_name") {

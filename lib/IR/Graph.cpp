@@ -2,6 +2,7 @@
 
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Twine.h"
@@ -108,11 +109,15 @@ llvm::StringRef Node::getOpType() const {
 }
 
 std::string Node::describe() const {
+  // Names are escaped and shortened: a description goes into messages,
+  // which printf-style formatting would cut at a NUL in a name.
+  constexpr size_t kNameLimit = 256;
   std::string d;
   if (!name.empty()) {
-    d = "node '" + name + "'";
+    d = "node '" + toPrintableLine(name, kNameLimit) + "'";
   } else if (!results.empty() && !results.front()->getName().empty()) {
-    d = "node producing '" + results.front()->getName().str() + "'";
+    d = "node producing '" +
+        toPrintableLine(results.front()->getName(), kNameLimit) + "'";
   } else {
     d = "unnamed node";
   }

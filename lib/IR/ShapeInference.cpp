@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace qopt;
 using namespace qopt::opimpl;
@@ -397,13 +398,15 @@ llvm::Expected<Shape> opimpl::slidingWindowShape(InferenceContext &ctx,
       out.push_back(Dim::dynamic());
       continue;
     }
-    int64_t effective = (k - 1) * d + 1, size;
+    // In 128 bits: a dilation or pad near 2^62 overflows 64.
+    __int128 effective = __int128(k - 1) * d + 1, size;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      size = (in.size + s - 1) / s;
+      size = (__int128(in.size) + s - 1) / s;
     } else if (autoPad == "VALID" || autoPad == "NOTSET" || autoPad.empty()) {
       bool valid = autoPad == "VALID"; // no padding at all
-      int64_t begin = valid ? 0 : (*pads)[i];
-      int64_t padded = in.size + begin + (valid ? 0 : (*pads)[i + spatial]);
+      __int128 begin = valid ? 0 : (*pads)[i];
+      __int128 padded =
+          in.size + begin + (valid ? 0 : __int128((*pads)[i + spatial]));
       if (padded < effective)
         size = 0;
       else if (ceilMode) {
@@ -417,6 +420,9 @@ llvm::Expected<Shape> opimpl::slidingWindowShape(InferenceContext &ctx,
     } else {
       return ctx.error("unknown auto_pad '" + autoPad + "'");
     }
+    if (size > std::numeric_limits<int64_t>::max())
+      return ctx.error("the window's output on spatial axis " + llvm::Twine(i) +
+                       " is too large");
     if (size <= 0)
       return ctx.error("input " + shapeToText(input) +
                        " is smaller than the kernel window (spatial axis " +

@@ -455,7 +455,13 @@ llvm::Error opimpl::inferGatherND(InferenceContext &ctx) {
 
 llvm::Error opimpl::inferExpand(InferenceContext &ctx) {
   auto target = ctx.getConstantInts(1);
-  if (!ctx.hasRank(0) || !target)
+  if (!target)
+    return llvm::Error::success();
+  for (int64_t d : *target)
+    if (d < 0)
+      return ctx.error("negative dimension " + llvm::Twine(d) +
+                       " in the shape " + listText(*target));
+  if (!ctx.hasRank(0))
     return llvm::Error::success();
   auto out = broadcastShapes(ctx, ctx.getShape(0), staticShape(*target));
   if (!out)

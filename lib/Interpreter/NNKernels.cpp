@@ -581,7 +581,9 @@ llvm::Error layerNormKernel(KernelContext &ctx) {
   return llvm::Error::success();
 }
 
-llvm::Error softmaxImpl(KernelContext &ctx, bool logSoftmax) {
+enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
+
+llvm::Error softmaxImpl(KernelContext &ctx, SoftmaxKind kind) {
   const Tensor *x = ctx.input(0);
   if (!x)
     return ctx.error("missing input");
@@ -612,23 +614,37 @@ llvm::Error softmaxImpl(KernelContext &ctx, bool logSoftmax) {
       double mx = -std::numeric_limits<double>::infinity();
       for (int64_t a = 0; a < axisSize; ++a)
         mx = std::max(mx, xv[base + a * inner]);
+      if (kind == SoftmaxKind::Hardmax) {
+        // 1 at the first largest value, 0 elsewhere.
+        bool found = false;
+        for (int64_t a = 0; a < axisSize; ++a) {
+          bool first = !found && xv[base + a * inner] == mx;
+          found |= first;
+          y[base + a * inner] = first ? 1.0 : 0.0;
+        }
+        continue;
+      }
       double sum = 0;
       for (int64_t a = 0; a < axisSize; ++a)
         sum += std::exp(xv[base + a * inner] - mx);
       for (int64_t a = 0; a < axisSize; ++a) {
         double e = xv[base + a * inner] - mx;
-        y[base + a * inner] =
-            logSoftmax ? e - std::log(sum) : std::exp(e) / sum;
+        y[base + a * inner] = kind == SoftmaxKind::LogSoftmax
+                                  ? e - std::log(sum)
+                                  : std::exp(e) / sum;
       }
     }
   return emit(ctx, 0, x->kind(), x->shape(), y);
 }
 
 llvm::Error softmaxKernel(KernelContext &ctx) {
-  return softmaxImpl(ctx, false);
+  return softmaxImpl(ctx, SoftmaxKind::Softmax);
 }
 llvm::Error logSoftmaxKernel(KernelContext &ctx) {
-  return softmaxImpl(ctx, true);
+  return softmaxImpl(ctx, SoftmaxKind::LogSoftmax);
+}
+llvm::Error hardmaxKernel(KernelContext &ctx) {
+  return softmaxImpl(ctx, SoftmaxKind::Hardmax);
 }
 
 } // namespace
@@ -646,4 +662,5 @@ void rt::registerNNKernels(KernelRegistry &r) {
   r.add(ops::LayerNormalization, layerNormKernel);
   r.add(ops::Softmax, softmaxKernel);
   r.add(ops::LogSoftmax, logSoftmaxKernel);
+  r.add(ops::Hardmax, hardmaxKernel);
 }

@@ -5,6 +5,8 @@
 
 #include <Eigen/Core>
 
+#include <limits>
+
 using namespace qopt;
 using namespace qopt::rt;
 
@@ -34,32 +36,41 @@ llvm::Error rt::windowGeometry(const KernelContext &ctx, const Shape &in,
   for (size_t i = 0; i < k; ++i) {
     if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0)
       return ctx.error("strides, dilations and kernel sizes must be > 0");
-    int64_t window = (kernel[i] - 1) * dilations[i] + 1;
+    // In 128 bits: a dilation or pad near 2^62 overflows 64.
+    __int128 window = __int128(kernel[i] - 1) * dilations[i] + 1, size;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      out[i] = (in[i] + strides[i] - 1) / strides[i];
-      int64_t total =
-          std::max<int64_t>(0, (out[i] - 1) * strides[i] + window - in[i]);
-      int64_t small = total / 2;
-      padBegin[i] = autoPad == "SAME_UPPER" ? small : total - small;
-      padEnd[i] = total - padBegin[i];
+      size = (__int128(in[i]) + strides[i] - 1) / strides[i];
+      __int128 total =
+          std::max<__int128>(0, (size - 1) * strides[i] + window - in[i]);
+      if (total > std::numeric_limits<int64_t>::max())
+        return ctx.error("the padding of spatial axis " + llvm::Twine(i) +
+                         " is too large");
+      int64_t small = int64_t(total / 2);
+      padBegin[i] = autoPad == "SAME_UPPER" ? small : int64_t(total) - small;
+      padEnd[i] = int64_t(total) - padBegin[i];
+      out[i] = int64_t(size);
       continue;
     }
     if (autoPad == "VALID") {
-      out[i] = (in[i] - window) / strides[i] + 1;
+      size = (__int128(in[i]) - window) / strides[i] + 1;
     } else if (autoPad == "NOTSET") {
       padBegin[i] = pads[i];
       padEnd[i] = pads[i + k];
-      int64_t span = in[i] + padBegin[i] + padEnd[i] - window;
+      __int128 span = __int128(in[i]) + padBegin[i] + padEnd[i] - window;
       if (span < 0)
         return ctx.error("window larger than the padded input");
-      out[i] = ceilMode ? (span + strides[i] - 1) / strides[i] + 1
-                        : span / strides[i] + 1;
+      size = ceilMode ? (span + strides[i] - 1) / strides[i] + 1
+                      : span / strides[i] + 1;
       // A window may not start in the end padding (PyTorch/ONNX rule).
-      if (ceilMode && (out[i] - 1) * strides[i] >= in[i] + padBegin[i])
-        --out[i];
+      if (ceilMode && (size - 1) * strides[i] >= __int128(in[i]) + padBegin[i])
+        --size;
     } else {
       return ctx.error("unknown auto_pad '" + autoPad + "'");
     }
+    if (size > std::numeric_limits<int64_t>::max())
+      return ctx.error("the window's output on spatial axis " + llvm::Twine(i) +
+                       " is too large");
+    out[i] = size <= 0 ? 0 : int64_t(size);
     if (out[i] <= 0)
       return ctx.error("window larger than the input");
   }

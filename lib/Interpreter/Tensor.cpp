@@ -55,22 +55,19 @@ Tensor Tensor::copyOf(ElementKind kind, Shape shape, const char *bytes) {
 }
 
 llvm::Expected<Tensor> Tensor::allocate(ElementKind kind, Shape shape) {
+  // Past the memory limit (ResourceLimits), a tensor is refused with an
+  // error instead of exhausting memory; within a run, with what the run
+  // holds already (RunBudget).
   auto n = shapeNumElements(shape);
-  // One tensor of the reference interpreter stays below 4 GiB: larger ones
-  // are refused with an error instead of exhausting memory.
-  constexpr int64_t kMaxBytes = int64_t(1) << 32;
-  int64_t bytes;
-  if (!n ||
-      __builtin_mul_overflow(*n, std::max<int64_t>(1, getElementByteSize(kind)),
-                             &bytes) ||
-      bytes > kMaxBytes)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor of shape %s is too large (over "
-                                   "4 GiB)",
-                                   shapeToString(shape).c_str());
+  uint64_t bytes =
+      n ? saturatingProduct({uint64_t(*n), uint64_t(std::max<unsigned>(
+                                               1, getElementByteSize(kind)))})
+        : UINT64_MAX;
+  std::string what = "a tensor of shape " + shapeToString(shape);
+  if (bytes > getResourceLimits().memoryBytes)
+    return makeLimitError(what, bytes, /*bytes=*/true);
   if (RunBudget *budget = RunBudget::current())
-    if (auto err = budget->chargeMemory(
-            uint64_t(bytes), "a tensor of shape " + shapeToString(shape)))
+    if (auto err = budget->chargeMemory(bytes, what))
       return std::move(err);
   return Tensor(kind, std::move(shape));
 }

@@ -188,9 +188,15 @@ private:
           def && !def->operands.empty() && def->operands.front().variadic;
       for (const Value *r : n.getResults())
         if (recorded.count(r) && r->getType()->isQuantized()) {
-          for (unsigned i = 0; i < (variadic ? n.getNumOperands() : 1); ++i)
-            if (n.getOperand(i))
-              recorded.insert(n.getOperand(i));
+          // Also any other operand on the result's grid (a Pad's
+          // constant_value): the same Q/DQ records its parameters.
+          const QuantType *grid = r->getType()->getQuantType();
+          for (unsigned i = 0; i < n.getNumOperands(); ++i) {
+            const Value *v = n.getOperand(i);
+            if (v &&
+                ((variadic || i == 0) || v->getType()->getQuantType() == grid))
+              recorded.insert(v);
+          }
         }
     }
     auto check = [&](const Value *v, const std::string &where) -> llvm::Error {

@@ -62,6 +62,8 @@ std::string onnximport::shapeText(llvm::ArrayRef<int64_t> dims) {
 }
 
 llvm::Error Importer::importHeader() {
+  if (proto.ir_version() < 0 || proto.model_version() < 0)
+    return makeError("ir_version and model_version are at least 0");
   model->irVersion = proto.ir_version();
   if (!proto.has_graph())
     return makeError("model has no graph");
@@ -674,6 +676,7 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
   if (auto err = emitOutputs())
     return std::move(err);
   finishInitializers();
+  adoptDataGrids();
   // Shape arithmetic on static shapes (Shape -> Gather -> Concat ->
   // Reshape) folds once every shape is known; the ops it feeds are
   // inferred again.
@@ -687,6 +690,32 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
   if (auto err = verifyModel(*model, verifyOptions))
     return std::move(err);
   return std::move(model);
+}
+
+void Importer::adoptDataGrids() {
+  for (Node &n : model->getGraph().getNodes()) {
+    const OpDef *def = n.getOpDef();
+    if (!def || !hasTrait(n, OpTrait::DataMovement) || !n.getNumOperands() ||
+        !n.getOperand(0))
+      continue;
+    const QuantType *grid = n.getOperand(0)->getType()->getQuantType();
+    const SignatureSlot *data = def->operandSlot(0);
+    if (!grid || !data || data->typeVar.empty())
+      continue;
+    for (unsigned i = 1; i < n.getNumOperands(); ++i) {
+      Value *v = n.getOperand(i);
+      const SignatureSlot *slot = def->operandSlot(i);
+      if (!v || !slot || slot->typeVar != data->typeVar || !v->hasOneUse())
+        continue;
+      const TensorType *t = v->getType();
+      const Node *producer = v->getDefiningNode();
+      if (t->isQuantized() || !t->hasRank() ||
+          t->getStorageKind() != grid->getStorageKind() || !producer ||
+          !producer->isa(ops::Constant))
+        continue;
+      v->setType(model->getContext().getTensorType(t->getShape(), grid));
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

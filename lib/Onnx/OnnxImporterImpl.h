@@ -72,6 +72,11 @@ private:
   llvm::Error sortNodes();
   llvm::Error analyzeQdq(int node, QdqInfo &info);
   llvm::Error assignQuantTypes();
+  /// A constant operand of a data movement op, in the storage kind of its
+  /// quantized data operand and sharing its type variable (a Pad's
+  /// constant_value, written by an exporter as the stored integer), takes
+  /// the data's grid, as the op requires.
+  void adoptDataGrids();
   llvm::Error emitNodes();
   /// Emits node `i` (file order index) with its types inferred.
   llvm::Expected<Node *> emitNode(int i);

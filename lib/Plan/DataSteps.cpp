@@ -120,8 +120,9 @@ llvm::Expected<PoolStep::Window> PoolStep::getWindow(const KernelOp &op,
 llvm::Error PoolStep::checkGeometry(const Window &w) {
   auto fits = [](int64_t in, int64_t out, int64_t kernel, int64_t stride,
                  int64_t dilation, int64_t padBegin) {
-    int64_t extent = dilation * (kernel - 1) + 1;
-    return padBegin < extent && (out - 1) * stride - padBegin < in;
+    // In 128 bits: a window's parameters from a graph may be near 2^62.
+    __int128 extent = __int128(dilation) * (kernel - 1) + 1;
+    return padBegin < extent && __int128(out - 1) * stride - padBegin < in;
   };
   if (!fits(w.inH, w.outH, w.kernelH, w.strideH, w.dilationH, w.padTop) ||
       !fits(w.inW, w.outW, w.kernelW, w.strideW, w.dilationW, w.padLeft))

@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -214,7 +215,10 @@ static void reportOutOfMemory(void *, const char *, bool) {
   ::_exit(1);
 }
 
-void qopt::installOutOfMemoryHandler(const char *toolName) {
+void qopt::installResourceErrorHandlers(const char *toolName) {
   oomToolName = toolName;
   llvm::install_bad_alloc_error_handler(reportOutOfMemory);
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, which the
+  // output's writer reports, instead of the signal killing the process.
+  ::signal(SIGXFSZ, SIG_IGN);
 }

@@ -58,6 +58,8 @@ detail>, with the work directory written as $W. --jobs N (default 2) sets the
 workers, --only TEXT runs the cases whose name holds TEXT (and the plan bases).
 
 Every run gets RLIMIT_AS = 8,000,000 KiB (ulimit -v 8000000) and the timeout.
+A fresh default work directory is removed after a clean sweep and kept (its
+path printed on stderr, with the five slowest runs) when anything failed.
 Uses /usr/bin/python3 with onnx 1.12 and numpy; needs root for mknod (without
 it the device cases are skipped).
 """

@@ -358,7 +358,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt-run: run a model on qopt's reference "
                               "interpreter\n");
-  installOutOfMemoryHandler("qopt-run");
+  installResourceErrorHandlers("qopt-run");
   if (auto err = resourceLimits.apply())
     return fail(std::move(err));
   if (printPlanPassesRequested()) {

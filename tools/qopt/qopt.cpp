@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt: optimizer for explicitly quantized ONNX "
                               "models\n");
-  installOutOfMemoryHandler("qopt");
+  installResourceErrorHandlers("qopt");
   if (auto err = resourceLimits.apply()) {
     llvm::errs() << "qopt: error: "
                  << toPrintableLine(llvm::toString(std::move(err))) << "\n";

@@ -21,7 +21,7 @@
 // tools set them from their flags before reading anything.
 //
 // The last resort is an allocation the machine cannot give (its memory is
-// below the limit): installOutOfMemoryHandler turns it into the same
+// below the limit): installResourceErrorHandlers turns it into the same
 // one-line error and exit status 1, with temporary output files removed.
 //
 //===----------------------------------------------------------------------===//
@@ -101,8 +101,9 @@ private:
 
 /// An allocation that fails prints "<tool>: error: out of memory ..." and
 /// exits with status 1 (temporary output files removed) instead of
-/// aborting.
-void installOutOfMemoryHandler(const char *toolName);
+/// aborting; a write past the file-size limit (ulimit -f) fails as a write
+/// error instead of killing the process with SIGXFSZ.
+void installResourceErrorHandlers(const char *toolName);
 
 } // namespace qopt
 
