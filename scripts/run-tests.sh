@@ -26,6 +26,12 @@ if [ -d "$build/python/qopt" ]; then
   QOPT_BUILD_DIR="$build" QOPT_SHARED_DIR="$shared" /usr/bin/python3 -m pytest -q \
     -p no:cacheprovider "$root/test/python" || status=1
 fi
+if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
+  step "hostile inputs: a quick sweep (test/hostile/sweep_hostile.py --quick; the lit tests run each finding under the sanitizers)"
+  /usr/bin/python3 "$root/test/hostile/sweep_hostile.py" --quick --bin "$build/bin" \
+    --work "$build/hostile-sweep" | tail -15 || status=1
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 step "lit tests"
 /usr/bin/python3 /usr/lib/llvm-14/build/utils/lit/lit.py -s "$build/test/lit" || status=1
 step "ONNX backend node tests on the reference interpreter"

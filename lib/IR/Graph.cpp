@@ -366,6 +366,10 @@ Graph::makeUniqueName(llvm::StringRef base,
   }
 }
 
+int64_t Graph::getDefaultOpsetVersion() const {
+  return owner ? owner->getDefaultOpsetVersion() : 0;
+}
+
 int64_t Model::getDefaultOpsetVersion() const {
   for (const OpsetImport &o : opsetImports)
     if (o.domain.empty() || o.domain == "ai.onnx")

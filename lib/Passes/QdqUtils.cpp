@@ -186,6 +186,14 @@ std::string qopt::whyGridCannotCross(const Node &n, const QuantType *q) {
       }
     }
   }
+  if (n.isa(ops::Pad)) {
+    // Pad takes integer data from opset 11 on: a Pad moved onto stored
+    // integers in an older model could not be written back.
+    int64_t opset = n.getGraph() ? n.getGraph()->getDefaultOpsetVersion() : 0;
+    if (opset && opset < 11)
+      return "Pad before opset 11 (the model's is " + std::to_string(opset) +
+             ") pads float data only";
+  }
   if (n.isa(ops::Pad) && getStringAttrOr(n, "mode", "constant") == "constant")
     return offGridConstant(n, 2, q, "the pad value");
   if (n.isa(ops::Clip))

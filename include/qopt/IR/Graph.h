@@ -36,6 +36,7 @@
 namespace qopt {
 
 class Graph;
+class Model;
 class Node;
 class OpDef;
 
@@ -206,6 +207,9 @@ public:
   std::unique_ptr<Graph> clone() const;
 
   Context &getContext() const { return ctx; }
+  /// The default ONNX domain's opset of the model whose main graph this
+  /// is (0 for a graph of no model): what the graph's ops may spell.
+  int64_t getDefaultOpsetVersion() const;
   llvm::StringRef getName() const { return name; }
   void setName(std::string n) { name = std::move(n); }
   llvm::StringRef getDocString() const { return docString; }
@@ -262,7 +266,10 @@ public:
 private:
   friend class Value;
   friend class Node;
+  friend class Model;
   Context &ctx;
+  /// The model whose main graph this is, or null.
+  const Model *owner = nullptr;
   std::string name;
   std::string docString;
   std::vector<std::unique_ptr<Value>> inputs;
@@ -288,7 +295,12 @@ struct OpsetImport {
 class Model {
 public:
   explicit Model(Context &ctx)
-      : ctx(ctx), mainGraph(std::make_unique<Graph>(ctx)) {}
+      : ctx(ctx), mainGraph(std::make_unique<Graph>(ctx)) {
+    mainGraph->owner = this;
+  }
+  // The main graph points back at its model.
+  Model(const Model &) = delete;
+  Model(Model &&) = delete;
 
   Context &getContext() const { return ctx; }
   Graph &getGraph() { return *mainGraph; }
