@@ -10,6 +10,7 @@
 
 #include "FloatMathKernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -67,4 +68,26 @@ void rt::hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
 
 void rt::hardSwishFloats(Isa isa, const float *x, float *y, int64_t n) {
   familyFor(isa).hardSwish(x, y, n);
+}
+
+void rt::gemmColumns(Isa isa, const float *a, int64_t m, int64_t k,
+                     const float *b, int64_t n, int64_t begin, int64_t end,
+                     double alpha, const double *betaC, float *y) {
+  auto accumulate = familyFor(isa).accumulateRow;
+  constexpr int64_t kBlock = 256;
+  double sums[kBlock];
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j0 = begin; j0 < end; j0 += kBlock) {
+      int64_t width = std::min(kBlock, end - j0);
+      std::fill(sums, sums + width, 0.0);
+      for (int64_t p = 0; p < k; ++p)
+        if (double x = a[i * k + p]; x != 0.0)
+          accumulate(x, b + p * n + j0, sums, width);
+      for (int64_t j = 0; j < width; ++j) {
+        double v = sums[j] * alpha;
+        if (betaC)
+          v += betaC[j0 + j];
+        y[i * n + j0 + j] = float(v);
+      }
+    }
 }

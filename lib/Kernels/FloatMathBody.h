@@ -140,5 +140,10 @@ inline void hardSwishLoop(const float *x, float *y, int64_t n) {
   }
 }
 
-constexpr Family kFamily = {erfLoop, softmaxRow, hardSigmoidLoop,
-                            hardSwishLoop};
+inline void accumulateRowLoop(double a, const float *b, double *s, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    s[j] += a * double(b[j]);
+}
+
+constexpr Family kFamily = {erfLoop, softmaxRow, hardSigmoidLoop, hardSwishLoop,
+                            accumulateRowLoop};

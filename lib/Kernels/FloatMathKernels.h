@@ -22,6 +22,9 @@ struct Family {
   void (*hardSigmoid)(const float *x, float *y, int64_t n, double alpha,
                       double beta);
   void (*hardSwish)(const float *x, float *y, int64_t n);
+  /// s[j] += a * double(b[j]) for j < n (the product of two floats is
+  /// exact in double: one rounding per term, fused or not).
+  void (*accumulateRow)(double a, const float *b, double *s, int64_t n);
 };
 
 const Family &avx2Family();

@@ -71,6 +71,17 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
     axis = ctx.getInt("axis", opset >= 13 ? -1 : 1);
     return;
   }
+  if (o.op == ops::Gemm &&
+      (o.getNumOperands() == 2 || o.getNumOperands() == 3)) {
+    KernelContext ctx(o, {}, opset);
+    if (ctx.getInt("transA", 0) != 0)
+      return;
+    arithmetic = Arithmetic::Gemm;
+    gemmTransB = ctx.getInt("transB", 0) != 0;
+    alpha = ctx.getFloat("alpha", 1.0f);
+    beta = ctx.getFloat("beta", 1.0f);
+    return;
+  }
   if (o.op == ops::Transpose && o.getNumOperands() == 1) {
     KernelContext ctx(o, {}, opset);
     arithmetic = Arithmetic::Transpose;
@@ -285,6 +296,8 @@ std::pair<int64_t, int64_t> FloatStep::softmaxRows(const PlanRun &run) const {
 
 /// Rows a tile of a LayerNormalization step takes.
 static constexpr int64_t kLayerNormTileRows = 16;
+/// Output columns of a Gemm a tile computes (all rows).
+static constexpr int64_t kGemmTileColumns = 128;
 
 std::pair<int64_t, int64_t> FloatStep::layerNormRows(const PlanRun &run) const {
   if (arithmetic != Arithmetic::LayerNorm || inputs.size() < 2 ||
@@ -375,7 +388,68 @@ std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
   return {batches, rows, cols};
 }
 
+//===----------------------------------------------------------------------===//
+// Gemm by constant weights
+//===----------------------------------------------------------------------===//
+
+/// A Gemm's constant operands as gemmColumns reads them, made once.
+struct FloatStep::GemmWeights {
+  int64_t m = 0, k = 0, n = 0;
+  /// B as [K, N] rows (transposed when transB).
+  std::vector<float> b;
+  /// beta * C[j] in double (exact), or empty without C.
+  std::vector<double> betaC;
+};
+
+const FloatStep::GemmWeights *FloatStep::gemmWeights(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::Gemm || inputs.size() < 2 || inputs[0] < 0 ||
+      inputs[1] < 0 || outputs.size() != 1 || outputs[0] < 0)
+    return nullptr;
+  const PlanTensor &a = run.tensor(inputs[0]), &b = run.tensor(inputs[1]);
+  const PlanTensor &y = run.tensor(outputs[0]);
+  const PlanTensor *c =
+      inputs.size() > 2 && inputs[2] >= 0 ? &run.tensor(inputs[2]) : nullptr;
+  auto isF32 = [](const PlanTensor &t) {
+    return t.kind == ElementKind::F32 && t.layout == PlanLayout::Onnx;
+  };
+  if (!isF32(a) || !isF32(b) || !isF32(y) || !b.constant ||
+      a.shape.size() != 2 || b.shape.size() != 2 || y.shape.size() != 2)
+    return nullptr;
+  int64_t m = a.shape[0], k = a.shape[1];
+  int64_t n = gemmTransB ? b.shape[0] : b.shape[1];
+  if ((gemmTransB ? b.shape[1] : b.shape[0]) != k || y.shape != Shape{m, n})
+    return nullptr;
+  // C: none, or constant values broadcast along the rows ([N], [1, N], one).
+  if (c && (!isF32(*c) || !c->constant ||
+            (c->numElements() != 1 &&
+             !(c->numElements() == n && c->shape.back() == n &&
+               (c->shape.size() == 1 ||
+                (c->shape.size() == 2 && c->shape[0] == 1))))))
+    return nullptr;
+  std::call_once(gemmOnce, [&] {
+    auto g = std::make_shared<GemmWeights>();
+    g->m = m;
+    g->k = k;
+    g->n = n;
+    const float *bv = b.constant->data<float>();
+    g->b.resize(size_t(k) * n);
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        g->b[p * n + j] = gemmTransB ? bv[j * k + p] : bv[p * n + j];
+    if (c) {
+      const float *cv = c->constant->data<float>();
+      g->betaC.resize(n);
+      for (int64_t j = 0; j < n; ++j)
+        g->betaC[j] = beta * double(cv[c->numElements() == 1 ? 0 : j]);
+    }
+    gemm = std::move(g);
+  });
+  return gemm.get();
+}
+
 int64_t FloatStep::getNumTiles(const PlanRun &run) const {
+  if (const GemmWeights *g = gemmWeights(run))
+    return (g->n + kGemmTileColumns - 1) / kGemmTileColumns;
   if (int64_t batches = transposeBlocks(run)[0])
     return batches;
   if (int64_t rows = layerNormRows(run).first)
@@ -517,6 +591,17 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
 
 llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                            void * /*scratch*/) const {
+  if (const GemmWeights *g = gemmWeights(run)) {
+    // The reference's sums, in its order: its bits (FloatMath.h).
+    gemmColumns(run.getPlan().isa,
+                reinterpret_cast<const float *>(run.read(inputs[0])), g->m,
+                g->k, g->b.data(), g->n,
+                std::min(g->n, tileBegin * kGemmTileColumns),
+                std::min(g->n, tileEnd * kGemmTileColumns), alpha,
+                g->betaC.empty() ? nullptr : g->betaC.data(),
+                reinterpret_cast<float *>(run.write(outputs[0])));
+    return llvm::Error::success();
+  }
   if (auto [batches, rows, cols] = transposeBlocks(run); batches) {
     // Each batch's [rows, cols] block becomes [cols, rows]: moved bits.
     const auto *x = reinterpret_cast<const uint32_t *>(run.read(inputs[0]));

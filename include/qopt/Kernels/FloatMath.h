@@ -43,6 +43,15 @@ void hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
                        double alpha, double beta);
 void hardSwishFloats(Isa isa, const float *x, float *y, int64_t n);
 
+/// Columns [begin, end) of y = alpha * a b + betaC, a [m, k] and b [k, n]
+/// in rows, as the reference's Gemm computes them (its bits): each output
+/// a double sum over k in order, skipping a's zeros (0 * inf is not
+/// taken), times alpha, plus betaC[j] (beta * C[j], exact in double; null
+/// for none), rounded once to f32.
+void gemmColumns(Isa isa, const float *a, int64_t m, int64_t k, const float *b,
+                 int64_t n, int64_t begin, int64_t end, double alpha,
+                 const double *betaC, float *y);
+
 } // namespace rt
 } // namespace qopt
 

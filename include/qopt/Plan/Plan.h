@@ -259,6 +259,7 @@ private:
     LayerNorm,
     Transpose,
     Softmax,
+    Gemm,
   } arithmetic;
   /// LeakyRelu's and HardSigmoid's attributes (LayerNormalization's
   /// epsilon in alpha, its axis in axis), as the kernels read them.
@@ -278,6 +279,14 @@ private:
   /// batches otherwise.
   std::array<int64_t, 3> transposeBlocks(const PlanRun &run) const;
   std::vector<int64_t> perm;
+  /// For a Gemm of f32 A (not transposed) by a constant f32 B, C none or
+  /// constant along the rows: its weights as gemmColumns reads them, made
+  /// on first use; null otherwise.
+  struct GemmWeights;
+  const GemmWeights *gemmWeights(const PlanRun &run) const;
+  bool gemmTransB = false;
+  mutable std::once_flag gemmOnce;
+  mutable std::shared_ptr<const GemmWeights> gemm;
 };
 
 /// One operand of a two-operand table read along one axis of the result as
