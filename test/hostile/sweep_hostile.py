@@ -1393,7 +1393,7 @@ def main():
     ap.add_argument("--only", help="run only the cases whose name contains this")
     args = ap.parse_args()
 
-    bins = {t: os.path.join(args.bin, t) for t in ("qopt", "qopt-run")}
+    bins = {t: os.path.join(os.path.abspath(args.bin), t) for t in ("qopt", "qopt-run")}
     for t, p in bins.items():
         if not os.access(p, os.X_OK):
             sys.exit("sweep: %s not found in %s" % (t, args.bin))
