@@ -73,16 +73,15 @@ void rt::hardSwishFloats(Isa isa, const float *x, float *y, int64_t n) {
 void rt::gemmColumns(Isa isa, const float *a, int64_t m, int64_t k,
                      const float *b, int64_t n, int64_t begin, int64_t end,
                      double alpha, const double *betaC, float *y) {
-  auto accumulate = familyFor(isa).accumulateRow;
-  constexpr int64_t kBlock = 256;
+  auto sumColumns = familyFor(isa).sumColumns;
+  constexpr int64_t kBlock = kGemmPanelColumns;
   double sums[kBlock];
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j0 = begin; j0 < end; j0 += kBlock) {
-      int64_t width = std::min(kBlock, end - j0);
-      std::fill(sums, sums + width, 0.0);
-      for (int64_t p = 0; p < k; ++p)
-        if (double x = a[i * k + p]; x != 0.0)
-          accumulate(x, b + p * n + j0, sums, width);
+      // The panel of columns [j0, j0 + width): k rows of width floats.
+      int64_t width = std::min(kBlock, n - j0);
+      sumColumns(a + i * k, k, b + j0 * k, width, sums,
+                 std::min(width, end - j0));
       for (int64_t j = 0; j < width; ++j) {
         double v = sums[j] * alpha;
         if (betaC)

@@ -140,10 +140,40 @@ inline void hardSwishLoop(const float *x, float *y, int64_t n) {
   }
 }
 
-inline void accumulateRowLoop(double a, const float *b, double *s, int64_t n) {
-  for (int64_t j = 0; j < n; ++j)
-    s[j] += a * double(b[j]);
+/// sumColumns for a width known when compiled: the sums stay in
+/// registers across the k terms.
+template <int64_t W>
+inline void sumColumnsFixed(const float *a, int64_t k, const float *b,
+                            int64_t ldb, double *s) {
+  double acc[W] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    double x = a[p];
+    if (x == 0.0)
+      continue;
+    const float *row = b + p * ldb;
+    for (int64_t j = 0; j < W; ++j)
+      acc[j] += x * double(row[j]);
+  }
+  for (int64_t j = 0; j < W; ++j)
+    s[j] = acc[j];
+}
+
+inline void sumColumnsLoop(const float *a, int64_t k, const float *b,
+                           int64_t ldb, double *s, int64_t width) {
+  if (width == 32)
+    return sumColumnsFixed<32>(a, k, b, ldb, s);
+  if (width == 16)
+    return sumColumnsFixed<16>(a, k, b, ldb, s);
+  for (int64_t j = 0; j < width; ++j)
+    s[j] = 0.0;
+  for (int64_t p = 0; p < k; ++p) {
+    double x = a[p];
+    if (x == 0.0)
+      continue;
+    for (int64_t j = 0; j < width; ++j)
+      s[j] += x * double(b[p * ldb + j]);
+  }
 }
 
 constexpr Family kFamily = {erfLoop, softmaxRow, hardSigmoidLoop, hardSwishLoop,
-                            accumulateRowLoop};
+                            sumColumnsLoop};

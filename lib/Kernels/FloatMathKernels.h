@@ -22,9 +22,11 @@ struct Family {
   void (*hardSigmoid)(const float *x, float *y, int64_t n, double alpha,
                       double beta);
   void (*hardSwish)(const float *x, float *y, int64_t n);
-  /// s[j] += a * double(b[j]) for j < n (the product of two floats is
-  /// exact in double: one rounding per term, fused or not).
-  void (*accumulateRow)(double a, const float *b, double *s, int64_t n);
+  /// s[j] = sum over p < k, in order, of a[p] * double(b[p * ldb + j]) for
+  /// j < width (at most 32), terms with a[p] == 0 left out (the product of
+  /// two floats is exact in double: one rounding per term, fused or not).
+  void (*sumColumns)(const float *a, int64_t k, const float *b, int64_t ldb,
+                     double *s, int64_t width);
 };
 
 const Family &avx2Family();

@@ -298,6 +298,8 @@ std::pair<int64_t, int64_t> FloatStep::softmaxRows(const PlanRun &run) const {
 static constexpr int64_t kLayerNormTileRows = 16;
 /// Output columns of a Gemm a tile computes (all rows).
 static constexpr int64_t kGemmTileColumns = 128;
+static_assert(kGemmTileColumns % kGemmPanelColumns == 0,
+              "a tile starts a panel");
 
 std::pair<int64_t, int64_t> FloatStep::layerNormRows(const PlanRun &run) const {
   if (arithmetic != Arithmetic::LayerNorm || inputs.size() < 2 ||
@@ -395,7 +397,7 @@ std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
 /// A Gemm's constant operands as gemmColumns reads them, made once.
 struct FloatStep::GemmWeights {
   int64_t m = 0, k = 0, n = 0;
-  /// B as [K, N] rows (transposed when transB).
+  /// B in gemmColumns' panels of columns (transposed when transB).
   std::vector<float> b;
   /// beta * C[j] in double (exact), or empty without C.
   std::vector<double> betaC;
@@ -433,9 +435,14 @@ const FloatStep::GemmWeights *FloatStep::gemmWeights(const PlanRun &run) const {
     g->n = n;
     const float *bv = b.constant->data<float>();
     g->b.resize(size_t(k) * n);
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j)
-        g->b[p * n + j] = gemmTransB ? bv[j * k + p] : bv[p * n + j];
+    for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
+      int64_t width = std::min(kGemmPanelColumns, n - j0);
+      float *panel = g->b.data() + j0 * k;
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = j0; j < j0 + width; ++j)
+          panel[p * width + j - j0] =
+              gemmTransB ? bv[j * k + p] : bv[p * n + j];
+    }
     if (c) {
       const float *cv = c->constant->data<float>();
       g->betaC.resize(n);

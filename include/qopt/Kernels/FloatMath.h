@@ -43,11 +43,17 @@ void hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
                        double alpha, double beta);
 void hardSwishFloats(Isa isa, const float *x, float *y, int64_t n);
 
-/// Columns [begin, end) of y = alpha * a b + betaC, a [m, k] and b [k, n]
-/// in rows, as the reference's Gemm computes them (its bits): each output
-/// a double sum over k in order, skipping a's zeros (0 * inf is not
-/// taken), times alpha, plus betaC[j] (beta * C[j], exact in double; null
-/// for none), rounded once to f32.
+/// Columns of b a panel of gemmColumns holds.
+constexpr int64_t kGemmPanelColumns = 32;
+
+/// Columns [begin, end) of y = alpha * a b + betaC (begin a multiple of
+/// kGemmPanelColumns), as the reference's Gemm computes them (its bits):
+/// each output a double sum over k in order, skipping a's zeros (0 * inf is
+/// not taken), times alpha, plus betaC[j] (beta * C[j], exact in double;
+/// null for none), rounded once to f32. a is [m, k] in rows; b [k, n] in
+/// panels: columns [j, j + w) (j a multiple of kGemmPanelColumns, w the
+/// panel's width, kGemmPanelColumns but for the last) at b + j * k, k rows
+/// of w floats, read from start to end.
 void gemmColumns(Isa isa, const float *a, int64_t m, int64_t k, const float *b,
                  int64_t n, int64_t begin, int64_t end, double alpha,
                  const double *betaC, float *y);
