@@ -234,6 +234,8 @@ Graph::~Graph() {
 std::unique_ptr<Graph> Graph::clone() const {
   auto copy = std::make_unique<Graph>(ctx, name);
   copy->docString = docString;
+  // A what-if copy answers for the same model (its opset).
+  copy->owner = owner;
   copy->initializerInputs = initializerInputs;
   copy->initializerInputPositions = initializerInputPositions;
   copy->uniqueCounter = uniqueCounter;
