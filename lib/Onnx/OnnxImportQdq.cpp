@@ -9,6 +9,7 @@
 
 #include "OnnxImporterImpl.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -370,4 +371,30 @@ void Importer::recordParamNames(int node, const QuantType *q,
   attrs.push_back({"param_names", Attribute(std::move(paramNames))});
   if (!defaultRanks)
     attrs.push_back({"param_ranks", Attribute(std::move(ranks))});
+}
+
+void Importer::adoptDataGrids() {
+  for (Node &n : model->getGraph().getNodes()) {
+    const OpDef *def = n.getOpDef();
+    if (!def || !hasTrait(n, OpTrait::DataMovement) || !n.getNumOperands() ||
+        !n.getOperand(0))
+      continue;
+    const QuantType *grid = n.getOperand(0)->getType()->getQuantType();
+    const SignatureSlot *data = def->operandSlot(0);
+    if (!grid || !data || data->typeVar.empty())
+      continue;
+    for (unsigned i = 1; i < n.getNumOperands(); ++i) {
+      Value *v = n.getOperand(i);
+      const SignatureSlot *slot = def->operandSlot(i);
+      if (!v || !slot || slot->typeVar != data->typeVar || !v->hasOneUse())
+        continue;
+      const TensorType *t = v->getType();
+      const Node *producer = v->getDefiningNode();
+      if (t->isQuantized() || !t->hasRank() ||
+          t->getStorageKind() != grid->getStorageKind() || !producer ||
+          !producer->isa(ops::Constant))
+        continue;
+      v->setType(model->getContext().getTensorType(t->getShape(), grid));
+    }
+  }
 }

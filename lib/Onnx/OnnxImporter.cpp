@@ -692,32 +692,6 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
   return std::move(model);
 }
 
-void Importer::adoptDataGrids() {
-  for (Node &n : model->getGraph().getNodes()) {
-    const OpDef *def = n.getOpDef();
-    if (!def || !hasTrait(n, OpTrait::DataMovement) || !n.getNumOperands() ||
-        !n.getOperand(0))
-      continue;
-    const QuantType *grid = n.getOperand(0)->getType()->getQuantType();
-    const SignatureSlot *data = def->operandSlot(0);
-    if (!grid || !data || data->typeVar.empty())
-      continue;
-    for (unsigned i = 1; i < n.getNumOperands(); ++i) {
-      Value *v = n.getOperand(i);
-      const SignatureSlot *slot = def->operandSlot(i);
-      if (!v || !slot || slot->typeVar != data->typeVar || !v->hasOneUse())
-        continue;
-      const TensorType *t = v->getType();
-      const Node *producer = v->getDefiningNode();
-      if (t->isQuantized() || !t->hasRank() ||
-          t->getStorageKind() != grid->getStorageKind() || !producer ||
-          !producer->isa(ops::Constant))
-        continue;
-      v->setType(model->getContext().getTensorType(t->getShape(), grid));
-    }
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
