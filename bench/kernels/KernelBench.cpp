@@ -11,7 +11,10 @@
 // element; and the depthwise 3x3/5x5 convs of MobileNet V2 and V3 shapes,
 // which move few MACs per byte, in GB/s (input and output bytes) against
 // this machine's measured copy bandwidth as well as GMAC/s against the
-// peak. One thread: the figures are per core.
+// peak. The conv_cold cases run the same convs with the caches flushed
+// (256 MiB written) before each timed run but for the input, output and
+// scratch: the weights come from memory, as in a network's one pass over
+// its layers. One thread: the figures are per core.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +42,11 @@ struct ConvCase {
   const char *name;
   int64_t size, inC, outC, kernel, stride, pad, groups = 1;
 };
+
+/// Bytes written between the timed runs of a "cold" conv case: more than
+/// the last-level cache, so that the weights come from memory, as they do
+/// in a network's single pass over its layers.
+constexpr size_t kEvictionBytes = size_t(256) << 20;
 
 /// Depthwise convs of MobileNet V2 (3x3) and V3-Small (3x3, 5x5): one
 /// channel per group.
@@ -87,7 +95,7 @@ const ConvCase kResNet18Convs[] = {
     {"layer4_3x3_7x7x512", 7, 512, 512, 3, 1, 1},
 };
 
-void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
+void benchConv(benchmark::State &state, Isa isa, ConvCase c, bool cold) {
   Int8ConvShape s;
   s.inH = s.inW = c.size;
   s.inC = c.inC;
@@ -114,7 +122,18 @@ void benchConv(benchmark::State &state, Isa isa, ConvCase c) {
   std::vector<char> scratch(conv.getScratchBytes() + 64);
   void *aligned = reinterpret_cast<void *>(
       (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
+  std::vector<char> eviction(cold ? kEvictionBytes : 0);
   for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      std::memset(eviction.data(), int(state.iterations()), eviction.size());
+      benchmark::DoNotOptimize(eviction.data());
+      // The input, output and scratch as the steps before would leave
+      // them: in cache.
+      std::memcpy(y.data(), x.data(), std::min(x.size(), y.size()));
+      std::memset(scratch.data(), 0, scratch.size());
+      state.ResumeTiming();
+    }
     conv.run(x.data(), nullptr, y.data(), 0, conv.getNumRows(), aligned);
     benchmark::ClobberMemory();
   }
@@ -192,12 +211,17 @@ int main(int argc, char **argv) {
     for (const ConvCase &c : kResNet18Convs)
       benchmark::RegisterBenchmark(
           ("conv/" + getIsaName(isa).str() + "/" + c.name).c_str(), benchConv,
-          isa, c)
+          isa, c, false)
+          ->Unit(benchmark::kMicrosecond);
+    for (const ConvCase &c : kResNet18Convs)
+      benchmark::RegisterBenchmark(
+          ("conv_cold/" + getIsaName(isa).str() + "/" + c.name).c_str(),
+          benchConv, isa, c, true)
           ->Unit(benchmark::kMicrosecond);
     for (const ConvCase &c : kDepthwiseConvs)
       benchmark::RegisterBenchmark(
           ("depthwise/" + getIsaName(isa).str() + "/" + c.name).c_str(),
-          benchConv, isa, c)
+          benchConv, isa, c, false)
           ->Unit(benchmark::kMicrosecond);
   }
   // Each epilogue width the machine runs: 8 lanes (AVX2 and AVX-VNNI
