@@ -96,6 +96,13 @@ const Case kCases[] = {
     // and 8 and 5 of (then one at a time): ShuffleNet's 24, stride 2
     {shapeOf(1, 7, 6, 24, 24, 3, 2, 1, 1, 24), 30},
     {shapeOf(1, 5, 6, 29, 29, 3, 1, 1, 1, 29), 140},
+    // depthwise rows with pixels whose windows lie inside the input (the
+    // interior loop, taps unrolled for 3x3 and 5x5, counted for 7x7), of
+    // whole vectors and with 8 or 4 channels left, dilated
+    {shapeOf(1, 5, 12, 48, 48, 3, 1, 1, 1, 48), 128},
+    {shapeOf(1, 9, 11, 20, 20, 5, 1, 2, 1, 20), 90},
+    {shapeOf(1, 9, 10, 16, 16, 7, 1, 3, 1, 16), 3},
+    {shapeOf(1, 6, 13, 24, 24, 3, 1, 2, 2, 24), 250},
     {shapeOf(1, 4, 4, 13, 50, 5, 1, 2, 1, 1), 255}, // 5x5, odd channels
     {shapeOf(1, 10, 3, 4, 9, 1, 3, 0, 1, 1), 1},    // 1x1 with stride 3
     {shapeOf(1, 9, 11, 3, 8, 7, 2, 3, 1, 1), 77},   // 7x7/2 stem, 3 channels
