@@ -19,6 +19,7 @@ namespace {
 /// EpilogueBody.h's lane operations on ymm registers.
 struct Avx2Lanes {
   static constexpr int kLanes = 8;
+  static constexpr bool kMaskedTails = false;
   static constexpr bool kIntegerGrid = false; ///< no unsigned-saturating
                                               ///< dword-to-byte store
   using F = __m256;

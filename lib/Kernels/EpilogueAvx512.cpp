@@ -21,6 +21,11 @@ namespace {
 struct Avx512Lanes {
   static constexpr int kLanes = 16;
   static constexpr bool kIntegerGrid = true;
+#ifdef QOPT_EMULATED_INTRINSICS
+  static constexpr bool kMaskedTails = false; // SIMDe has no masked loads
+#else
+  static constexpr bool kMaskedTails = true;
+#endif
   using F = __m512;
   using I = __m512i;
   using M = __mmask16;
@@ -79,6 +84,28 @@ struct Avx512Lanes {
   static QOPT_EPILOGUE_INLINE void storeF(F y, float *out) {
     _mm512_storeu_ps(out, y);
   }
+#ifndef QOPT_EMULATED_INTRINSICS
+  /// A row's last `count` (< 16) channels: masked loads and stores that
+  /// touch no byte past them.
+  static QOPT_EPILOGUE_INLINE __mmask16 firstLanes(int64_t count) {
+    return __mmask16((1u << count) - 1);
+  }
+  static QOPT_EPILOGUE_INLINE I loadIMasked(const int32_t *at, int64_t count) {
+    return _mm512_maskz_loadu_epi32(firstLanes(count), at);
+  }
+  static QOPT_EPILOGUE_INLINE I loadBytesMasked(const uint8_t *at,
+                                                int64_t count) {
+    return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(firstLanes(count), at));
+  }
+  static QOPT_EPILOGUE_INLINE void storeBytesMasked(I v, uint8_t *out,
+                                                    int64_t count) {
+    _mm512_mask_cvtusepi32_storeu_epi8(out, firstLanes(count), v);
+  }
+  static QOPT_EPILOGUE_INLINE void storeFMasked(F y, float *out,
+                                                int64_t count) {
+    _mm512_mask_storeu_ps(out, firstLanes(count), y);
+  }
+#endif
   /// Lanes holding 0 or more, saturated to 255 (vpmovusdb).
   static QOPT_EPILOGUE_INLINE void storeBytes(I v, uint8_t *out) {
     _mm_storeu_si128(reinterpret_cast<__m128i *>(out),

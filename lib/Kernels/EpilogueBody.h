@@ -28,7 +28,9 @@
 //                            anything above it
 //
 // whole vectors only: a row's last channels, fewer than kLanes, go through
-// padded copies here (loadLanes, storeLanes).
+// padded copies here (loadLanes, storeLanes), unless V::kMaskedTails: then
+// V's loadIMasked, loadBytesMasked, storeBytesMasked and storeFMasked
+// read and write only the first `count` lanes' memory.
 //
 // Everything else is here once, so the widths cannot drift apart: both give
 // the scalar epilogue's bits (EpilogueKernels.h). An anonymous namespace:
@@ -67,6 +69,9 @@ QOPT_EPILOGUE_INLINE auto loadPadded(const Element *at, int64_t count,
 
 template <typename V>
 QOPT_EPILOGUE_INLINE typename V::I loadLanes(const int32_t *at, int64_t count) {
+  if constexpr (V::kMaskedTails)
+    if (count < V::kLanes)
+      return V::loadIMasked(at, count);
   return loadPadded<V>(at, count, [](const int32_t *p) { return V::loadI(p); });
 }
 template <typename V>
@@ -76,6 +81,9 @@ QOPT_EPILOGUE_INLINE typename V::F loadLanes(const float *at, int64_t count) {
 template <typename V>
 QOPT_EPILOGUE_INLINE typename V::I loadByteLanes(const uint8_t *at,
                                                  int64_t count) {
+  if constexpr (V::kMaskedTails)
+    if (count < V::kLanes)
+      return V::loadBytesMasked(at, count);
   return loadPadded<V>(at, count,
                        [](const uint8_t *p) { return V::loadBytes(p); });
 }
@@ -235,9 +243,15 @@ QOPT_EPILOGUE_INLINE void storeLanes(const Lanes<V> &l, typename V::F y,
     } else {
       bytes = gridInts<V>(l, quotient, l.outputZero, l.outputZeroI);
     }
+    if constexpr (V::kMaskedTails)
+      if (count < V::kLanes)
+        return V::storeBytesMasked(bytes, static_cast<uint8_t *>(out), count);
     storePadded<V>(static_cast<uint8_t *>(out), count,
                    [&](uint8_t *to) { V::storeBytes(bytes, to); });
   } else {
+    if constexpr (V::kMaskedTails)
+      if (count < V::kLanes)
+        return V::storeFMasked(y, static_cast<float *>(out), count);
     storePadded<V>(static_cast<float *>(out), count,
                    [&](float *to) { V::storeF(y, to); });
   }
