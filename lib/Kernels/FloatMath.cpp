@@ -78,11 +78,12 @@ void rt::gemmColumns(Isa isa, const float *a, int64_t m, int64_t k,
   double sums[kBlock];
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j0 = begin; j0 < end; j0 += kBlock) {
-      // The panel of columns [j0, j0 + width): k rows of width floats.
+      // The panel of columns [j0, j0 + width): k rows of width floats, of
+      // which the first `count` are asked for.
       int64_t width = std::min(kBlock, n - j0);
-      sumColumns(a + i * k, k, b + j0 * k, width, sums,
-                 std::min(width, end - j0));
-      for (int64_t j = 0; j < width; ++j) {
+      int64_t count = std::min(width, end - j0);
+      sumColumns(a + i * k, k, b + j0 * k, width, sums, count);
+      for (int64_t j = 0; j < count; ++j) {
         double v = sums[j] * alpha;
         if (betaC)
           v += betaC[j0 + j];

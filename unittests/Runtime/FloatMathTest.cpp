@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -152,5 +153,57 @@ TEST(FloatMath, HardSigmoidAndHardSwishAreTheReferences) {
                   (std::isnan(want) && std::isnan(y[i])))
           << getIsaName(isa).str() << " hard swish " << x[i];
     }
+  }
+}
+
+// gemmColumns against the reference's sum (double, in order, a's zeros
+// skipped so 0 * inf is not taken, times alpha, plus beta * C, one
+// rounding), b in panels of kGemmPanelColumns: 70 columns (two whole
+// panels and one of 6), on every family, called for the whole row and for
+// [32, 40) alone, which must leave every other column as it was.
+TEST(FloatMath, GemmColumnsAreTheReferences) {
+  const int64_t m = 3, k = 37, n = 70;
+  std::vector<float> a(m * k), b(k * n);
+  for (int64_t i = 0; i < m * k; ++i)
+    a[i] = i % 5 == 0 ? 0.0f : float(std::sin(double(i))) * 3.0f;
+  for (int64_t i = 0; i < k * n; ++i)
+    b[i] = float(std::cos(double(i) * 0.7)) / 7.0f;
+  b[5 * n + 33] = std::numeric_limits<float>::infinity(); // times a's zero
+  a[0 * k + 5] = 0.0f;
+  double alpha = 0.75;
+  std::vector<double> betaC(n);
+  for (int64_t j = 0; j < n; ++j)
+    betaC[j] = 0.5 * double(j % 9);
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        if (a[i * k + p] != 0.0f)
+          sum += double(a[i * k + p]) * double(b[p * n + j]);
+      want[i * n + j] = float(sum * alpha + betaC[j]);
+    }
+  // b's panels: columns [j0, j0 + w) as k rows of w floats at b + j0 * k.
+  std::vector<float> panels(k * n);
+  for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
+    int64_t w = std::min(kGemmPanelColumns, n - j0);
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < w; ++j)
+        panels[j0 * k + p * w + j] = b[p * n + j0 + j];
+  }
+  for (Isa isa : getSupportedIsas()) {
+    std::vector<float> y(m * n, -1.0f);
+    gemmColumns(isa, a.data(), m, k, panels.data(), n, 0, n, alpha,
+                betaC.data(), y.data());
+    EXPECT_TRUE(sameBits(y, want)) << getIsaName(isa).str();
+    std::vector<float> part(m * n, -1.0f);
+    gemmColumns(isa, a.data(), m, k, panels.data(), n, 32, 40, alpha,
+                betaC.data(), part.data());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float expected = j >= 32 && j < 40 ? want[i * n + j] : -1.0f;
+        ASSERT_EQ(part[i * n + j], expected)
+            << getIsaName(isa).str() << " row " << i << " column " << j;
+      }
   }
 }
