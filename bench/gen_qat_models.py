@@ -62,39 +62,29 @@ class WeightQuantizer(nn.Module):
                                                       0, -128, 127)
 
 
-class QuantConv2d(nn.Module):
-    def __init__(self, conv):
+class Quantized(nn.Module):
+    """An nn.Conv2d or nn.Linear with its input and weight quantizers."""
+
+    def __init__(self, layer):
         super().__init__()
-        self.conv = conv
+        self.layer = layer
         self.input_quantizer = InputQuantizer()
-        self.weight_quantizer = WeightQuantizer(conv.weight)
+        self.weight_quantizer = WeightQuantizer(layer.weight)
 
     def forward(self, x):
-        c = self.conv
-        return F.conv2d(self.input_quantizer(x),
-                        self.weight_quantizer(c.weight), c.bias, c.stride,
-                        c.padding, c.dilation, c.groups)
-
-
-class QuantLinear(nn.Module):
-    def __init__(self, linear):
-        super().__init__()
-        self.linear = linear
-        self.input_quantizer = InputQuantizer()
-        self.weight_quantizer = WeightQuantizer(linear.weight)
-
-    def forward(self, x):
-        l = self.linear
-        return F.linear(self.input_quantizer(x),
-                        self.weight_quantizer(l.weight), l.bias)
+        l = self.layer
+        x = self.input_quantizer(x)
+        w = self.weight_quantizer(l.weight)
+        if isinstance(l, nn.Conv2d):
+            return F.conv2d(x, w, l.bias, l.stride, l.padding, l.dilation,
+                            l.groups)
+        return F.linear(x, w, l.bias)
 
 
 def patch(module):
     for name, child in module.named_children():
-        if isinstance(child, nn.Conv2d):
-            setattr(module, name, QuantConv2d(child))
-        elif isinstance(child, nn.Linear):
-            setattr(module, name, QuantLinear(child))
+        if isinstance(child, (nn.Conv2d, nn.Linear)):
+            setattr(module, name, Quantized(child))
         else:
             patch(child)
 
