@@ -157,22 +157,32 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
               weights[((g * groupOutC + o) * groupInC + ci) * taps + t];
     packed.emplace_back(isa, reordered.data(), groupOutC, depth, depth);
   }
-  // Few row groups (a network's last stages, one group of channels): tiles
-  // of blocks of the output channels too (64 or more each, but the last),
-  // up to 4 tiles a layer, so that threads split the weights.
-  int64_t numPanels = packed[0].getNumPanels();
-  rowGroups = (getNumRows() + getRowsPerCall() - 1) / getRowsPerCall();
-  panelsPerBlock = numPanels;
-  if (shape.groups == 1 && rowGroups < 4) {
-    int64_t blocks = std::min((4 + rowGroups - 1) / rowGroups,
-                              std::max<int64_t>(1, numPanels / 4));
-    panelsPerBlock = (numPanels + blocks - 1) / blocks;
-  }
-  channelBlocks = (numPanels + panelsPerBlock - 1) / panelsPerBlock;
   const Int8Epilogue &e = this->epilogue;
   depthwise = shape.groups > 1 && groupInC == 1 && groupOutC == 1 &&
               shape.inputDilationH == 1 && shape.inputDilationW == 1 &&
               e.weightZero.empty();
+  // Few row groups (a network's last stages): tiles of blocks of the
+  // output channels too, up to 4 tiles a layer, so that threads split the
+  // weights. One group of channels: blocks of panels (64 or more channels
+  // each, but the last). A grouped conv (RegNet's and ResNeXt's 3x3):
+  // blocks of whole groups, each group still one GEMM; with one block,
+  // RegNetX-400MF's 14x14 and 7x7 stages ran no faster on 2 threads.
+  int64_t numPanels = packed[0].getNumPanels();
+  rowGroups = (getNumRows() + getRowsPerCall() - 1) / getRowsPerCall();
+  panelsPerBlock = numPanels;
+  groupsPerBlock = shape.groups;
+  int64_t blocksWanted = (4 + rowGroups - 1) / rowGroups;
+  if (shape.groups == 1 && rowGroups < 4) {
+    int64_t blocks =
+        std::min(blocksWanted, std::max<int64_t>(1, numPanels / 4));
+    panelsPerBlock = (numPanels + blocks - 1) / blocks;
+  } else if (shape.groups > 1 && !depthwise && rowGroups < 4) {
+    int64_t blocks = std::min(blocksWanted, shape.groups);
+    groupsPerBlock = (shape.groups + blocks - 1) / blocks;
+  }
+  channelBlocks = shape.groups == 1
+                      ? (numPanels + panelsPerBlock - 1) / panelsPerBlock
+                      : (shape.groups + groupsPerBlock - 1) / groupsPerBlock;
   if (depthwise) {
     int64_t c = shape.outC;
     depthwiseWeights.resize(taps * c);
@@ -582,10 +592,12 @@ void Int8Conv::runTiles(const uint8_t *input, const uint8_t *residual,
 
 std::pair<int64_t, int64_t> Int8Conv::getBlockChannels(int64_t blockBegin,
                                                        int64_t blockEnd) const {
-  // All the blocks: every group's channels (a grouped conv's one block
-  // counts one group's panels).
+  // All the blocks: every group's channels.
   if (blockBegin == 0 && blockEnd == channelBlocks)
     return {0, shape.outC};
+  if (shape.groups > 1)
+    return {blockBegin * groupsPerBlock * groupOutC,
+            std::min(shape.outC, blockEnd * groupsPerBlock * groupOutC)};
   return {std::min(shape.outC, blockBegin * panelsPerBlock * kPanelChannels),
           std::min(shape.outC, blockEnd * panelsPerBlock * kPanelChannels)};
 }
@@ -614,7 +626,17 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
   for (int64_t row = rowBegin; row < rowEnd; row += rowsPerCall) {
     int64_t count = std::min(rowsPerCall, rowEnd - row);
     int64_t pixels = count * outW;
-    for (int64_t g = 0; g < shape.groups; ++g) {
+    // Blocks of a grouped conv are whole groups, each group's panels all
+    // of them; one group's blocks are its adjacent panels: one GEMM over
+    // all of them.
+    bool groupBlocks = shape.groups > 1;
+    int64_t groupBegin = groupBlocks ? blockBegin * groupsPerBlock : 0;
+    int64_t groupEnd =
+        groupBlocks ? std::min(shape.groups, blockEnd * groupsPerBlock) : 1;
+    int64_t panelBegin = groupBlocks ? 0 : blockBegin * panelsPerBlock;
+    int64_t panelEnd =
+        groupBlocks ? packed[0].getNumPanels() : blockEnd * panelsPerBlock;
+    for (int64_t g = groupBegin; g < groupEnd; ++g) {
       const uint8_t *a;
       int64_t lda;
       if (pointwise) {
@@ -628,9 +650,6 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
         a = rows;
         lda = depth;
       }
-      // The blocks are adjacent panels: one GEMM over all of them.
-      int64_t panelBegin = blockBegin * panelsPerBlock;
-      int64_t panelEnd = blockEnd * panelsPerBlock;
       Channels channels{g, panelBegin * kPanelChannels,
                         std::min(groupOutC, panelEnd * kPanelChannels) -
                             panelBegin * kPanelChannels};

@@ -701,6 +701,9 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
       shapeOf(1, 5, 5, 32, 200, 1, 1, 0, 1, 1),  // 13 panels: 5, 5 and 3
       shapeOf(2, 4, 3, 8, 130, 3, 2, 1, 1, 1),   // batch 2, a partial panel
       shapeOf(1, 14, 56, 16, 32, 3, 1, 1, 1, 1), // row groups of 3 and 4
+      shapeOf(1, 7, 7, 64, 64, 3, 1, 1, 1, 8),   // 8 groups: 4 blocks of 2
+      shapeOf(1, 14, 14, 48, 48, 3, 2, 1, 1, 3), // 3 groups: 3 blocks
+      shapeOf(1, 7, 7, 40, 56, 1, 1, 0, 1, 8),   // pointwise, 8 groups of 7
   };
   std::vector<uint8_t> table(256);
   for (uint8_t &v : table)
@@ -727,8 +730,8 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
     e.outputTable = table;
     for (Isa isa : getTestedIsas()) {
       Int8Conv conv(isa, s, operands.second.data(), e);
-      // Channel blocks (the first three: one row group each), row groups
-      // (the last) or both.
+      // Channel blocks (the first three and the grouped ones: one row
+      // group each), row groups (the fourth) or both.
       EXPECT_GT(conv.getNumTiles(), 1) << s.outC << " channels";
       std::vector<char> scratch(conv.getScratchBytes() + 64);
       void *aligned = reinterpret_cast<void *>(

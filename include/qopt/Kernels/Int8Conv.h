@@ -294,8 +294,10 @@ private:
   int64_t groupInC, groupOutC, depth;    ///< per group
   std::vector<PackedInt8Weights> packed; ///< one per group
   /// Tiles: groups of getRowsPerCall() rows, blocks of panelsPerBlock
-  /// weight panels (all of them but in layers with few row groups).
-  int64_t rowGroups = 1, channelBlocks = 1, panelsPerBlock = 1;
+  /// weight panels (one group of channels) or of groupsPerBlock groups (a
+  /// grouped conv); all of them but in layers with few row groups.
+  int64_t rowGroups = 1, channelBlocks = 1, panelsPerBlock = 1,
+          groupsPerBlock = 1;
   /// The vector epilogue's per-channel constants (all outC channels):
   /// inputZero * the weight channel's sum, and the scale; empty when the
   /// scalar epilogue runs (tanh, hard sigmoid or swish, clip with NaN
