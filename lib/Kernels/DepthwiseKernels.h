@@ -27,13 +27,17 @@ namespace depthwise {
 
 /// One output row's geometry and constants.
 struct Row {
-  const uint8_t *input; ///< the image's first pixel, NHWC u8
-  int64_t inH, inW, channels;
+  /// The image's first pixel (NHWC u8), from the row's first channel on;
+  /// pixels `stride` bytes apart (the conv's channel count).
+  const uint8_t *input;
+  int64_t inH, inW;
+  int64_t channels; ///< summed, from the pointers' first on: acc's row
+  int64_t stride;   ///< channels of the input's pixels and the weights' taps
   int64_t kernelH, kernelW, strideH, strideW, dilationH, dilationW;
   int64_t padTop, padLeft;
   int64_t oh, outW;
-  const int32_t *weights; ///< [kernelH * kernelW][channels]
-  const int32_t *base;    ///< [channels]: zx * each channel's weight sum
+  const int32_t *weights; ///< [kernelH * kernelW][stride], from the first
+  const int32_t *base;    ///< zx * each channel's weight sum, from the first
   int32_t inputZero;
 };
 
@@ -60,7 +64,7 @@ inline void tapsInside(int64_t base, int64_t dilation, int64_t size,
 template <typename Block>
 int64_t addBlocks(const Row &r, int64_t ow, int64_t kyBegin, int64_t kyEnd,
                   int64_t ch, int32_t *acc) {
-  int64_t c = r.channels;
+  int64_t c = r.channels, stride = r.stride;
   int64_t baseH = r.oh * r.strideH - r.padTop;
   int64_t baseW = ow * r.strideW - r.padLeft;
   int64_t kxBegin, kxEnd;
@@ -69,10 +73,11 @@ int64_t addBlocks(const Row &r, int64_t ow, int64_t kyBegin, int64_t kyEnd,
     Block sum(r.base + ch);
     for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
       const uint8_t *line =
-          r.input + (baseH + ky * r.dilationH) * r.inW * c + ch;
-      const int32_t *w = r.weights + ky * r.kernelW * c + ch;
+          r.input + (baseH + ky * r.dilationH) * r.inW * stride + ch;
+      const int32_t *w = r.weights + ky * r.kernelW * stride + ch;
       for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
-        sum.add(line + (baseW + kx * r.dilationW) * c, w + kx * c, r.inputZero);
+        sum.add(line + (baseW + kx * r.dilationW) * stride, w + kx * stride,
+                r.inputZero);
     }
     sum.store(acc + ch);
   }
@@ -85,7 +90,7 @@ int64_t addBlocks(const Row &r, int64_t ow, int64_t kyBegin, int64_t kyEnd,
 template <typename Block, typename Tail = Block>
 void pixelOf(const Row &r, int64_t ow, int64_t kyBegin, int64_t kyEnd,
              int64_t ch, int32_t *acc) {
-  int64_t c = r.channels;
+  int64_t c = r.channels, stride = r.stride;
   int64_t baseH = r.oh * r.strideH - r.padTop;
   ch = addBlocks<Block>(r, ow, kyBegin, kyEnd, ch, acc);
   if (Tail::kLanes < Block::kLanes)
@@ -99,10 +104,10 @@ void pixelOf(const Row &r, int64_t ow, int64_t kyBegin, int64_t kyEnd,
       for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
         s += (int32_t(r.input[((baseH + ky * r.dilationH) * r.inW + baseW +
                                kx * r.dilationW) *
-                                  c +
+                                  stride +
                               ch]) -
               r.inputZero) *
-             r.weights[(ky * r.kernelW + kx) * c + ch];
+             r.weights[(ky * r.kernelW + kx) * stride + ch];
     acc[ch] = s;
   }
 }
@@ -140,23 +145,24 @@ inline void interiorPixels(const Row &r, int64_t &first, int64_t &end) {
 /// mulAdd(sum, x bytes, W), store(acc, sum).
 template <typename Vec, int Taps>
 int64_t interiorOf(const Row &r, int64_t first, int64_t end, int32_t *acc) {
-  int64_t c = r.channels;
+  int64_t c = r.channels, stride = r.stride;
   int64_t taps = Taps ? Taps : r.kernelH * r.kernelW;
   int64_t offsets[kMaxInteriorTaps];
   for (int64_t ky = 0, t = 0; ky < r.kernelH; ++ky)
     for (int64_t kx = 0; kx < r.kernelW; ++kx, ++t)
-      offsets[t] = (ky * r.dilationH * r.inW + kx * r.dilationW) * c;
+      offsets[t] = (ky * r.dilationH * r.inW + kx * r.dilationW) * stride;
   int64_t baseH = r.oh * r.strideH - r.padTop;
   int64_t ch = 0;
   for (; ch + Vec::kLanes <= c; ch += Vec::kLanes) {
     typename Vec::W w[Taps ? Taps : kMaxInteriorTaps];
 #pragma GCC unroll 49
     for (int64_t t = 0; t < taps; ++t)
-      w[t] = Vec::loadWeights(r.weights + t * c + ch);
+      w[t] = Vec::loadWeights(r.weights + t * stride + ch);
     const uint8_t *x =
-        r.input + (baseH * r.inW + first * r.strideW - r.padLeft) * c + ch;
+        r.input + (baseH * r.inW + first * r.strideW - r.padLeft) * stride + ch;
     int32_t *out = acc + first * c + ch;
-    for (int64_t ow = first; ow < end; ++ow, x += r.strideW * c, out += c) {
+    for (int64_t ow = first; ow < end;
+         ++ow, x += r.strideW * stride, out += c) {
       auto sum = Vec::zero();
 #pragma GCC unroll 49
       for (int64_t t = 0; t < taps; ++t)

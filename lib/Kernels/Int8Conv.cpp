@@ -166,7 +166,8 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
   // weights. One group of channels: blocks of panels (64 or more channels
   // each, but the last). A grouped conv (RegNet's and ResNeXt's 3x3):
   // blocks of whole groups, each group still one GEMM; with one block,
-  // RegNetX-400MF's 14x14 and 7x7 stages ran no faster on 2 threads.
+  // RegNetX-400MF's 14x14 and 7x7 stages ran no faster on 2 threads, nor
+  // did MobileNetV2's depthwise convs there.
   int64_t numPanels = packed[0].getNumPanels();
   rowGroups = (getNumRows() + getRowsPerCall() - 1) / getRowsPerCall();
   panelsPerBlock = numPanels;
@@ -179,6 +180,13 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
   } else if (shape.groups > 1 && !depthwise && rowGroups < 4) {
     int64_t blocks = std::min(blocksWanted, shape.groups);
     groupsPerBlock = (shape.groups + blocks - 1) / blocks;
+  } else if (depthwise && rowGroups < 4) {
+    // Its channels are its vector lanes: blocks of 64 or more (but the
+    // last), whole vectors of 16. Smaller ones (ShuffleNetV2 x0.5's 48
+    // channels in 3) ran 7% slower on 2 threads than one block.
+    int64_t blocks =
+        std::min(blocksWanted, std::max<int64_t>(1, shape.outC / 64));
+    groupsPerBlock = ((shape.outC + blocks - 1) / blocks + 15) / 16 * 16;
   }
   channelBlocks = shape.groups == 1
                       ? (numPanels + panelsPerBlock - 1) / panelsPerBlock
@@ -607,8 +615,8 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
                        int64_t blockBegin, int64_t blockEnd, void *scratch,
                        const uint8_t *pairOperand) const {
   if (depthwise)
-    return runDepthwiseRows(input, residual, output, rowBegin, rowEnd, scratch,
-                            pairOperand);
+    return runDepthwiseRows(input, residual, output, rowBegin, rowEnd,
+                            blockBegin, blockEnd, scratch, pairOperand);
   int64_t outH = shape.outH(), outW = shape.outW();
   int64_t rowsPerCall = getRowsPerCall();
   bool pointwise = isPointwise();
@@ -688,6 +696,7 @@ void rt::depthwise::scalar(const Row &row, int32_t *acc) {
 
 void Int8Conv::runDepthwiseRows(const uint8_t *input, const uint8_t *residual,
                                 void *output, int64_t rowBegin, int64_t rowEnd,
+                                int64_t blockBegin, int64_t blockEnd,
                                 void *scratch,
                                 const uint8_t *pairOperand) const {
   Isa isa = packed[0].getIsa();
@@ -695,13 +704,17 @@ void Int8Conv::runDepthwiseRows(const uint8_t *input, const uint8_t *residual,
                              : isa == Isa::Avx2 || isa == Isa::AvxVnni
                                  ? depthwise::avx2
                                  : depthwise::avx512;
-  int64_t outH = shape.outH(), outW = shape.outW(), c = shape.outC;
+  int64_t outH = shape.outH(), outW = shape.outW();
+  // The blocks' channels [first, first + c) of all `stride`.
+  auto [first, last] = getBlockChannels(blockBegin, blockEnd);
+  int64_t c = last - first, stride = shape.outC;
   int64_t rowsPerCall = getRowsPerCall();
   int32_t *acc = static_cast<int32_t *>(scratch);
   depthwise::Row r{};
   r.inH = shape.inH;
   r.inW = shape.inW;
   r.channels = c;
+  r.stride = stride;
   r.kernelH = shape.kernelH;
   r.kernelW = shape.kernelW;
   r.strideH = shape.strideH;
@@ -711,24 +724,25 @@ void Int8Conv::runDepthwiseRows(const uint8_t *input, const uint8_t *residual,
   r.padTop = shape.padTop;
   r.padLeft = shape.padLeft;
   r.outW = outW;
-  r.weights = depthwiseWeights.data();
-  r.base = depthwiseBase.data();
+  r.weights = depthwiseWeights.data() + first;
+  r.base = depthwiseBase.data() + first;
   r.inputZero = epilogue.inputZero;
   for (int64_t row = rowBegin; row < rowEnd; row += rowsPerCall) {
     int64_t count = std::min(rowsPerCall, rowEnd - row);
     for (int64_t k = 0; k < count; ++k) {
       int64_t n = (row + k) / outH;
-      r.input = input + n * shape.inH * shape.inW * c;
+      r.input = input + n * shape.inH * shape.inW * stride + first;
       r.oh = (row + k) % outH;
       kernel(r, acc + k * outW * c);
     }
     int64_t pixels = count * outW;
-    finishPixels(acc, Channels{0, 0, c}, residual, output, row * outW, pixels,
-                 pairOperand);
+    finishPixels(acc, Channels{0, first, c}, residual, output, row * outW,
+                 pixels, pairOperand);
     if (!epilogue.outputTable.empty())
-      lookUpRows(output, row * outW, pixels, 0, channelBlocks);
+      lookUpRows(output, row * outW, pixels, blockBegin, blockEnd);
     else if (!epilogue.pairTable.empty() && !hasPairInEpilogue())
-      lookUpPairs(output, pairOperand, row * outW, pixels, 0, channelBlocks);
+      lookUpPairs(output, pairOperand, row * outW, pixels, blockBegin,
+                  blockEnd);
   }
 }
 

@@ -704,6 +704,11 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
       shapeOf(1, 7, 7, 64, 64, 3, 1, 1, 1, 8),   // 8 groups: 4 blocks of 2
       shapeOf(1, 14, 14, 48, 48, 3, 2, 1, 1, 3), // 3 groups: 3 blocks
       shapeOf(1, 7, 7, 40, 56, 1, 1, 0, 1, 8),   // pointwise, 8 groups of 7
+      // Depthwise (no weight zero points): channel blocks of 80, 80 and 40
+      // (a tail of 8 past the 16-lane vectors); 128 in two blocks of 64
+      // through the 5x5 stride-2 interior and edges.
+      shapeOf(1, 7, 7, 200, 200, 3, 1, 1, 1, 200),
+      shapeOf(1, 13, 13, 128, 128, 5, 2, 2, 1, 128),
   };
   std::vector<uint8_t> table(256);
   for (uint8_t &v : table)
@@ -715,10 +720,12 @@ TEST(Int8Conv, TilesGiveTheBytesOfOneCall) {
     for (uint8_t &v : residual)
       v = uint8_t(byte(rng));
     Int8Epilogue e;
+    bool depthwise = s.groups == s.inC && s.inC == s.outC;
     for (int64_t c = 0; c < s.outC; ++c) {
       e.scale.push_back(std::ldexp(1.0f + c % 7, -12));
       e.bias.push_back(float(c % 5) - 2);
-      e.weightZero.push_back(c % 9 - 4);
+      if (!depthwise) // the depthwise kernels take none
+        e.weightZero.push_back(c % 9 - 4);
     }
     e.inputZero = 100;
     e.activation = Activation::Relu;

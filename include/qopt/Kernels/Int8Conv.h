@@ -275,11 +275,13 @@ private:
   void finishPixels(const int32_t *acc, Channels channels,
                     const uint8_t *residual, void *output, int64_t pixelBase,
                     int64_t pixels, const uint8_t *pairOperand) const;
-  /// runRows for a depthwise conv: the sums of all channels at once,
-  /// channels in vector lanes (Int8/DepthwiseKernels.h), then the epilogue.
+  /// runRows for a depthwise conv: the sums of the blocks' channels at
+  /// once, channels in vector lanes (DepthwiseKernels.h), then the
+  /// epilogue.
   void runDepthwiseRows(const uint8_t *input, const uint8_t *residual,
                         void *output, int64_t rowBegin, int64_t rowEnd,
-                        void *scratch, const uint8_t *pairOperand) const;
+                        int64_t blockBegin, int64_t blockEnd, void *scratch,
+                        const uint8_t *pairOperand) const;
 
   /// Pixels worth one GEMM call: many register tiles of rows, so that a
   /// 7-pixel row (ResNet's last stage) is not a tile of 6 and one of 1,
