@@ -33,6 +33,10 @@ void rt::quantizeFloatRuns(Isa isa, const float *x, int64_t xStride,
                            const QuantizeGrid &grid, uint8_t *out,
                            int64_t outStride) {
   quantize::Grid g = kernelGrid(grid);
+  if (isa == Isa::Avx512Vnni || isa == Isa::Amx) {
+    quantize::avx512(x, xStride, count, runs, g, out, outStride);
+    return;
+  }
   if (isa != Isa::Scalar) {
     quantize::avx2(x, xStride, count, runs, g, out, outStride);
     return;

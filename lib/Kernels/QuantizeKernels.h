@@ -25,6 +25,9 @@ struct Grid {
 /// xStride into out + r * outStride.
 void avx2(const float *x, int64_t xStride, int64_t count, int64_t runs,
           const Grid &grid, uint8_t *out, int64_t outStride);
+/// quantize::avx2 at 16 lanes (QuantizeAvx512.cpp): the same bytes.
+void avx512(const float *x, int64_t xStride, int64_t count, int64_t runs,
+            const Grid &grid, uint8_t *out, int64_t outStride);
 /// `planes` planes of `count` elements (plane p from x + p * planeStride)
 /// into `count` interleaved groups: element i of plane p to out[i * planes
 /// + p] (an NCHW row of an image into NHWC). All of them.

@@ -77,10 +77,10 @@ TEST(Int8Quantize, EveryFamilyGivesQuantizeLinearsBytes) {
           std::shuffle(x.begin() + 12, x.end(), rng);
           QuantizeGrid grid{scale, gr.zero, gr.isSigned, flip};
           ElementKind storage = gr.isSigned ? ElementKind::I8 : ElementKind::U8;
-          // Every count up to 40 on the first values (the 8-wide body and
-          // each tail), then all of them.
+          // Every count up to 90 on the first values (the 8- and 16-wide
+          // bodies, the 64-wide one, each tail), then all of them.
           for (int64_t count = 1; count <= int64_t(x.size());
-               count = count < 40 ? count + 1 : int64_t(x.size())) {
+               count = count < 90 ? count + 1 : int64_t(x.size())) {
             std::vector<uint8_t> out(count + 1, 0xa5);
             quantizeFloats(isa, x.data(), count, grid, out.data());
             for (int64_t i = 0; i < count; ++i) {
@@ -108,7 +108,7 @@ TEST(Int8Quantize, RunsWithStridesGiveQuantizeLinearsBytes) {
   const float scale = 0.0371f;
   std::vector<float> values = interestingValues(scale, rng);
   for (Isa isa : getSupportedIsas())
-    for (int64_t count : {1, 5, 8, 13, 16, 23})
+    for (int64_t count : {1, 5, 8, 13, 16, 23, 64, 71})
       for (bool isSigned : {false, true}) {
         QuantizeGrid grid{scale, isSigned ? -3 : 117, isSigned,
                           uint8_t(isSigned ? 0x80 : 0)};
