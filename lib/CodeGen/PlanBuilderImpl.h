@@ -208,6 +208,10 @@ void fuseTableChains(rt::Plan &plan);
 /// output table (one operand) or pair table (two, the other of the
 /// result's shape) (FuseTables.cpp); after fuseTableChains.
 void fuseTablesIntoConvs(rt::Plan &plan);
+/// Float Relu steps whose operand an Add, Sub, Mul or Div float step
+/// writes for them alone, done by that step (FuseFloatActivations.cpp);
+/// before arena placement.
+void fuseReluIntoFloatArithmetic(rt::Plan &plan);
 /// Quantize steps whose f32 operand a channel copy step writes, done by
 /// the copy (FuseQuantize.cpp); before arena placement.
 void fuseQuantizeIntoCopies(rt::Plan &plan);

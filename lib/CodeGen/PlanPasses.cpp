@@ -25,6 +25,10 @@ static const PlanPassInfo kPlanPasses[] = {
      "a table step reading an int8 conv's result alone becomes the conv's "
      "output or pair table",
      fuseTablesIntoConvs},
+    {"fuse-relu-into-float-arithmetic",
+     "a float Relu of an Add, Sub, Mul or Div step's result alone is done "
+     "by that step",
+     fuseReluIntoFloatArithmetic},
     {"fuse-quantize-into-copies",
      "a quantize step of a channel copy's result is done by the copy",
      fuseQuantizeIntoCopies},

@@ -14,7 +14,9 @@
 //           layout, or one of them a single value or (ONNX layout) the
 //           result's trailing dims or middle dims ([C, 1, 1] of
 //           [N, C, H, W], a layer scale); or an NHWC tensor and one value
-//           per image and channel ([N, C, 1, 1], an SE block's scale)
+//           per image and channel ([N, C, 1, 1], an SE block's scale);
+//           with the attribute qopt.relu_after (a plan pass's fusion), a
+//           Relu of each result element in the same loop
 //   Softmax over the last axis (or, before opset 13, the dims from the axis
 //           on) in ONNX layout
 //   LayerNormalization over the trailing dims in ONNX layout, with scale
@@ -109,6 +111,10 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
                      .Default(Arithmetic::None);
   // The attributes as the kernels read them (floats, widened).
   KernelContext ctx(o, {}, opset);
+  reluAfter =
+      (arithmetic == Arithmetic::Add || arithmetic == Arithmetic::Sub ||
+       arithmetic == Arithmetic::Mul || arithmetic == Arithmetic::Div) &&
+      ctx.getInt(kReluAfter, 0) != 0;
   if (arithmetic == Arithmetic::LeakyRelu)
     alpha = ctx.getFloat("alpha", 0.01f);
   if (arithmetic == Arithmetic::HardSigmoid) {
@@ -472,16 +478,26 @@ int64_t FloatStep::getNumTiles(const PlanRun &run) const {
   return n ? (n + kArithmeticTileElements - 1) / kArithmeticTileElements : 1;
 }
 
+/// The reference Relu of an f32 value: NaN and -0 stay.
+static float reluOf(float v) { return float(act::relu(double(v))); }
+
 template <typename F> void FloatStep::withBinaryOp(F &&f) const {
+  // With a Relu after it: the op's f32 result, then the Relu's.
+  auto then = [&](auto op) {
+    if (reluAfter)
+      f([op](float a, float b) { return reluOf(op(a, b)); });
+    else
+      f(op);
+  };
   switch (arithmetic) {
   case Arithmetic::Add:
-    return f(std::plus<float>());
+    return then(std::plus<float>());
   case Arithmetic::Sub:
-    return f(std::minus<float>());
+    return then(std::minus<float>());
   case Arithmetic::Mul:
-    return f(std::multiplies<float>());
+    return then(std::multiplies<float>());
   case Arithmetic::Div:
-    return f(std::divides<float>());
+    return then(std::divides<float>());
   default:
     return;
   }
@@ -697,6 +713,11 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     char *to = run.write(outputs[i]);
     if (t.byteSize())
       std::memcpy(to, y.bytes(), t.byteSize());
+    if (reluAfter && i == 0 && t.kind == ElementKind::F32) {
+      float *values = reinterpret_cast<float *>(to);
+      for (int64_t k = 0, n = t.numElements(); k < n; ++k)
+        values[k] = reluOf(values[k]);
+    }
     if (uint8_t flip = t.getStoredFlip())
       for (size_t b = 0, e = t.byteSize(); b < e; ++b)
         to[b] ^= flip;

@@ -215,6 +215,13 @@ public:
   int64_t getOpset() const { return opset; }
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Float; }
 
+  /// The attribute (an int, 1) that puts a Relu after an Add, Sub, Mul or
+  /// Div of the step (the plan pass fuse-relu-into-float-arithmetic sets
+  /// it): each result element is relu of the op's f32 result, as the two
+  /// steps would give it, in the same pass.
+  static constexpr const char *kReluAfter = "qopt.relu_after";
+  bool hasReluAfter() const { return reluAfter; }
+
 private:
   /// The elements of an Add, Sub, Mul or Div of two f32 tensors (of the
   /// result's shape and layout, or one of them a single value or, in ONNX
@@ -261,6 +268,8 @@ private:
     Softmax,
     Gemm,
   } arithmetic;
+  /// kReluAfter on an Add, Sub, Mul or Div.
+  bool reluAfter = false;
   /// LeakyRelu's and HardSigmoid's attributes (LayerNormalization's
   /// epsilon in alpha, its axis in axis), as the kernels read them.
   double alpha = 0, beta = 0;

@@ -17,6 +17,7 @@ MARKER = "# ---- the plan before the pass (Inputs/regenerate.py writes it) ----\
 TESTS = {
     "fuse-table-chains": "chain.qir",
     "fuse-tables-into-convs": "conv-table.qir",
+    "fuse-relu-into-float-arithmetic": "add-relu.qir",
     "fuse-quantize-into-copies": "concat-quantize.qir",
     "forward-copied-channels": "split-concat.qir",
     "place-reformats-in-concats": "head-concat.qir",
