@@ -19,6 +19,7 @@
 #include "qopt/IR/OpNames.h"
 #include "qopt/Interpreter/Kernel.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
@@ -29,6 +30,14 @@ using namespace qopt::rt;
 
 namespace {
 
+/// Whether an operand or result of the op has a quantized type.
+bool hasQuantTypes(const KernelOp &op) {
+  auto any = [](const auto &types) {
+    return llvm::any_of(types, [](const QuantType *q) { return q; });
+  };
+  return any(op.operandQuantTypes) || any(op.resultQuantTypes);
+}
+
 /// Whether the float step is an op the Relu can follow: one of the four
 /// on f32 operands and an f32 result, without quantized types, not fused
 /// already.
@@ -37,14 +46,8 @@ bool takesRelu(const Plan &plan, const FloatStep &step) {
   if (!(op.op == ops::Add || op.op == ops::Sub || op.op == ops::Mul ||
         op.op == ops::Div) ||
       step.inputs.size() != 2 || step.outputs.size() != 1 ||
-      step.outputs[0] < 0 || step.hasReluAfter())
+      step.outputs[0] < 0 || step.hasReluAfter() || hasQuantTypes(op))
     return false;
-  for (const QuantType *q : op.operandQuantTypes)
-    if (q)
-      return false;
-  for (const QuantType *q : op.resultQuantTypes)
-    if (q)
-      return false;
   for (int id : step.inputs)
     if (id < 0 || plan.tensors[id].kind != ElementKind::F32)
       return false;
@@ -55,14 +58,9 @@ bool takesRelu(const Plan &plan, const FloatStep &step) {
 bool isRelu(const Plan &plan, const FloatStep &step) {
   const KernelOp &op = step.getOp();
   if (op.op != ops::Relu || step.inputs.size() != 1 ||
-      step.outputs.size() != 1 || step.inputs[0] < 0 || step.outputs[0] < 0)
+      step.outputs.size() != 1 || step.inputs[0] < 0 || step.outputs[0] < 0 ||
+      hasQuantTypes(op))
     return false;
-  for (const QuantType *q : op.operandQuantTypes)
-    if (q)
-      return false;
-  for (const QuantType *q : op.resultQuantTypes)
-    if (q)
-      return false;
   return plan.tensors[step.outputs[0]].kind == ElementKind::F32;
 }
 
@@ -89,6 +87,9 @@ void codegen::fuseReluIntoFloatArithmetic(Plan &plan) {
     if (from.shape != to.shape || from.layout != to.layout)
       continue;
     KernelOp op = arithmetic->getOp();
+    llvm::erase_if(op.attributes, [](const NamedAttribute &a) {
+      return a.name == FloatStep::kReluAfter;
+    });
     op.attributes.push_back({FloatStep::kReluAfter, Attribute(int64_t(1))});
     KernelFn fn = KernelRegistry::get().lookup(op.op);
     if (!fn)

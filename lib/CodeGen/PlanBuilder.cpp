@@ -236,6 +236,12 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
     return makeError(n.describe() + ": the CPU plan cannot run op '" +
                      n.getOp() + "'");
   KernelOp op = makeKernelOp(n);
+  // The plan's own attribute (a Relu fused by a plan pass) means nothing on
+  // a node of the graph: a node that carries it runs as the reference
+  // interpreter runs it, which ignores it.
+  llvm::erase_if(op.attributes, [](const NamedAttribute &a) {
+    return a.name == FloatStep::kReluAfter;
+  });
   // An elementwise op reads NHWC operands in place when any operand is
   // NHWC already; single elements stay in ONNX layout (any order reads
   // them the same).
