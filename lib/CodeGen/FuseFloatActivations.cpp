@@ -87,9 +87,7 @@ void codegen::fuseReluIntoFloatArithmetic(Plan &plan) {
     if (from.shape != to.shape || from.layout != to.layout)
       continue;
     KernelOp op = arithmetic->getOp();
-    llvm::erase_if(op.attributes, [](const NamedAttribute &a) {
-      return a.name == FloatStep::kReluAfter;
-    });
+    FloatStep::removeReluAfter(op); // one a text plan gave it (0, say)
     op.attributes.push_back({FloatStep::kReluAfter, Attribute(int64_t(1))});
     KernelFn fn = KernelRegistry::get().lookup(op.op);
     if (!fn)

@@ -239,9 +239,7 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
   // The plan's own attribute (a Relu fused by a plan pass) means nothing on
   // a node of the graph: a node that carries it runs as the reference
   // interpreter runs it, which ignores it.
-  llvm::erase_if(op.attributes, [](const NamedAttribute &a) {
-    return a.name == FloatStep::kReluAfter;
-  });
+  FloatStep::removeReluAfter(op);
   // An elementwise op reads NHWC operands in place when any operand is
   // NHWC already; single elements stay in ONNX layout (any order reads
   // them the same).

@@ -64,17 +64,6 @@ void quantize::avx512(const float *x, int64_t xStride, int64_t count,
   __mmask16 tailMask = __mmask16((1u << tail) - 1);
   for (int64_t run = 0; run < runs; ++run, x += xStride, out += outStride) {
     int64_t i = 0;
-    // Four independent vectors a step, for the divider's latency.
-    for (; i + 64 <= count; i += 64) {
-      __m512i q0 = quantize16(g, _mm512_loadu_ps(x + i));
-      __m512i q1 = quantize16(g, _mm512_loadu_ps(x + i + 16));
-      __m512i q2 = quantize16(g, _mm512_loadu_ps(x + i + 32));
-      __m512i q3 = quantize16(g, _mm512_loadu_ps(x + i + 48));
-      store16(out + i, q0);
-      store16(out + i + 16, q1);
-      store16(out + i + 32, q2);
-      store16(out + i + 48, q3);
-    }
     for (; i + 16 <= count; i += 16)
       store16(out + i, quantize16(g, _mm512_loadu_ps(x + i)));
     // The last 1-15: masked, touching no byte past them.

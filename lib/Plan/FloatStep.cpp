@@ -34,6 +34,7 @@
 #include "qopt/Kernels/Transpose.h"
 #include "qopt/Plan/Plan.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
@@ -121,6 +122,11 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
     alpha = ctx.getFloat("alpha", 0.2f);
     beta = ctx.getFloat("beta", 0.5f);
   }
+}
+
+void FloatStep::removeReluAfter(KernelOp &op) {
+  llvm::erase_if(op.attributes,
+                 [](const NamedAttribute &a) { return a.name == kReluAfter; });
 }
 
 /// y[i] = f(x[i]) as the reference computes it for f32: in double, rounded

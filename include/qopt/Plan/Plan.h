@@ -221,6 +221,8 @@ public:
   /// steps would give it, in the same pass.
   static constexpr const char *kReluAfter = "qopt.relu_after";
   bool hasReluAfter() const { return reluAfter; }
+  /// Removes kReluAfter from the op's attributes, wherever it is.
+  static void removeReluAfter(KernelOp &op);
 
 private:
   /// The elements of an Add, Sub, Mul or Div of two f32 tensors (of the
