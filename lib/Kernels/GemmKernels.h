@@ -115,6 +115,12 @@ void avxVnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
              int32_t *c, int64_t ldc);
 void avx512Vnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
                 int32_t *c, int64_t ldc);
+/// avx512Vnni on rows of A gathered from runs of bytes (an indirect GEMM,
+/// a conv without im2col): row i is `taps` runs of b.k / taps bytes, a
+/// multiple of 4, run t at runs[i * taps + t] + offset.
+void avx512VnniGathered(const uint8_t *const *runs, int64_t taps,
+                        int64_t offset, int64_t m, const Panels &b, int32_t *c,
+                        int64_t ldc);
 /// The rows of a block of fewer than 32 are copied into `scratch` first
 /// (amxScratchBytes, 64-byte aligned), rows a whole number of 64-byte chunks
 /// of k apart (GemmAmx.cpp). b's panels hold whole chunks of 16 k groups.
@@ -135,6 +141,13 @@ using Kernel = void (*)(const uint8_t *a, int64_t lda, int64_t m,
 /// the emulated builds of the families this machine lacks there, so that
 /// Int8Conv runs them as it would run the real ones.
 void replaceFamilyForTesting(Isa isa, Kernel kernel);
+/// A family's gathered entry point (avx512VnniGathered's signature).
+using GatheredKernel = void (*)(const uint8_t *const *runs, int64_t taps,
+                                int64_t offset, int64_t m, const Panels &b,
+                                int32_t *c, int64_t ldc);
+/// Tests only: gemmU8S8Gathered runs `kernel` for family `isa`'s weights,
+/// or the family's own again for null.
+void replaceGatheredForTesting(Isa isa, GatheredKernel kernel);
 
 /// k rounded up to the amx family's chunks of 64 (one A tile row).
 static inline int64_t amxPaddedDepth(int64_t k) { return (k + 63) / 64 * 64; }

@@ -203,6 +203,23 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
     for (int32_t sum : depthwiseSums)
       depthwiseBase.push_back(e.inputZero * sum);
   }
+  // Convs read with gathered rows instead of im2col copies where the
+  // family has the kernel and each run is whole k groups: one run per
+  // kernel row where its taps are adjacent input pixels (one group, no
+  // dilation along W), else one per tap. Below 16 bytes a run, a tile
+  // would reload its rows' pointers every few k groups.
+  bool kernelRows =
+      shape.groups == 1 && shape.dilationW == 1 && shape.inputDilationW == 1;
+  runsPerPixel = kernelRows ? shape.kernelH : taps;
+  runBytes = kernelRows ? shape.kernelW * shape.inC : groupInC;
+  gathered = !depthwise && !isPointwise() && e.weightZero.empty() &&
+             groupInC % kGroupDepth == 0 && runBytes >= kMinGatheredRunBytes &&
+             hasGatheredGemm(packed[0], runBytes);
+  if (gathered) {
+    paddingRun.assign(std::max(shape.inC, runBytes), uint8_t(e.inputZero));
+    auto [inside, insideEnd] = getInsideColumns();
+    edgeColumns = kernelRows ? shape.outW() - (insideEnd - inside) : 0;
+  }
   bool vectorActivation =
       e.activation == Activation::None || e.activation == Activation::Relu ||
       e.activation == Activation::LeakyRelu ||
@@ -380,12 +397,36 @@ int64_t Int8Conv::getRowsPerCall() const {
       1, std::min(getNumRows(), (kPixelsPerCall + outW - 1) / outW));
 }
 
+size_t Int8Conv::getRowsScratchBytes() const {
+  int64_t rows = getRowsPerCall(), pixels = rows * shape.outW();
+  if (isPointwise())
+    return 0;
+  if (!gathered)
+    return alignUp(size_t(pixels * depth));
+  return alignUp(size_t(pixels * runsPerPixel) * sizeof(void *)) +
+         alignUp(size_t(rows * shape.kernelH * edgeColumns * runBytes));
+}
+
+std::pair<int64_t, int64_t> Int8Conv::getInsideColumns() const {
+  int64_t outW = shape.outW();
+  int64_t inside =
+      std::min(outW, (shape.padLeft + shape.strideW - 1) / shape.strideW);
+  int64_t lastW = (shape.kernelW - 1) * shape.dilationW;
+  int64_t insideEnd =
+      shape.inW - lastW + shape.padLeft <= 0
+          ? inside
+          : std::max(inside, std::min(outW, (shape.inW - lastW + shape.padLeft -
+                                             1) / shape.strideW +
+                                                1));
+  return {inside, insideEnd};
+}
+
 size_t Int8Conv::getScratchBytes() const {
   int64_t pixels = getRowsPerCall() * shape.outW();
   if (depthwise)
     return alignUp(size_t(pixels * shape.outC) * sizeof(int32_t));
-  size_t rows = isPointwise() ? 0 : alignUp(size_t(pixels * depth));
-  return rows + alignUp(size_t(pixels * groupOutC) * sizeof(int32_t)) +
+  return getRowsScratchBytes() +
+         alignUp(size_t(pixels * groupOutC) * sizeof(int32_t)) +
          alignUp(getGemmScratchBytes(packed[0], pixels));
 }
 
@@ -401,15 +442,7 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
   // Output columns whose whole kernel row lies inside the input: [inside,
   // insideEnd). Kernel row by kernel row, those are copies of one size a
   // fixed step apart.
-  int64_t inside =
-      std::min(outW, (shape.padLeft + shape.strideW - 1) / shape.strideW);
-  int64_t lastW = (shape.kernelW - 1) * shape.dilationW;
-  int64_t insideEnd =
-      shape.inW - lastW + shape.padLeft <= 0
-          ? inside
-          : std::max(inside, std::min(outW, (shape.inW - lastW + shape.padLeft -
-                                             1) / shape.strideW +
-                                                1));
+  auto [inside, insideEnd] = getInsideColumns();
   for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
     uint8_t *tapRow = rows + ky * tapRowBytes;
     // On the dilated input; rows between the input's are its zero point.
@@ -469,6 +502,69 @@ void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
     }
     for (int64_t ow = insideEnd; ow < outW; ++ow)
       column(ow);
+  }
+}
+
+void Int8Conv::fillRuns(const uint8_t *input, int64_t n, int64_t oh,
+                        const uint8_t **runs, uint8_t *edges) const {
+  int64_t outW = shape.outW(), inC = shape.inC;
+  const uint8_t *padding = paddingRun.data();
+  bool kernelRows = runsPerPixel == shape.kernelH && runBytes != groupInC;
+  auto [inside, insideEnd] = getInsideColumns();
+  for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
+    // On the dilated input; rows between the input's are its zero point.
+    int64_t dilatedH = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
+    int64_t ih = dilatedH / shape.inputDilationH;
+    bool rowInside =
+        dilatedH >= 0 && dilatedH % shape.inputDilationH == 0 && ih < shape.inH;
+    const uint8_t *inputRow =
+        input + (n * shape.inH + (rowInside ? ih : 0)) * shape.inW * inC;
+    if (kernelRows) {
+      // Run ky of each pixel: its kernel row's taps, adjacent input pixels;
+      // the columns whose row reaches into the padding from a copy with
+      // the zero point around the part inside.
+      const uint8_t **run = runs + ky;
+      if (!rowInside) {
+        for (int64_t ow = 0; ow < outW; ++ow)
+          run[ow * runsPerPixel] = padding;
+        continue;
+      }
+      for (int64_t ow = inside; ow < insideEnd; ++ow)
+        run[ow * runsPerPixel] =
+            inputRow + (ow * shape.strideW - shape.padLeft) * inC;
+      uint8_t *edge = edges + ky * edgeColumns * runBytes;
+      auto edgeColumn = [&](int64_t ow) {
+        int64_t firstW = ow * shape.strideW - shape.padLeft;
+        int64_t begin = std::max<int64_t>(0, -firstW);
+        int64_t end = std::max(
+            begin, std::min<int64_t>(shape.kernelW, shape.inW - firstW));
+        fillBytes(edge, uint8_t(epilogue.inputZero), begin * inC);
+        if (end > begin)
+          std::memcpy(edge + begin * inC, inputRow + (firstW + begin) * inC,
+                      (end - begin) * inC);
+        fillBytes(edge + end * inC, uint8_t(epilogue.inputZero),
+                  (shape.kernelW - end) * inC);
+        run[ow * runsPerPixel] = edge;
+        edge += runBytes;
+      };
+      for (int64_t ow = 0; ow < inside; ++ow)
+        edgeColumn(ow);
+      for (int64_t ow = insideEnd; ow < outW; ++ow)
+        edgeColumn(ow);
+      continue;
+    }
+    // One run per tap: its input pixel's channels, or the padding.
+    for (int64_t ow = 0; ow < outW; ++ow) {
+      const uint8_t **run = runs + ow * runsPerPixel + ky * shape.kernelW;
+      int64_t firstW = ow * shape.strideW - shape.padLeft;
+      for (int64_t kx = 0; kx < shape.kernelW; ++kx) {
+        int64_t dilatedW = firstW + kx * shape.dilationW;
+        int64_t iw = dilatedW / shape.inputDilationW;
+        bool inside = rowInside && dilatedW >= 0 &&
+                      dilatedW % shape.inputDilationW == 0 && iw < shape.inW;
+        run[kx] = inside ? inputRow + iw * inC : padding;
+      }
+    }
   }
 }
 
@@ -623,8 +719,7 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
   assert(reinterpret_cast<uintptr_t>(scratch) % kScratchAlignment == 0 &&
          "Int8Conv::run needs 64-byte aligned scratch");
   uint8_t *rows = static_cast<uint8_t *>(scratch);
-  int32_t *acc = reinterpret_cast<int32_t *>(
-      rows + (pointwise ? 0 : alignUp(size_t(rowsPerCall * outW * depth))));
+  int32_t *acc = reinterpret_cast<int32_t *>(rows + getRowsScratchBytes());
   void *gemmScratch =
       reinterpret_cast<char *>(acc) +
       alignUp(size_t(rowsPerCall * outW * groupOutC) * sizeof(int32_t));
@@ -644,7 +739,26 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
     int64_t panelBegin = groupBlocks ? 0 : blockBegin * panelsPerBlock;
     int64_t panelEnd =
         groupBlocks ? packed[0].getNumPanels() : blockEnd * panelsPerBlock;
+    const uint8_t **runs = reinterpret_cast<const uint8_t **>(rows);
+    uint8_t *edges = rows + alignUp(size_t(rowsPerCall * outW * runsPerPixel) *
+                                    sizeof(void *));
+    if (gathered)
+      for (int64_t r = 0; r < count; ++r)
+        fillRuns(input, (row + r) / outH, (row + r) % outH,
+                 runs + r * outW * runsPerPixel,
+                 edges + r * shape.kernelH * edgeColumns * runBytes);
     for (int64_t g = groupBegin; g < groupEnd; ++g) {
+      Channels channels{g, panelBegin * kPanelChannels,
+                        std::min(groupOutC, panelEnd * kPanelChannels) -
+                            panelBegin * kPanelChannels};
+      if (gathered) {
+        // Every group's runs are group 0's, g * groupInC bytes on.
+        gemmU8S8Gathered(runs, runsPerPixel, g * groupInC, pixels, packed[g],
+                         acc, channels.count, panelBegin, panelEnd);
+        finishPixels(acc, channels, residual, output, row * outW, pixels,
+                     pairOperand);
+        continue;
+      }
       const uint8_t *a;
       int64_t lda;
       if (pointwise) {
@@ -658,9 +772,6 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
         a = rows;
         lda = depth;
       }
-      Channels channels{g, panelBegin * kPanelChannels,
-                        std::min(groupOutC, panelEnd * kPanelChannels) -
-                            panelBegin * kPanelChannels};
       gemmU8S8(a, lda, pixels, packed[g], acc, channels.count, gemmScratch,
                panelBegin, panelEnd);
       if (!epilogue.weightZero.empty())

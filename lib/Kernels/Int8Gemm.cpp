@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 
@@ -18,6 +19,7 @@ constexpr size_t kAlignment = 64;
 
 /// Kernels tests put in place of a family's (replaceFamilyForTesting).
 std::atomic<gemm::Kernel> familiesForTesting[size_t(Isa::Amx) + 1];
+std::atomic<gemm::GatheredKernel> gatheredForTesting[size_t(Isa::Amx) + 1];
 
 char *allocateAligned(size_t bytes) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -108,20 +110,27 @@ size_t rt::getGemmScratchBytes(const PackedInt8Weights &b, int64_t m) {
   }
 }
 
-void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
-                  const PackedInt8Weights &b, int32_t *c, int64_t ldc,
-                  void *scratch, int64_t panelBegin, int64_t panelEnd) {
+/// Panels [panelBegin, panelEnd) of b (all from panelBegin for a negative
+/// or too large end).
+static gemm::Panels getPanels(const PackedInt8Weights &b, int64_t panelBegin,
+                              int64_t panelEnd) {
   if (panelEnd < 0 || panelEnd > b.getNumPanels())
     panelEnd = b.getNumPanels();
   int64_t first = panelBegin * kPanelChannels;
   int64_t channels =
       std::min(b.getNumChannels(), panelEnd * kPanelChannels) - first;
-  gemm::Panels panels{b.getPanel(panelBegin),
+  return gemm::Panels{b.getPanel(panelBegin),
                       int64_t(b.getPanelBytes()),
                       panelEnd - panelBegin,
                       b.getNumGroups(),
                       channels,
                       b.getDepth()};
+}
+
+void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
+                  const PackedInt8Weights &b, int32_t *c, int64_t ldc,
+                  void *scratch, int64_t panelBegin, int64_t panelEnd) {
+  gemm::Panels panels = getPanels(b, panelBegin, panelEnd);
   Isa family = b.getIsa();
   // Tiles multiply-add 6-8 times as fast as zmm vpdpbusd (the Xeon:
   // about 2,950 against 460 GMAC/s a core), so they win while at least a
@@ -148,6 +157,27 @@ void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
   }
 }
 
+bool rt::hasGatheredGemm(const PackedInt8Weights &b, int64_t runBytes) {
+  return b.getIsa() == Isa::Avx512Vnni && runBytes > 0 &&
+         runBytes % kGroupDepth == 0 && b.getDepth() % runBytes == 0;
+}
+
+void rt::gemmU8S8Gathered(const uint8_t *const *runs, int64_t taps,
+                          int64_t offset, int64_t m, const PackedInt8Weights &b,
+                          int32_t *c, int64_t ldc, int64_t panelBegin,
+                          int64_t panelEnd) {
+  assert(taps > 0 && hasGatheredGemm(b, b.getDepth() / taps) &&
+         "runs of whole k groups, for the avx512vnni family");
+  gemm::Panels panels = getPanels(b, panelBegin, panelEnd);
+  if (gemm::GatheredKernel replaced = gatheredForTesting[size_t(b.getIsa())])
+    return replaced(runs, taps, offset, m, panels, c, ldc);
+  gemm::avx512VnniGathered(runs, taps, offset, m, panels, c, ldc);
+}
+
 void gemm::replaceFamilyForTesting(Isa isa, Kernel kernel) {
   familiesForTesting[size_t(isa)] = kernel;
+}
+
+void gemm::replaceGatheredForTesting(Isa isa, GatheredKernel kernel) {
+  gatheredForTesting[size_t(isa)] = kernel;
 }

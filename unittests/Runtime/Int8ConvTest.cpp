@@ -128,6 +128,21 @@ const Case kCases[] = {
     // 32-byte moves (three, the last overlapping) and single bytes.
     {shapeOf(1, 4, 6, 40, 16, 3, 1, 1, 1, 1), 7},
     {shapeOf(1, 5, 6, 1, 16, 3, 1, 1, 1, 1), 3},
+    // Gathered rows (the avx512vnni family reads the input where it lies):
+    // kernel rows on the left and right padding (copied) and on the top
+    // and bottom (the padding run), across images in one call; stride 2;
+    // a 5x5 over a 3x3 input, every kernel row on both sides' padding; a
+    // 7x7/2 stem of 4 channels (28-byte rows); runs per tap for dilation,
+    // for groups of 16 channels (each group's runs further on) and for an
+    // input dilation; a 1x1 with stride 2, one run a pixel.
+    {shapeOf(2, 5, 6, 16, 20, 3, 1, 1, 1, 1), 9},
+    {shapeOf(1, 9, 9, 8, 33, 3, 2, 1, 1, 1), 200},
+    {shapeOf(1, 3, 3, 16, 16, 5, 1, 2, 1, 1), 77},
+    {shapeOf(1, 7, 9, 4, 17, 7, 2, 3, 1, 1), 100},
+    {shapeOf(1, 8, 8, 16, 12, 3, 1, 2, 2, 1), 50},
+    {shapeOf(1, 6, 7, 32, 24, 3, 1, 1, 1, 2), 17},
+    {shapeOf(1, 5, 4, 16, 10, 4, 1, 2, 1, 1, 2), 120},
+    {shapeOf(1, 10, 9, 16, 20, 1, 2, 0, 1, 1), 3},
 };
 
 /// Random u8 activations and s8 weights (OIHW) for a conv of shape `s`.

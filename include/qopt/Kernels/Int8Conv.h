@@ -255,8 +255,19 @@ public:
 
 private:
   bool isPointwise() const;
+  /// Scratch for a call's im2col rows or gathered runs, 64-byte aligned.
+  size_t getRowsScratchBytes() const;
   void fillRow(const uint8_t *input, int64_t group, int64_t n, int64_t oh,
                uint8_t *rows) const;
+  /// Output row oh of image n as runs for the gathered GEMM, runsPerPixel
+  /// pointers a pixel: to the input where the run lies inside it, else to
+  /// paddingRun (a run all padding) or to a copy in `edges` (kernelH *
+  /// edgeColumns runs, for a kernel row partly on the padding).
+  void fillRuns(const uint8_t *input, int64_t n, int64_t oh,
+                const uint8_t **runs, uint8_t *edges) const;
+  /// The output columns [first, second) whose kernel rows lie inside the
+  /// input (not on its left or right padding).
+  std::pair<int64_t, int64_t> getInsideColumns() const;
   /// The channels a GEMM covers: `count` of `group` from its `first`; acc
   /// holds `count` values per pixel.
   struct Channels {
@@ -290,6 +301,8 @@ private:
   /// On a Xeon with AMX, ResNet-18 QAT's plan ran 12% faster than with 48
   /// pixels (amx), and 2-4% with avx512vnni; avx2 unchanged.
   static constexpr int64_t kPixelsPerCall = 192;
+  /// The fewest input channels a group that runs gathered (no im2col) has.
+  static constexpr int64_t kMinGatheredRunBytes = 16;
 
   Int8ConvShape shape;
   Int8Epilogue epilogue;
@@ -312,6 +325,15 @@ private:
   /// zero point times it.
   bool depthwise = false;
   std::vector<int32_t> depthwiseWeights, depthwiseSums, depthwiseBase;
+  /// The GEMM reads the input where it lies, through pointers to runs of
+  /// bytes (gemmU8S8Gathered), instead of im2col rows: runsPerPixel runs
+  /// of runBytes each, a kernel row's (when its taps are adjacent input
+  /// pixels) or a tap's. Runs on padding read paddingRun (the input zero
+  /// point); edgeColumns output columns a row have kernel rows partly on
+  /// it, copied.
+  bool gathered = false;
+  int64_t runsPerPixel = 0, runBytes = 0, edgeColumns = 0;
+  std::vector<uint8_t> paddingRun;
 };
 
 } // namespace rt

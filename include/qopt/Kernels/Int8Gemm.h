@@ -87,6 +87,20 @@ void gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
               const PackedInt8Weights &b, int32_t *c, int64_t ldc,
               void *scratch, int64_t panelBegin = 0, int64_t panelEnd = -1);
 
+/// Whether gemmU8S8Gathered can run on `b` with runs of `runBytes`: the
+/// avx512vnni family, with whole k groups in a run, a whole number of runs
+/// in k. Other families read A as rows in memory (im2col).
+bool hasGatheredGemm(const PackedInt8Weights &b, int64_t runBytes);
+
+/// gemmU8S8 on rows of A gathered from runs of bytes (an indirect GEMM: a
+/// conv reads its input where it lies, with no im2col copy): row i of A is
+/// k / taps bytes from runs[i * taps + t] + offset for each run t in
+/// order. hasGatheredGemm(b, k / taps) must hold.
+void gemmU8S8Gathered(const uint8_t *const *runs, int64_t taps, int64_t offset,
+                      int64_t m, const PackedInt8Weights &b, int32_t *c,
+                      int64_t ldc, int64_t panelBegin = 0,
+                      int64_t panelEnd = -1);
+
 } // namespace rt
 } // namespace qopt
 
