@@ -126,14 +126,17 @@ void checkFamily(Isa isa, Shape s, int64_t padA, int64_t padC, unsigned seed,
 // family's split of 7 or 8 last rows into two tiles, amx's blocks of 16 and
 // 32), channel counts that end a panel of 16, the avx2 family's half panel
 // of 8 or amx's pair of panels anywhere, k around the groups of 4, the avx2
-// widening's 16 bytes and amx's chunks of 64.
+// widening's 16 bytes and amx's chunks of 64; 8 and 11 panels (avx512vnni's
+// columns of 4 + 4 and 4 + 3 + 4) and 49 and 9 rows (its tiles of 7 x 7
+// and 5 + 4, rows split evenly).
 const Shape kShapes[] = {
     {1, 1, 1},     {1, 16, 4},    {2, 5, 3},     {3, 17, 5},    {7, 48, 64},
     {8, 49, 67},   {9, 64, 300},  {17, 33, 9},   {24, 96, 128}, {5, 3, 1000},
     {16, 100, 37}, {4, 13, 8},    {11, 30, 21},  {6, 75, 12},   {13, 9, 2},
     {12, 8, 33},   {18, 24, 17},  {19, 7, 64},   {14, 16, 20},  {49, 24, 36},
     {50, 8, 8},    {32, 32, 64},  {33, 31, 65},  {31, 47, 127}, {64, 80, 192},
-    {15, 20, 63},  {48, 16, 129}, {65, 33, 576}, {40, 64, 700}};
+    {15, 20, 63},  {48, 16, 129}, {65, 33, 576}, {40, 64, 700}, {23, 128, 40},
+    {10, 170, 12}};
 
 TEST(Int8Gemm, EveryFamilyMatchesThePlainLoop) {
   unsigned seed = 1;
