@@ -175,5 +175,42 @@ inline void sumColumnsLoop(const float *a, int64_t k, const float *b,
   }
 }
 
-constexpr Family kFamily = {erfLoop, softmaxRow, hardSigmoidLoop, hardSwishLoop,
-                            sumColumnsLoop};
+/// sumScaledColumns for a width known when compiled: b's value rebuilt
+/// as an f32 product, widened, then multiplied and added as sumColumns
+/// does. Its values are finite, so a term with a[p] == 0 is a zero, and
+/// adding it is leaving it out: a sum from +0 is never -0, and s + 0 = s
+/// otherwise. No branch on a's zeros, then (the pooled features of a
+/// ReLU network have them at random: mispredicted).
+template <int64_t W>
+inline void sumScaledColumnsFixed(const float *a, int64_t k, const int8_t *q,
+                                  const float *scale, int64_t ldb, double *s) {
+  double acc[W] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    double x = a[p];
+    const int8_t *row = q + p * ldb;
+    for (int64_t j = 0; j < W; ++j)
+      acc[j] += x * double(float(row[j]) * scale[j]);
+  }
+  for (int64_t j = 0; j < W; ++j)
+    s[j] = acc[j];
+}
+
+inline void sumScaledColumnsLoop(const float *a, int64_t k, const int8_t *q,
+                                 const float *scale, int64_t ldb, double *s,
+                                 int64_t width) {
+  if (width == 32)
+    return sumScaledColumnsFixed<32>(a, k, q, scale, ldb, s);
+  if (width == 16)
+    return sumScaledColumnsFixed<16>(a, k, q, scale, ldb, s);
+  for (int64_t j = 0; j < width; ++j)
+    s[j] = 0.0;
+  for (int64_t p = 0; p < k; ++p) {
+    double x = a[p];
+    for (int64_t j = 0; j < width; ++j)
+      s[j] += x * double(float(q[p * ldb + j]) * scale[j]);
+  }
+}
+
+constexpr Family kFamily = {erfLoop,         softmaxRow,
+                            hardSigmoidLoop, hardSwishLoop,
+                            sumColumnsLoop,  sumScaledColumnsLoop};

@@ -27,6 +27,11 @@ struct Family {
   /// two floats is exact in double: one rounding per term, fused or not).
   void (*sumColumns)(const float *a, int64_t k, const float *b, int64_t ldb,
                      double *s, int64_t width);
+  /// sumColumns of b's values float(q[p * ldb + j]) * scale[j], each
+  /// rounded to f32 as the multiply rounds it.
+  void (*sumScaledColumns)(const float *a, int64_t k, const int8_t *q,
+                           const float *scale, int64_t ldb, double *s,
+                           int64_t width);
 };
 
 const Family &avx2Family();

@@ -409,8 +409,12 @@ std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
 /// A Gemm's constant operands as gemmColumns reads them, made once.
 struct FloatStep::GemmWeights {
   int64_t m = 0, k = 0, n = 0;
-  /// B in gemmColumns' panels of columns (transposed when transB).
+  /// B in gemmColumns' panels of columns (transposed when transB), or
+  /// empty where it is int8 values times a scale per column: then those
+  /// values in the same panels, and the scales (gemmScaledColumns).
   std::vector<float> b;
+  std::vector<int8_t> q;
+  std::vector<float> scales;
   /// beta * C[j] in double (exact), or empty without C.
   std::vector<double> betaC;
 };
@@ -446,14 +450,32 @@ const FloatStep::GemmWeights *FloatStep::gemmWeights(const PlanRun &run) const {
     g->k = k;
     g->n = n;
     const float *bv = b.constant->data<float>();
-    g->b.resize(size_t(k) * n);
+    auto at = [&](int64_t p, int64_t j) {
+      return gemmTransB ? bv[j * k + p] : bv[p * n + j];
+    };
+    // A weight-only fake-quantized layer's B (int8 values dequantized and
+    // folded): kept as those values and a scale per column, a quarter of
+    // the bytes to read and to keep, rebuilt bit for bit as they are read.
+    // ResNet-18 QAT's f32 FC (512 x 1000): 0.051 -> 0.042 ms, 2 MB of
+    // weights -> 0.5 MB (the rebuild's conversions bound it now).
+    g->scales.resize(n);
+    for (int64_t j = 0; j < n && !g->scales.empty(); ++j)
+      if (!(g->scales[j] = int8ScaleOf(k, [&](int64_t p) { return at(p, j); })))
+        g->scales.clear();
+    if (!g->scales.empty())
+      g->q.resize(size_t(k) * n);
+    else
+      g->b.resize(size_t(k) * n);
     for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
       int64_t width = std::min(kGemmPanelColumns, n - j0);
-      float *panel = g->b.data() + j0 * k;
       for (int64_t p = 0; p < k; ++p)
-        for (int64_t j = j0; j < j0 + width; ++j)
-          panel[p * width + j - j0] =
-              gemmTransB ? bv[j * k + p] : bv[p * n + j];
+        for (int64_t j = j0; j < j0 + width; ++j) {
+          size_t slot = j0 * k + p * width + j - j0;
+          if (g->q.empty())
+            g->b[slot] = at(p, j);
+          else
+            g->q[slot] = int8_t(std::nearbyint(at(p, j) / g->scales[j]));
+        }
     }
     if (c) {
       const float *cv = c->constant->data<float>();
@@ -622,13 +644,17 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                            void * /*scratch*/) const {
   if (const GemmWeights *g = gemmWeights(run)) {
     // The reference's sums, in its order: its bits (FloatMath.h).
-    gemmColumns(run.getPlan().isa,
-                reinterpret_cast<const float *>(run.read(inputs[0])), g->m,
-                g->k, g->b.data(), g->n,
-                std::min(g->n, tileBegin * kGemmTileColumns),
-                std::min(g->n, tileEnd * kGemmTileColumns), alpha,
-                g->betaC.empty() ? nullptr : g->betaC.data(),
-                reinterpret_cast<float *>(run.write(outputs[0])));
+    const auto *a = reinterpret_cast<const float *>(run.read(inputs[0]));
+    auto *y = reinterpret_cast<float *>(run.write(outputs[0]));
+    int64_t begin = std::min(g->n, tileBegin * kGemmTileColumns);
+    int64_t end = std::min(g->n, tileEnd * kGemmTileColumns);
+    const double *betaC = g->betaC.empty() ? nullptr : g->betaC.data();
+    if (!g->q.empty())
+      gemmScaledColumns(run.getPlan().isa, a, g->m, g->k, g->q.data(),
+                        g->scales.data(), g->n, begin, end, alpha, betaC, y);
+    else
+      gemmColumns(run.getPlan().isa, a, g->m, g->k, g->b.data(), g->n, begin,
+                  end, alpha, betaC, y);
     return llvm::Error::success();
   }
   if (auto [batches, rows, cols] = transposeBlocks(run); batches) {

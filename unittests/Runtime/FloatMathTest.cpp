@@ -207,3 +207,92 @@ TEST(FloatMath, GemmColumnsAreTheReferences) {
       }
   }
 }
+
+// gemmScaledColumns on int8 values and a scale per column gives the bits
+// of the reference's sum over the floats they stand for (float(q) * s,
+// rounded once), zeros of a included: 70 columns, scales of every size,
+// values at both ends of int8, a row of a with a NaN, every family.
+TEST(FloatMath, GemmScaledColumnsAreTheReferences) {
+  const int64_t m = 3, k = 29, n = 70;
+  std::vector<float> a(m * k), scales(n), b(k * n);
+  std::vector<int8_t> q(k * n);
+  for (int64_t i = 0; i < m * k; ++i)
+    a[i] = i % 4 == 0 ? 0.0f : float(std::sin(double(i))) * 3.0f;
+  a[2 * k + 7] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t j = 0; j < n; ++j)
+    scales[j] = float(std::ldexp(1.0 + 0.37 * double(j % 11), -(int(j) % 13)));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) {
+      int v = (p == 0   ? -128
+               : p == 1 ? 127
+                        : int((p * 31 + j * 17) % 255) - 127);
+      q[p * n + j] = int8_t(v);
+      b[p * n + j] = float(v) * scales[j];
+    }
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        if (a[i * k + p] != 0.0f)
+          sum += double(a[i * k + p]) * double(b[p * n + j]);
+      want[i * n + j] = float(sum * 0.5 + double(j));
+    }
+  std::vector<int8_t> panels(k * n);
+  for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
+    int64_t w = std::min(kGemmPanelColumns, n - j0);
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < w; ++j)
+        panels[j0 * k + p * w + j] = q[p * n + j0 + j];
+  }
+  std::vector<double> betaC(n);
+  for (int64_t j = 0; j < n; ++j)
+    betaC[j] = double(j);
+  for (Isa isa : getSupportedIsas()) {
+    std::vector<float> y(m * n, -1.0f);
+    gemmScaledColumns(isa, a.data(), m, k, panels.data(), scales.data(), n, 0,
+                      n, 0.5, betaC.data(), y.data());
+    // Row 2 is NaN; the others the reference's bits.
+    for (int64_t i = 0; i < m * n; ++i)
+      if (i / n == 2)
+        ASSERT_TRUE(std::isnan(y[i])) << getIsaName(isa).str() << " " << i;
+      else
+        ASSERT_EQ(y[i], want[i]) << getIsaName(isa).str() << " " << i;
+  }
+}
+
+// int8ScaleOf finds a scale that gives back every value (dequantized int8
+// values, per column and across a tensor whose largest |q| is below 127),
+// and none for values off every int8 grid, a -0, a NaN or an infinity.
+TEST(FloatMath, Int8ScaleOfFindsTheGridOrNone) {
+  auto scaleOf = [](const std::vector<float> &v) {
+    return int8ScaleOf(int64_t(v.size()), [&](int64_t i) { return v[i]; });
+  };
+  auto rebuilds = [](const std::vector<float> &v, float s) {
+    for (float x : v) {
+      float q = std::nearbyint(x / s);
+      float back = float(int32_t(q)) * s;
+      if (std::memcmp(&back, &x, sizeof(float)) != 0)
+        return false;
+    }
+    return true;
+  };
+  for (float scale : {0.0123f, 1.0f / 127, 3.7e-5f, 0.5f, 1e-30f}) {
+    for (int top : {127, 128, 90, 1}) {
+      std::vector<float> v;
+      for (int i = -top; i <= std::min(top, 127); i += 3)
+        v.push_back(float(i) * scale);
+      v.push_back(float(-top) * scale);
+      float s = scaleOf(v);
+      ASSERT_NE(s, 0.0f) << scale << " " << top;
+      EXPECT_TRUE(rebuilds(v, s)) << scale << " " << top;
+    }
+  }
+  EXPECT_EQ(scaleOf({0.0f, 0.0f}), 1.0f);
+  EXPECT_EQ(scaleOf({0.1f, 0.3f, 0.7f, 0.11f}),
+            0.0f); // no int8 grid holds them
+  EXPECT_EQ(scaleOf({0.5f, -0.0f, 1.0f}), 0.0f);
+  EXPECT_EQ(scaleOf({0.5f, std::numeric_limits<float>::quiet_NaN()}), 0.0f);
+  EXPECT_EQ(scaleOf({0.5f, std::numeric_limits<float>::infinity()}), 0.0f);
+  EXPECT_EQ(scaleOf({1.0f, 300.0f}), 0.0f); // 300 steps apart
+}

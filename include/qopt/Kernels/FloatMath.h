@@ -26,6 +26,8 @@
 
 #include "qopt/Kernels/CpuFeatures.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cstdint>
 
 namespace qopt {
@@ -57,6 +59,23 @@ constexpr int64_t kGemmPanelColumns = 32;
 void gemmColumns(Isa isa, const float *a, int64_t m, int64_t k, const float *b,
                  int64_t n, int64_t begin, int64_t end, double alpha,
                  const double *betaC, float *y);
+
+/// gemmColumns on b stored as int8 values q (in its panels) and a scale per
+/// column: b[p][j] = float(q[p][j]) * scales[j], the f32 product, rebuilt
+/// as it is read. The same bits as gemmColumns on those floats, from a
+/// quarter of the memory (a weight-only fake-quantized layer's weights,
+/// which a dequantize folded to floats; int8ScaleOf finds the scales).
+void gemmScaledColumns(Isa isa, const float *a, int64_t m, int64_t k,
+                       const int8_t *q, const float *scales, int64_t n,
+                       int64_t begin, int64_t end, double alpha,
+                       const double *betaC, float *y);
+
+/// The scale s with value(i) == float(q) * s bit for bit for an int8 q,
+/// for each i < count, or 0 for none (a value not finite, a -0, values
+/// that no int8 grid holds exactly). Tried: the scales that put the
+/// largest magnitude at |q| = 128, 127, ..., 1, within 2 ulp of its
+/// quotient.
+float int8ScaleOf(int64_t count, llvm::function_ref<float(int64_t)> value);
 
 } // namespace rt
 } // namespace qopt
