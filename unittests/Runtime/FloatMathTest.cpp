@@ -33,6 +33,39 @@ bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+/// The reference's Gemm of a [m, k] and b [k, n]: each output a double sum
+/// over k in order, a's zeros skipped (so 0 * inf is not taken), times
+/// alpha, plus betaC[j], rounded once.
+std::vector<float> referenceGemm(const std::vector<float> &a,
+                                 const std::vector<float> &b, int64_t m,
+                                 int64_t k, int64_t n, double alpha,
+                                 const std::vector<double> &betaC) {
+  std::vector<float> y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        if (a[i * k + p] != 0.0f)
+          sum += double(a[i * k + p]) * double(b[p * n + j]);
+      y[i * n + j] = float(sum * alpha + betaC[j]);
+    }
+  return y;
+}
+
+/// b [k, n] in gemmColumns' panels: columns [j0, j0 + w) as k rows of w
+/// values at j0 * k.
+template <typename T>
+std::vector<T> toPanels(const std::vector<T> &b, int64_t k, int64_t n) {
+  std::vector<T> panels(k * n);
+  for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
+    int64_t w = std::min(kGemmPanelColumns, n - j0);
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < w; ++j)
+        panels[j0 * k + p * w + j] = b[p * n + j0 + j];
+  }
+  return panels;
+}
+
 } // namespace
 
 // Every 2^-16 in [-5, 5] (and a few specials): within 2 ulp of the double
@@ -174,23 +207,8 @@ TEST(FloatMath, GemmColumnsAreTheReferences) {
   std::vector<double> betaC(n);
   for (int64_t j = 0; j < n; ++j)
     betaC[j] = 0.5 * double(j % 9);
-  std::vector<float> want(m * n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int64_t p = 0; p < k; ++p)
-        if (a[i * k + p] != 0.0f)
-          sum += double(a[i * k + p]) * double(b[p * n + j]);
-      want[i * n + j] = float(sum * alpha + betaC[j]);
-    }
-  // b's panels: columns [j0, j0 + w) as k rows of w floats at b + j0 * k.
-  std::vector<float> panels(k * n);
-  for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
-    int64_t w = std::min(kGemmPanelColumns, n - j0);
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < w; ++j)
-        panels[j0 * k + p * w + j] = b[p * n + j0 + j];
-  }
+  std::vector<float> want = referenceGemm(a, b, m, k, n, alpha, betaC);
+  std::vector<float> panels = toPanels(b, k, n);
   for (Isa isa : getSupportedIsas()) {
     std::vector<float> y(m * n, -1.0f);
     gemmColumns(isa, a.data(), m, k, panels.data(), n, 0, n, alpha,
@@ -229,25 +247,11 @@ TEST(FloatMath, GemmScaledColumnsAreTheReferences) {
       q[p * n + j] = int8_t(v);
       b[p * n + j] = float(v) * scales[j];
     }
-  std::vector<float> want(m * n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int64_t p = 0; p < k; ++p)
-        if (a[i * k + p] != 0.0f)
-          sum += double(a[i * k + p]) * double(b[p * n + j]);
-      want[i * n + j] = float(sum * 0.5 + double(j));
-    }
-  std::vector<int8_t> panels(k * n);
-  for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
-    int64_t w = std::min(kGemmPanelColumns, n - j0);
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < w; ++j)
-        panels[j0 * k + p * w + j] = q[p * n + j0 + j];
-  }
   std::vector<double> betaC(n);
   for (int64_t j = 0; j < n; ++j)
     betaC[j] = double(j);
+  std::vector<float> want = referenceGemm(a, b, m, k, n, 0.5, betaC);
+  std::vector<int8_t> panels = toPanels(q, k, n);
   for (Isa isa : getSupportedIsas()) {
     std::vector<float> y(m * n, -1.0f);
     gemmScaledColumns(isa, a.data(), m, k, panels.data(), scales.data(), n, 0,
