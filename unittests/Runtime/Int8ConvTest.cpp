@@ -143,6 +143,11 @@ const Case kCases[] = {
     {shapeOf(1, 6, 7, 32, 24, 3, 1, 1, 1, 2), 17},
     {shapeOf(1, 5, 4, 16, 10, 4, 1, 2, 1, 1, 2), 120},
     {shapeOf(1, 10, 9, 16, 20, 1, 2, 0, 1, 1), 3},
+    // Runs of one and two k groups: taps of 4 and 8 channels a group
+    // (ResNeXt's first stages), kernel rows of 2 x 2 channels.
+    {shapeOf(1, 6, 5, 32, 16, 3, 1, 1, 1, 8), 90},
+    {shapeOf(2, 5, 6, 16, 24, 3, 2, 1, 1, 2), 4},
+    {shapeOf(1, 7, 6, 2, 18, 2, 1, 1, 1, 1), 160},
 };
 
 /// Random u8 activations and s8 weights (OIHW) for a conv of shape `s`.

@@ -301,8 +301,6 @@ private:
   /// On a Xeon with AMX, ResNet-18 QAT's plan ran 12% faster than with 48
   /// pixels (amx), and 2-4% with avx512vnni; avx2 unchanged.
   static constexpr int64_t kPixelsPerCall = 192;
-  /// The fewest input channels a group that runs gathered (no im2col) has.
-  static constexpr int64_t kMinGatheredRunBytes = 16;
 
   Int8ConvShape shape;
   Int8Epilogue epilogue;
