@@ -65,52 +65,6 @@ struct NextColumn {
   }
 };
 
-/// Rows of A in memory, `lda` apart.
-struct DenseRows {
-  const uint8_t *a;
-  int64_t lda;
-
-  DenseRows from(int64_t row) const { return {a + row * lda, lda}; }
-  /// step(g, rowGroup) for each k group g, rowGroup(r) giving row r's 4
-  /// bytes of it.
-  template <int Rows, typename Step>
-  __attribute__((always_inline)) void eachGroup(const Panels &b,
-                                                Step &&step) const {
-    forEachGroup(b, [&](int64_t g, auto rowGroup) {
-      step(g, [&](int r) { return rowGroup(a + r * lda, g); });
-    });
-  }
-};
-
-/// Rows of A gathered from runs of bytes (an indirect GEMM): row i is
-/// `taps` runs of b.k / taps bytes (whole k groups), run t at
-/// runs[i * taps + t] + offset.
-struct GatheredRows {
-  const uint8_t *const *runs;
-  int64_t taps, offset;
-
-  GatheredRows from(int64_t row) const {
-    return {runs + row * taps, taps, offset};
-  }
-  template <int Rows, typename Step>
-  __attribute__((always_inline)) void eachGroup(const Panels &b,
-                                                Step &&step) const {
-    int64_t runGroups = b.k / 4 / taps;
-    for (int64_t t = 0; t < taps; ++t) {
-      const uint8_t *row[Rows];
-#pragma GCC unroll 32
-      for (int r = 0; r < Rows; ++r)
-        row[r] = runs[r * taps + t] + offset;
-      for (int64_t g = 0; g < runGroups; ++g)
-        step(t * runGroups + g, [&](int r) {
-          int32_t bytes;
-          __builtin_memcpy(&bytes, row[r] + g * 4, 4);
-          return bytes;
-        });
-    }
-  }
-};
-
 template <int Rows, int NumPanels, typename Source>
 __attribute__((always_inline)) inline void
 tile(const Source &rows, const int8_t *panel, const Panels &b, int32_t *c,

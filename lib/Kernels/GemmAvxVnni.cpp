@@ -5,7 +5,8 @@
 //
 // Register tile: up to 6 rows of A x 1 panel (16 channels, 2 ymm), 12 ymm
 // accumulators. Per k group: 2 panel loads, one 4-byte broadcast per row,
-// 12 vpdpbusd (each 8 channels x 4 products).
+// 12 vpdpbusd (each 8 channels x 4 products). Rows of A in memory or
+// gathered from runs (GemmKernels.h), as the avx512vnni family's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,10 +22,10 @@ namespace {
 
 constexpr int kRows = 6;
 
-template <int Rows>
+template <int Rows, typename Source>
 __attribute__((always_inline)) inline void
-tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
-     int32_t *c, int64_t ldc, int64_t channels) {
+tile(const Source &rows, const int8_t *panel, const Panels &b, int32_t *c,
+     int64_t ldc, int64_t channels) {
   __m256i acc[Rows][2];
 #pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r)
@@ -35,12 +36,12 @@ tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
     __m256i w0 = _mm256_load_si256(w), w1 = _mm256_load_si256(w + 1);
 #pragma GCC unroll 32
     for (int r = 0; r < Rows; ++r) {
-      __m256i x = _mm256_set1_epi32(rowGroup(a + r * lda, g));
+      __m256i x = _mm256_set1_epi32(rowGroup(r));
       acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], x, w0);
       acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], x, w1);
     }
   };
-  forEachGroup(b, step);
+  rows.template eachGroup<Rows>(b, step);
 #pragma GCC unroll 32
   for (int r = 0; r < Rows; ++r) {
     store8(c + r * ldc, acc[r][0], channels);
@@ -48,15 +49,27 @@ tile(const uint8_t *a, int64_t lda, const int8_t *panel, const Panels &b,
   }
 }
 
+template <typename Source>
+void panelTiles(const Source &rows, int64_t m, const Panels &b, int32_t *c,
+                int64_t ldc) {
+  eachPanelTileOf<kRows>(rows, m, b, c, ldc,
+                         [&](auto count, const Source &from, const char *panel,
+                             int32_t *cr, int64_t channels) {
+                           tile<decltype(count)::value>(
+                               from, reinterpret_cast<const int8_t *>(panel), b,
+                               cr, ldc, channels);
+                         });
+}
+
 } // namespace
 
 void gemm::avxVnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
                    int32_t *c, int64_t ldc) {
-  eachPanelTile<kRows>(a, lda, m, b, c, ldc,
-                       [&](auto rows, const uint8_t *ar, const char *panel,
-                           int32_t *cr, int64_t channels) {
-                         tile<decltype(rows)::value>(
-                             ar, lda, reinterpret_cast<const int8_t *>(panel),
-                             b, cr, ldc, channels);
-                       });
+  panelTiles(DenseRows{a, lda}, m, b, c, ldc);
+}
+
+void gemm::avxVnniGathered(const uint8_t *const *runs, int64_t taps,
+                           int64_t offset, int64_t m, const Panels &b,
+                           int32_t *c, int64_t ldc) {
+  panelTiles(GatheredRows{runs, taps, offset}, m, b, c, ldc);
 }

@@ -62,6 +62,61 @@ static inline void forEachGroup(const Panels &b, Step &&step) {
     });
 }
 
+// Where a tile reads its rows of A: DenseRows or GatheredRows, each with
+// from(row), the source of the rows from `row` on, and eachGroup<Rows>(b,
+// step), which calls step(g, rowGroup) for each k group g, rowGroup(r)
+// giving row r's 4 bytes of it. In an anonymous namespace: each family's
+// file keeps its own copy, built for its own instructions.
+namespace {
+
+/// Rows of A in memory, `lda` apart.
+struct DenseRows {
+  const uint8_t *a;
+  int64_t lda;
+
+  DenseRows from(int64_t row) const { return {a + row * lda, lda}; }
+  /// step(g, rowGroup) for each k group g, rowGroup(r) giving row r's 4
+  /// bytes of it.
+  template <int Rows, typename Step>
+  __attribute__((always_inline)) void eachGroup(const Panels &b,
+                                                Step &&step) const {
+    forEachGroup(b, [&](int64_t g, auto rowGroup) {
+      step(g, [&](int r) { return rowGroup(a + r * lda, g); });
+    });
+  }
+};
+
+/// Rows of A gathered from runs of bytes (an indirect GEMM): row i is
+/// `taps` runs of b.k / taps bytes (whole k groups), run t at
+/// runs[i * taps + t] + offset.
+struct GatheredRows {
+  const uint8_t *const *runs;
+  int64_t taps, offset;
+
+  GatheredRows from(int64_t row) const {
+    return {runs + row * taps, taps, offset};
+  }
+  template <int Rows, typename Step>
+  __attribute__((always_inline)) void eachGroup(const Panels &b,
+                                                Step &&step) const {
+    int64_t runGroups = b.k / 4 / taps;
+    for (int64_t t = 0; t < taps; ++t) {
+      const uint8_t *row[Rows];
+#pragma GCC unroll 32
+      for (int r = 0; r < Rows; ++r)
+        row[r] = runs[r * taps + t] + offset;
+      for (int64_t g = 0; g < runGroups; ++g)
+        step(t * runGroups + g, [&](int r) {
+          int32_t bytes;
+          __builtin_memcpy(&bytes, row[r] + g * 4, 4);
+          return bytes;
+        });
+    }
+  }
+};
+
+} // namespace
+
 /// Calls f(std::integral_constant<int, rows>()) for 1 <= rows <= Max: the
 /// register tile for the rows left at the bottom of A.
 template <int Max, typename F>
@@ -76,21 +131,21 @@ static inline void withRowCount(int64_t rows, F &&f) {
 
 /// The driver of the one-panel families: for each panel of 16 channels,
 /// rows of A MaxRows at a time, then the rows left. Calls
-/// tile(rows, aRows, panelBytes, cRows, channels) with rows an
-/// std::integral_constant.
-template <int MaxRows, typename Tile>
-static inline void eachPanelTile(const uint8_t *a, int64_t lda, int64_t m,
-                                 const Panels &b, int32_t *c, int64_t ldc,
-                                 Tile &&tile) {
+/// tile(count, rows, panelBytes, cRows, channels) with count an
+/// std::integral_constant and rows the source from the tile's first row.
+template <int MaxRows, typename Source, typename Tile>
+static inline void eachPanelTileOf(const Source &rows, int64_t m,
+                                   const Panels &b, int32_t *c, int64_t ldc,
+                                   Tile &&tile) {
   for (int64_t p = 0; p < b.numPanels; ++p) {
     const char *panel = static_cast<const char *>(b.data) + p * b.panelBytes;
     int64_t channels = b.n - p * 16;
     int64_t row = 0;
     for (; row + MaxRows <= m; row += MaxRows)
-      tile(std::integral_constant<int, MaxRows>(), a + row * lda, panel,
+      tile(std::integral_constant<int, MaxRows>(), rows.from(row), panel,
            c + row * ldc + p * 16, channels);
-    withRowCount<MaxRows - 1>(m - row, [&](auto rows) {
-      tile(rows, a + row * lda, panel, c + row * ldc + p * 16, channels);
+    withRowCount<MaxRows - 1>(m - row, [&](auto count) {
+      tile(count, rows.from(row), panel, c + row * ldc + p * 16, channels);
     });
   }
 }
@@ -113,6 +168,9 @@ static inline int64_t avx2WidenedStride(int64_t numGroups) {
 }
 void avxVnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
              int32_t *c, int64_t ldc);
+/// avxVnni on gathered rows, as avx512VnniGathered.
+void avxVnniGathered(const uint8_t *const *runs, int64_t taps, int64_t offset,
+                     int64_t m, const Panels &b, int32_t *c, int64_t ldc);
 void avx512Vnni(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
                 int32_t *c, int64_t ldc);
 /// avx512Vnni on rows of A gathered from runs of bytes (an indirect GEMM,

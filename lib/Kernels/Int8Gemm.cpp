@@ -158,7 +158,8 @@ void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
 }
 
 bool rt::hasGatheredGemm(const PackedInt8Weights &b, int64_t runBytes) {
-  return b.getIsa() == Isa::Avx512Vnni && runBytes > 0 &&
+  Isa isa = b.getIsa();
+  return (isa == Isa::Avx512Vnni || isa == Isa::AvxVnni) && runBytes > 0 &&
          runBytes % kGroupDepth == 0 && b.getDepth() % runBytes == 0;
 }
 
@@ -167,10 +168,12 @@ void rt::gemmU8S8Gathered(const uint8_t *const *runs, int64_t taps,
                           int32_t *c, int64_t ldc, int64_t panelBegin,
                           int64_t panelEnd) {
   assert(taps > 0 && hasGatheredGemm(b, b.getDepth() / taps) &&
-         "runs of whole k groups, for the avx512vnni family");
+         "runs of whole k groups, for a family with gathered rows");
   gemm::Panels panels = getPanels(b, panelBegin, panelEnd);
   if (gemm::GatheredKernel replaced = gatheredForTesting[size_t(b.getIsa())])
     return replaced(runs, taps, offset, m, panels, c, ldc);
+  if (b.getIsa() == Isa::AvxVnni)
+    return gemm::avxVnniGathered(runs, taps, offset, m, panels, c, ldc);
   gemm::avx512VnniGathered(runs, taps, offset, m, panels, c, ldc);
 }
 

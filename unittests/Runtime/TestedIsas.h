@@ -3,7 +3,7 @@
 // This machine's families, then those it lacks that have an emulated build
 // (unittests/Runtime/Emulated, with SIMDe): gemmU8S8 runs those in place of
 // the real ones (gemm::replaceFamilyForTesting, and replaceGatheredForTesting
-// for avx512vnni's gathered rows), and Int8Conv the emulated
+// for the VNNI families' gathered rows), and Int8Conv the emulated
 // 16-lane epilogue for the AVX-512 ones, so Int8Conv's tiles,
 // channel blocks, scratch and the amx family's fallback to avx512vnni for
 // small gemms are exercised on every machine.
@@ -48,10 +48,12 @@ inline std::vector<Isa> getTestedIsas() {
     if (getHostCpuFeatures().supports(e.isa))
       continue;
     gemm::replaceFamilyForTesting(e.isa, e.kernel);
-    // Int8Conv's gathered rows (the avx512vnni family's indirect GEMM).
+    // Int8Conv's gathered rows (the VNNI families' indirect GEMM).
     if (e.isa == Isa::Avx512Vnni)
       gemm::replaceGatheredForTesting(e.isa,
                                       gemm::emulated::avx512VnniGathered);
+    if (e.isa == Isa::AvxVnni)
+      gemm::replaceGatheredForTesting(e.isa, gemm::emulated::avxVnniGathered);
     // The AVX-512 families' 16-lane epilogue too.
     if (e.isa == Isa::Avx512Vnni || e.isa == Isa::Amx)
       epilogue::replaceForTesting(e.isa, epilogue::emulated::avx512);

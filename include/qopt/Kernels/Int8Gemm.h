@@ -88,8 +88,8 @@ void gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
               void *scratch, int64_t panelBegin = 0, int64_t panelEnd = -1);
 
 /// Whether gemmU8S8Gathered can run on `b` with runs of `runBytes`: the
-/// avx512vnni family, with whole k groups in a run, a whole number of runs
-/// in k. Other families read A as rows in memory (im2col).
+/// avx512vnni and avxvnni families, with whole k groups in a run, a whole
+/// number of runs in k. Other families read A as rows in memory (im2col).
 bool hasGatheredGemm(const PackedInt8Weights &b, int64_t runBytes);
 
 /// gemmU8S8 on rows of A gathered from runs of bytes (an indirect GEMM: a
