@@ -210,7 +210,7 @@ Int8Conv::Int8Conv(Isa isa, const Int8ConvShape &shape, const int8_t *weights,
   // im2col, which copies a grouped conv's taps one at a time: ResNeXt-50
   // 32x4d (4 and 8 channels a group in its first stages) 18.5 -> 13.5 ms
   // on 1 thread; others within 2%.
-  bool kernelRows =
+  kernelRows =
       shape.groups == 1 && shape.dilationW == 1 && shape.inputDilationW == 1;
   runsPerPixel = kernelRows ? shape.kernelH : taps;
   runBytes = kernelRows ? shape.kernelW * shape.inC : groupInC;
@@ -510,7 +510,6 @@ void Int8Conv::fillRuns(const uint8_t *input, int64_t n, int64_t oh,
                         const uint8_t **runs, uint8_t *edges) const {
   int64_t outW = shape.outW(), inC = shape.inC;
   const uint8_t *padding = paddingRun.data();
-  bool kernelRows = runsPerPixel == shape.kernelH && runBytes != groupInC;
   auto [inside, insideEnd] = getInsideColumns();
   for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
     // On the dilated input; rows between the input's are its zero point.
@@ -535,8 +534,11 @@ void Int8Conv::fillRuns(const uint8_t *input, int64_t n, int64_t oh,
             inputRow + (ow * shape.strideW - shape.padLeft) * inC;
       uint8_t *edge = edges + ky * edgeColumns * runBytes;
       auto edgeColumn = [&](int64_t ow) {
+        // Taps [begin, end) inside the input; none when a pad is wider
+        // than the kernel row.
         int64_t firstW = ow * shape.strideW - shape.padLeft;
-        int64_t begin = std::max<int64_t>(0, -firstW);
+        int64_t begin =
+            std::min<int64_t>(shape.kernelW, std::max<int64_t>(0, -firstW));
         int64_t end = std::max(
             begin, std::min<int64_t>(shape.kernelW, shape.inW - firstW));
         fillBytes(edge, uint8_t(epilogue.inputZero), begin * inC);
@@ -561,9 +563,9 @@ void Int8Conv::fillRuns(const uint8_t *input, int64_t n, int64_t oh,
       for (int64_t kx = 0; kx < shape.kernelW; ++kx) {
         int64_t dilatedW = firstW + kx * shape.dilationW;
         int64_t iw = dilatedW / shape.inputDilationW;
-        bool inside = rowInside && dilatedW >= 0 &&
-                      dilatedW % shape.inputDilationW == 0 && iw < shape.inW;
-        run[kx] = inside ? inputRow + iw * inC : padding;
+        bool tapInside = rowInside && dilatedW >= 0 &&
+                         dilatedW % shape.inputDilationW == 0 && iw < shape.inW;
+        run[kx] = tapInside ? inputRow + iw * inC : padding;
       }
     }
   }

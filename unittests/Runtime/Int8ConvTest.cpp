@@ -148,6 +148,8 @@ const Case kCases[] = {
     {shapeOf(1, 6, 5, 32, 16, 3, 1, 1, 1, 8), 90},
     {shapeOf(2, 5, 6, 16, 24, 3, 2, 1, 1, 2), 4},
     {shapeOf(1, 7, 6, 2, 18, 2, 1, 1, 1, 1), 160},
+    // Pads wider than the kernel: edge columns with no tap inside.
+    {shapeOf(1, 4, 5, 8, 16, 3, 1, 4, 1, 1), 33},
 };
 
 /// Random u8 activations and s8 weights (OIHW) for a conv of shape `s`.

@@ -325,11 +325,11 @@ private:
   std::vector<int32_t> depthwiseWeights, depthwiseSums, depthwiseBase;
   /// The GEMM reads the input where it lies, through pointers to runs of
   /// bytes (gemmU8S8Gathered), instead of im2col rows: runsPerPixel runs
-  /// of runBytes each, a kernel row's (when its taps are adjacent input
-  /// pixels) or a tap's. Runs on padding read paddingRun (the input zero
-  /// point); edgeColumns output columns a row have kernel rows partly on
-  /// it, copied.
-  bool gathered = false;
+  /// of runBytes each, a kernel row's (kernelRows: when its taps are
+  /// adjacent input pixels) or a tap's. Runs on padding read paddingRun (the
+  /// input zero point); edgeColumns output columns a row have kernel rows
+  /// partly on it, copied.
+  bool gathered = false, kernelRows = false;
   int64_t runsPerPixel = 0, runBytes = 0, edgeColumns = 0;
   std::vector<uint8_t> paddingRun;
 };
