@@ -1,13 +1,16 @@
-//===- Int8Conv.cpp - int8 convolution: im2col rows, GEMM, epilogue -------===//
+//===- Int8Conv.cpp - int8 convolution: tiles, GEMM, epilogue ------------===//
+//
+// The rows the GEMM reads (im2col copies or gathered runs) are made in
+// ConvInputRows.cpp.
+//
+//===----------------------------------------------------------------------===//
 
 #include "qopt/Kernels/Int8Conv.h"
-#include "CopyRunsKernels.h"
 #include "DepthwiseKernels.h"
 #include "EpilogueKernels.h"
 #include "SigmoidFloat.h"
 #include "qopt/Kernels/ActivationMath.h"
 #include "qopt/Kernels/ByteTable.h"
-#include "qopt/Kernels/CopyRun.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -22,12 +25,6 @@ using namespace qopt;
 using namespace qopt::rt;
 
 namespace {
-
-constexpr size_t kScratchAlignment = 64;
-
-size_t alignUp(size_t n) {
-  return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-}
 
 /// One value through the unit's activation: as the reference's activation
 /// kernels compute it (in double from the stored float, stored as float),
@@ -75,12 +72,6 @@ rt::epilogue::VectorActivation toVectorActivation(Activation a) {
   default:
     return VectorActivation::None;
   }
-}
-
-/// Fills n bytes with `value`, skipping the call for none.
-inline void fillBytes(uint8_t *dst, uint8_t value, int64_t n) {
-  if (n > 0)
-    std::memset(dst, value, n);
 }
 
 /// saturate(nearbyint(quotient) + zero) onto u8, NaN -> 0.
@@ -398,30 +389,6 @@ int64_t Int8Conv::getRowsPerCall() const {
       1, std::min(getNumRows(), (kPixelsPerCall + outW - 1) / outW));
 }
 
-size_t Int8Conv::getRowsScratchBytes() const {
-  int64_t rows = getRowsPerCall(), pixels = rows * shape.outW();
-  if (isPointwise())
-    return 0;
-  if (!gathered)
-    return alignUp(size_t(pixels * depth));
-  return alignUp(size_t(pixels * runsPerPixel) * sizeof(void *)) +
-         alignUp(size_t(rows * shape.kernelH * edgeColumns * runBytes));
-}
-
-std::pair<int64_t, int64_t> Int8Conv::getInsideColumns() const {
-  int64_t outW = shape.outW();
-  int64_t inside =
-      std::min(outW, (shape.padLeft + shape.strideW - 1) / shape.strideW);
-  int64_t lastW = (shape.kernelW - 1) * shape.dilationW;
-  int64_t insideEnd =
-      shape.inW - lastW + shape.padLeft <= 0
-          ? inside
-          : std::max(inside, std::min(outW, (shape.inW - lastW + shape.padLeft -
-                                             1) / shape.strideW +
-                                                1));
-  return {inside, insideEnd};
-}
-
 size_t Int8Conv::getScratchBytes() const {
   int64_t pixels = getRowsPerCall() * shape.outW();
   if (depthwise)
@@ -429,146 +396,6 @@ size_t Int8Conv::getScratchBytes() const {
   return getRowsScratchBytes() +
          alignUp(size_t(pixels * groupOutC) * sizeof(int32_t)) +
          alignUp(getGemmScratchBytes(packed[0], pixels));
-}
-
-void Int8Conv::fillRow(const uint8_t *input, int64_t group, int64_t n,
-                       int64_t oh, uint8_t *rows) const {
-  const uint8_t zero = uint8_t(epilogue.inputZero);
-  // With one group and no dilation along W, a kernel row's taps are
-  // adjacent pixels: one copy of its taps inside the input, padding around.
-  bool adjacentTaps = shape.dilationW == 1 && shape.inputDilationW == 1 &&
-                      groupInC == shape.inC;
-  int64_t tapRowBytes = shape.kernelW * groupInC;
-  int64_t outW = shape.outW();
-  // Output columns whose whole kernel row lies inside the input: [inside,
-  // insideEnd). Kernel row by kernel row, those are copies of one size a
-  // fixed step apart.
-  auto [inside, insideEnd] = getInsideColumns();
-  for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
-    uint8_t *tapRow = rows + ky * tapRowBytes;
-    // On the dilated input; rows between the input's are its zero point.
-    int64_t dilatedH = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
-    int64_t ih = dilatedH / shape.inputDilationH;
-    if (dilatedH < 0 || dilatedH % shape.inputDilationH || ih >= shape.inH) {
-      for (int64_t ow = 0; ow < outW; ++ow)
-        fillBytes(tapRow + ow * depth, zero, tapRowBytes);
-      continue;
-    }
-    const uint8_t *inputRow =
-        input + (n * shape.inH + ih) * shape.inW * shape.inC + group * groupInC;
-    auto column = [&](int64_t ow) {
-      uint8_t *dst = tapRow + ow * depth;
-      int64_t firstW = ow * shape.strideW - shape.padLeft;
-      if (adjacentTaps) {
-        int64_t begin = std::max<int64_t>(0, -firstW);
-        int64_t end = std::min<int64_t>(shape.kernelW, shape.inW - firstW);
-        if (end <= begin) {
-          fillBytes(dst, zero, tapRowBytes);
-          return;
-        }
-        fillBytes(dst, zero, begin * groupInC);
-        copyRun(dst + begin * groupInC, inputRow + (firstW + begin) * shape.inC,
-                (end - begin) * groupInC);
-        fillBytes(dst + end * groupInC, zero, (shape.kernelW - end) * groupInC);
-        return;
-      }
-      for (int64_t kx = 0; kx < shape.kernelW; ++kx, dst += groupInC) {
-        int64_t dilatedW = firstW + kx * shape.dilationW;
-        int64_t iw = dilatedW / shape.inputDilationW;
-        if (dilatedW < 0 || dilatedW % shape.inputDilationW || iw >= shape.inW)
-          fillBytes(dst, zero, groupInC);
-        else
-          copyRun(dst, inputRow + iw * shape.inC, groupInC);
-      }
-    };
-    for (int64_t ow = 0; ow < inside; ++ow)
-      column(ow);
-    if (adjacentTaps) {
-      const uint8_t *src =
-          inputRow + (inside * shape.strideW - shape.padLeft) * shape.inC;
-      uint8_t *dst = tapRow + inside * depth;
-      int64_t srcStep = shape.strideW * shape.inC;
-      if (packed[0].getIsa() != Isa::Scalar && insideEnd > inside) {
-        // Every family but scalar has AVX2: 32-byte moves.
-        copyruns::avx2(dst, depth, src, srcStep, tapRowBytes,
-                       insideEnd - inside);
-      } else {
-        for (int64_t ow = inside; ow < insideEnd;
-             ++ow, src += srcStep, dst += depth)
-          copyRun(dst, src, tapRowBytes);
-      }
-    } else {
-      for (int64_t ow = inside; ow < insideEnd; ++ow)
-        column(ow);
-    }
-    for (int64_t ow = insideEnd; ow < outW; ++ow)
-      column(ow);
-  }
-}
-
-void Int8Conv::fillRuns(const uint8_t *input, int64_t n, int64_t oh,
-                        const uint8_t **runs, uint8_t *edges) const {
-  int64_t outW = shape.outW(), inC = shape.inC;
-  const uint8_t *padding = paddingRun.data();
-  auto [inside, insideEnd] = getInsideColumns();
-  for (int64_t ky = 0; ky < shape.kernelH; ++ky) {
-    // On the dilated input; rows between the input's are its zero point.
-    int64_t dilatedH = oh * shape.strideH - shape.padTop + ky * shape.dilationH;
-    int64_t ih = dilatedH / shape.inputDilationH;
-    bool rowInside =
-        dilatedH >= 0 && dilatedH % shape.inputDilationH == 0 && ih < shape.inH;
-    const uint8_t *inputRow =
-        input + (n * shape.inH + (rowInside ? ih : 0)) * shape.inW * inC;
-    if (kernelRows) {
-      // Run ky of each pixel: its kernel row's taps, adjacent input pixels;
-      // the columns whose row reaches into the padding from a copy with
-      // the zero point around the part inside.
-      const uint8_t **run = runs + ky;
-      if (!rowInside) {
-        for (int64_t ow = 0; ow < outW; ++ow)
-          run[ow * runsPerPixel] = padding;
-        continue;
-      }
-      for (int64_t ow = inside; ow < insideEnd; ++ow)
-        run[ow * runsPerPixel] =
-            inputRow + (ow * shape.strideW - shape.padLeft) * inC;
-      uint8_t *edge = edges + ky * edgeColumns * runBytes;
-      auto edgeColumn = [&](int64_t ow) {
-        // Taps [begin, end) inside the input; none when a pad is wider
-        // than the kernel row.
-        int64_t firstW = ow * shape.strideW - shape.padLeft;
-        int64_t begin =
-            std::min<int64_t>(shape.kernelW, std::max<int64_t>(0, -firstW));
-        int64_t end = std::max(
-            begin, std::min<int64_t>(shape.kernelW, shape.inW - firstW));
-        fillBytes(edge, uint8_t(epilogue.inputZero), begin * inC);
-        if (end > begin)
-          std::memcpy(edge + begin * inC, inputRow + (firstW + begin) * inC,
-                      (end - begin) * inC);
-        fillBytes(edge + end * inC, uint8_t(epilogue.inputZero),
-                  (shape.kernelW - end) * inC);
-        run[ow * runsPerPixel] = edge;
-        edge += runBytes;
-      };
-      for (int64_t ow = 0; ow < inside; ++ow)
-        edgeColumn(ow);
-      for (int64_t ow = insideEnd; ow < outW; ++ow)
-        edgeColumn(ow);
-      continue;
-    }
-    // One run per tap: its input pixel's channels, or the padding.
-    for (int64_t ow = 0; ow < outW; ++ow) {
-      const uint8_t **run = runs + ow * runsPerPixel + ky * shape.kernelW;
-      int64_t firstW = ow * shape.strideW - shape.padLeft;
-      for (int64_t kx = 0; kx < shape.kernelW; ++kx) {
-        int64_t dilatedW = firstW + kx * shape.dilationW;
-        int64_t iw = dilatedW / shape.inputDilationW;
-        bool tapInside = rowInside && dilatedW >= 0 &&
-                         dilatedW % shape.inputDilationW == 0 && iw < shape.inW;
-        run[kx] = tapInside ? inputRow + iw * inC : padding;
-      }
-    }
-  }
 }
 
 void Int8Conv::subtractWeightZeroTerms(const uint8_t *a, int64_t lda,

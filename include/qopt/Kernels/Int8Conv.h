@@ -255,8 +255,23 @@ public:
 
 private:
   bool isPointwise() const;
+  /// Scratch parts start 64 bytes apart (the GEMMs' aligned accesses).
+  static constexpr size_t kScratchAlignment = 64;
+  static size_t alignUp(size_t n) {
+    return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+  }
   /// Scratch for a call's im2col rows or gathered runs, 64-byte aligned.
   size_t getRowsScratchBytes() const;
+  /// Input row ky of output row oh's window in image n (on the input as
+  /// dilated), or null where it falls on the padding or between dilated
+  /// rows.
+  const uint8_t *inputRowAt(const uint8_t *input, int64_t n, int64_t oh,
+                            int64_t ky) const;
+  /// A kernel row of adjacent taps (one group: inC bytes each) from input
+  /// column firstW of inputRow on: the taps inside the input copied, those
+  /// on the padding filled with the input zero point.
+  void copyKernelRow(uint8_t *dst, const uint8_t *inputRow,
+                     int64_t firstW) const;
   void fillRow(const uint8_t *input, int64_t group, int64_t n, int64_t oh,
                uint8_t *rows) const;
   /// Output row oh of image n as runs for the gathered GEMM, runsPerPixel
