@@ -137,9 +137,9 @@ float rt::int8ScaleOf(int64_t count, llvm::function_ref<float(int64_t)> value) {
   auto holdsAll = [&](float s) {
     for (int64_t i = 0; i < count; ++i) {
       float v = value(i);
-      float q = std::nearbyint(v / s);
+      float q = std::nearbyint(v / s); // int8ValueOf, range checked first
       if (!(q >= -128 && q <= 127) ||
-          bitsOf(float(int32_t(q)) * s) != bitsOf(v))
+          bitsOf(float(int8ValueOf(v, s)) * s) != bitsOf(v))
         return false;
     }
     return true;

@@ -474,7 +474,7 @@ const FloatStep::GemmWeights *FloatStep::gemmWeights(const PlanRun &run) const {
           if (g->q.empty())
             g->b[slot] = at(p, j);
           else
-            g->q[slot] = int8_t(std::nearbyint(at(p, j) / g->scales[j]));
+            g->q[slot] = int8ValueOf(at(p, j), g->scales[j]);
         }
     }
     if (c) {

@@ -28,6 +28,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace qopt {
@@ -76,6 +77,10 @@ void gemmScaledColumns(Isa isa, const float *a, int64_t m, int64_t k,
 /// largest magnitude at |q| = 128, 127, ..., 1, within 2 ulp of its
 /// quotient.
 float int8ScaleOf(int64_t count, llvm::function_ref<float(int64_t)> value);
+/// The int8 q of a value on int8ScaleOf's grid: nearbyint(v / scale).
+inline int8_t int8ValueOf(float v, float scale) {
+  return int8_t(std::nearbyint(v / scale));
+}
 
 } // namespace rt
 } // namespace qopt
