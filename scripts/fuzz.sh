@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs each libFuzzer target for $QOPT_FUZZ_SECONDS (default 60) from its seed
+# Runs each libFuzzer target for $QOPT_FUZZ_SECONDS (default 60), as many at
+# once as there are CPUs ($QOPT_FUZZ_JOBS), from its seed
 # corpus: the repo's test inputs, examples, fuzz/corpus and the ../shared
 # peer cases (for the plan reader: plan files of up to 30 of those models).
 # Crashes are written to build-asan/fuzz-artifacts/.
@@ -29,12 +30,23 @@ done
 cp "$root"/test/lit/PlanPasses/*.test "$work/plan/"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 status=0
+# The targets run $QOPT_FUZZ_JOBS at a time (default: one per CPU); each is
+# one process for $seconds, so the total fuzzing time does not change.
+jobs=${QOPT_FUZZ_JOBS:-$(nproc)}
 run() {
   local target=$1 corpus=$2; shift 2
-  echo "== fuzzing $target for ${seconds}s ($(ls "$corpus" | wc -l) seeds)"
-  if ! "$build/bin/qopt-fuzz-$target" "$corpus" -max_total_time="$seconds" \
+  if "$build/bin/qopt-fuzz-$target" "$corpus" -max_total_time="$seconds" \
         -artifact_prefix="$artifacts/$target-" -print_final_stats=1 -timeout=10 \
         -rss_limit_mb=4096 "$@" > "$build/fuzz-$target.log" 2>&1; then
+    echo ok > "$build/fuzz-$target.status"
+  else
+    echo failed > "$build/fuzz-$target.status"
+  fi
+}
+report() {
+  local target=$1 corpus=$2
+  echo "== fuzzed $target for ${seconds}s ($(ls "$corpus" | wc -l) seeds)"
+  if [ "$(cat "$build/fuzz-$target.status" 2>/dev/null)" != ok ]; then
     echo "fuzz: $target FAILED; see $build/fuzz-$target.log and $artifacts"
     tail -30 "$build/fuzz-$target.log"
     status=1
@@ -43,8 +55,19 @@ run() {
     echo
   fi
 }
-run OnnxImport "$work/onnx" -max_len=262144
-run QirParser "$work/qir" -max_len=65536
-run PipelineParser "$work/pipeline" -max_len=512
-run PlanFile "$work/plan" -max_len=1048576
+running=0
+spawn() {
+  run "$@" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+}
+spawn OnnxImport "$work/onnx" -max_len=262144
+spawn QirParser "$work/qir" -max_len=65536
+spawn PipelineParser "$work/pipeline" -max_len=512
+spawn PlanFile "$work/plan" -max_len=1048576
+wait
+report OnnxImport "$work/onnx"
+report QirParser "$work/qir"
+report PipelineParser "$work/pipeline"
+report PlanFile "$work/plan"
 exit $status

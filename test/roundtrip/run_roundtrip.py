@@ -2,7 +2,7 @@
 """Round-trip conformance harness for qopt (ONNX -> IR -> .qir text / ONNX).
 
 usage: /usr/bin/python3 run_roundtrip.py --qopt PATH --shared DIR --work TMPDIR
-           [--node node] [--timeout 120] [--reject-list FILE] [--filter REGEX]
+           [--node node] [--timeout 120] [--reject-list FILE] [--filter REGEX] [--jobs N]
 
 Models: every DIR/models/*.onnx and DIR/models/zoo/*.onnx, plus every .onnx file listed in the tables of
 DIR/peer-cases/README.md together with its tag (first bracketed words of the last column).
@@ -24,6 +24,7 @@ must-import (everything else):
 Exit status: 0 if every model passed, 1 if any failed, 2 on harness/usage errors.
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -440,6 +441,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=120, help="per-command timeout in seconds")
     ap.add_argument("--reject-list", help="file of class overrides: '[reject|import] RELPATH  # why'")
     ap.add_argument("--filter", help="only run models whose relative path matches this regex")
+    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                    help="models checked at once (default: one per CPU)")
     args = ap.parse_args()
 
     args.qopt = os.path.abspath(args.qopt)
@@ -458,13 +461,12 @@ def main():
         return 2
     os.makedirs(args.work, exist_ok=True)
 
-    rows = []
-    ort_rejects = []
-    for i, (rel, tag, cls) in enumerate(models):
+    def check_one(i, rel, tag, cls):
         path = os.path.join(shared, rel)
         short = "_".join(rel[:-len(".onnx")].split("/")[-2:])
         wdir = os.path.join(os.path.abspath(args.work), "%03d_%s" % (i, re.sub(r"[^A-Za-z0-9_.-]+", "_", short)))
         os.makedirs(wdir, exist_ok=True)
+        reason = None
         try:
             if not os.path.isfile(path):
                 raise StepFail("model file missing")
@@ -472,15 +474,25 @@ def main():
                 result, detail = check_reject(args, rel, path, wdir)
             else:
                 result, detail, reason = check_import(args, rel, path, wdir)
-                if reason:
-                    ort_rejects.append((rel, reason))
         except StepFail as e:
             result, detail = "FAIL", str(e)
         except Exception as e:  # harness bug or unexpected data: report, keep going
             result, detail = "FAIL", f"harness error: {type(e).__name__}: {e}"
-        rows.append((rel, tag, cls, result, detail))
-        print(f"[{i + 1}/{len(models)}] {result:15s} {rel}" + (f"  -- {detail}" if result == "FAIL" else ""),
-              flush=True)
+        return (rel, tag, cls, result, detail), reason
+
+    rows = []
+    ort_rejects = []
+    # Models in parallel (each step is a subprocess), printed in order.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(check_one, i, *m) for i, m in enumerate(models)]
+        for i, future in enumerate(futures):
+            row, reason = future.result()
+            rel, _, _, result, detail = row
+            if reason:
+                ort_rejects.append((rel, reason))
+            rows.append(row)
+            print(f"[{i + 1}/{len(models)}] {result:15s} {rel}" + (f"  -- {detail}" if result == "FAIL" else ""),
+                  flush=True)
 
     # table
     w = max(len(r[0]) for r in rows)

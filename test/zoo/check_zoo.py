@@ -18,9 +18,10 @@ exports, with fp32 twins NAME_fp32.onnx). For each model:
 Prints one table row per model and exits non-zero when a check fails. KNOWN lists the failures
 that are open work (each names its issue): they print as XFAIL, and one that no longer fails
 prints as XPASS and fails the run, so the list is kept true.
-usage: check_zoo.py --qopt Q --qopt-run R --shared DIR --work DIR [--filter REGEX]
+usage: check_zoo.py --qopt Q --qopt-run R --shared DIR --work DIR [--filter REGEX] [--jobs N]
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -150,6 +151,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--filter", help="only models whose relative path matches this regex")
     ap.add_argument("--dist", default="imagenet")
+    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                    help="models checked at once (default: one per CPU)")
     args = ap.parse_args()
 
     models = []
@@ -176,9 +179,15 @@ def main():
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     start = time.time()
-    for rel, path, twin in models:
-        row = check_model(args, rel, path, twin, problems)
-        print("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |", flush=True)
+    def check_one(model):
+        mine = []
+        return check_model(args, *model, mine), mine
+
+    # Models in parallel (each check is a subprocess), printed in order.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for row, mine in pool.map(check_one, models):
+            problems += mine
+            print("| " + " | ".join(str(row.get(c, "")) for c in cols) + " |", flush=True)
     failed = 0
     seen = set()
     for rel, check, text in problems:

@@ -2,7 +2,7 @@
 //
 //   qopt-run model.onnx|model.qir [--input name=x.npy]... [--seed=N]
 //            [--dim N=1]... [--dist=uniform|image|imagenet] [-o out.npz]
-//            [--compare=other.onnx | --compare-passes=<pipeline>]
+//            [--compare=other.onnx] [--compare-passes=<pipeline>]...
 //            [--expect name=y.npy]... [--atol=X] [--max-lsb=N]
 //            [--min-cosine=C]
 //   qopt-run model.onnx --plan [--plan-passes=<pipeline>] [--threads=N]
@@ -49,15 +49,18 @@
 #include "qopt/ToolSupport/InputDistributionOption.h"
 #include "qopt/ToolSupport/NpyIO.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_sha1_ostream.h"
 
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 using namespace qopt;
 namespace cl = llvm::cl;
@@ -88,10 +91,12 @@ static cl::opt<std::string>
     compareWith("compare",
                 cl::desc("Run this model on the same inputs and compare"),
                 cl::value_desc("model"), cl::cat(runCategory));
-static cl::opt<std::string>
-    comparePasses("compare-passes",
-                  cl::desc("Compare the model before and after this pipeline"),
-                  cl::value_desc("pipeline"), cl::cat(runCategory));
+static cl::list<std::string> comparePasses(
+    "compare-passes",
+    cl::desc("Compare the model before and after this pipeline; repeat it "
+             "for several (the model runs once, and each distinct result "
+             "once; each output line then begins with [pipeline])"),
+    cl::value_desc("pipeline"), cl::cat(runCategory));
 static cl::list<std::string>
     expectFiles("expect", cl::desc("Compare an output with a .npy file"),
                 cl::value_desc("name=file.npy"), cl::cat(runCategory));
@@ -195,6 +200,16 @@ static llvm::Expected<std::unique_ptr<Model>> cloneModel(const Model &m,
   opts.inlineElementsLimit = 0;
   printModel(m, os, opts);
   return parseModel(os.str(), "<copy>", ctx);
+}
+
+/// SHA-1 of the model's whole text form: two models that print the same
+/// compute the same outputs on the reference interpreter.
+static std::string modelFingerprint(const Model &m) {
+  llvm::raw_sha1_ostream os;
+  PrintOptions opts;
+  opts.inlineElementsLimit = 0;
+  printModel(m, os, opts);
+  return llvm::toHex(os.sha1());
 }
 
 static llvm::Error runPipeline(Model &m, llvm::StringRef pipeline,
@@ -346,6 +361,74 @@ static int comparePlanWithReference(const rt::Plan &plan,
                   "through the layers):\n";
   endToEnd.print(llvm::outs());
   return status;
+}
+
+/// The outputs of `other` on the reference interpreter.
+static llvm::Expected<std::vector<rt::Tensor>>
+runReference(const Model &other, const rt::TensorMap &inputs) {
+  auto interp = rt::Interpreter::create(other);
+  if (!interp)
+    return interp.takeError();
+  return (*interp)->run(inputs);
+}
+
+/// One comparison per output, each named `label` + the output's name.
+static llvm::Error addComparisons(llvm::StringRef label,
+                                  const std::vector<rt::Tensor> &got,
+                                  const std::vector<rt::Tensor> &reference,
+                                  llvm::ArrayRef<std::string> outputNames,
+                                  rt::ComparisonReport &report) {
+  if (got.size() != reference.size())
+    return makeError("the models have " + llvm::Twine(reference.size()) +
+                     " and " + llvm::Twine(got.size()) + " outputs");
+  for (size_t i = 0; i < reference.size(); ++i)
+    report.outputs.push_back(rt::compareTensors(
+        (label + outputNames[i]).str(), got[i], reference[i]));
+  return llvm::Error::success();
+}
+
+static llvm::Error compareRuns(const Model &other, llvm::StringRef label,
+                               const rt::TensorMap &inputs,
+                               const std::vector<rt::Tensor> &reference,
+                               llvm::ArrayRef<std::string> outputNames,
+                               rt::ComparisonReport &report) {
+  auto got = runReference(other, inputs);
+  if (!got)
+    return got.takeError();
+  return addComparisons(label, *got, reference, outputNames, report);
+}
+
+/// --compare-passes: the model after each pipeline against the model. A
+/// result that prints as the model does, or as an earlier pipeline's result,
+/// shares that graph's outputs instead of running again (exact-pass checks
+/// give one model many pipelines, most of which change nothing).
+static llvm::Error compareAfterPipelines(
+    const Model &model, Context &ctx, const rt::TensorMap &inputs,
+    const std::vector<rt::Tensor> &reference,
+    llvm::ArrayRef<std::string> outputNames, const char *argv0,
+    rt::ComparisonReport &report) {
+  std::map<std::string, std::vector<rt::Tensor>> outputsByGraph;
+  outputsByGraph[modelFingerprint(model)] = reference;
+  for (const std::string &pipeline : comparePasses) {
+    auto after = cloneModel(model, ctx);
+    if (!after)
+      return after.takeError();
+    if (auto err = runPipeline(**after, pipeline, argv0))
+      return err;
+    auto [it, isNew] = outputsByGraph.try_emplace(modelFingerprint(**after));
+    if (isNew) {
+      auto got = runReference(**after, inputs);
+      if (!got)
+        return got.takeError();
+      it->second = std::move(*got);
+    }
+    std::string label =
+        comparePasses.size() > 1 ? "[" + pipeline + "] " : std::string();
+    if (auto err =
+            addComparisons(label, it->second, reference, outputNames, report))
+      return err;
+  }
+  return llvm::Error::success();
 }
 
 int main(int argc, char **argv) {
@@ -599,34 +682,20 @@ int main(int argc, char **argv) {
 
   rt::ComparisonReport report;
   bool comparing = false;
-  if (!compareWith.empty() || !comparePasses.empty()) {
-    std::unique_ptr<Model> other;
-    if (!compareWith.empty()) {
-      auto m = loadModelFile(compareWith, ctx);
-      if (!m)
-        return fail(llvm::Twine(compareWith) + ": " +
-                    llvm::toString(m.takeError()));
-      other = std::move(*m);
-    } else {
-      auto m = cloneModel(*model, ctx);
-      if (!m)
-        return fail(m.takeError());
-      if (auto err = runPipeline(**m, comparePasses, argv[0]))
-        return fail(std::move(err));
-      other = std::move(*m);
-    }
-    auto otherInterp = rt::Interpreter::create(*other);
-    if (!otherInterp)
-      return fail(otherInterp.takeError());
-    auto otherOutputs = (*otherInterp)->run(*inputs);
-    if (!otherOutputs)
-      return fail(otherOutputs.takeError());
-    if (otherOutputs->size() != outputs->size())
-      return fail("the models have " + llvm::Twine(outputs->size()) + " and " +
-                  llvm::Twine(otherOutputs->size()) + " outputs");
-    for (size_t i = 0; i < outputs->size(); ++i)
-      report.outputs.push_back(rt::compareTensors(
-          outputNames[i], (*otherOutputs)[i], (*outputs)[i]));
+  if (!compareWith.empty()) {
+    auto other = loadModelFile(compareWith, ctx);
+    if (!other)
+      return fail(llvm::Twine(compareWith) + ": " +
+                  llvm::toString(other.takeError()));
+    if (auto err = compareRuns(**other, "", *inputs, *outputs, outputNames,
+                               report))
+      return fail(std::move(err));
+    comparing = true;
+  }
+  if (!comparePasses.empty()) {
+    if (auto err = compareAfterPipelines(*model, ctx, *inputs, *outputs,
+                                         outputNames, argv[0], report))
+      return fail(std::move(err));
     comparing = true;
   }
   for (llvm::StringRef spec : expectFiles) {
