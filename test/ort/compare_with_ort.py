@@ -21,9 +21,10 @@ P = 'default<ort>,fuse<ort>,lower-qoperator' this checks the QOperator form
 it, and qopt-run agrees with it op by op within 1 LSB.
 
 usage: compare_with_ort.py --qopt-run PATH --shared DIR --work DIR
-                           [--qopt PATH --pipeline P] [--filter REGEX]
+                           [--qopt PATH --pipeline P] [--filter REGEX] [--jobs N]
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -77,6 +78,8 @@ def main():
     ap.add_argument("--qopt", help="qopt, to rewrite each model with --pipeline first")
     ap.add_argument("--pipeline", help="-passes= pipeline applied to each model before comparing")
     ap.add_argument("--filter", help="only models whose file name matches this regex")
+    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                    help="models checked at once (default: one per CPU)")
     args = ap.parse_args()
     if args.pipeline and not args.qopt:
         ap.error("--pipeline needs --qopt")
@@ -84,8 +87,15 @@ def main():
     models = sorted(f for f in os.listdir(models_dir) if f.endswith(".onnx"))
     if args.filter:
         models = [m for m in models if re.search(args.filter, m)]
-    failures = 0
-    for m in models:
+
+    def check(m):
+        """(lines to print, ok) for one model."""
+        said = []
+        say = said.append
+        ok = check_into(m, say)
+        return said, ok
+
+    def check_into(m, say):
         path = os.path.join(models_dir, m)
         work = os.path.join(args.work, m[:-5])
         os.makedirs(work, exist_ok=True)
@@ -94,18 +104,16 @@ def main():
             rewritten = os.path.join(work, "rewritten.onnx")
             r = run([args.qopt, path, f"-passes={args.pipeline}", "-o", rewritten])
             if r.returncode != 0:
-                print(f"FAIL {m}: qopt -passes='{args.pipeline}': {r.stderr.strip().splitlines()[-1]}")
-                failures += 1
-                continue
+                say(f"FAIL {m}: qopt -passes='{args.pipeline}': {r.stderr.strip().splitlines()[-1]}")
+                return False
             path = rewritten
         debug = os.path.join(work, "all_outputs.onnx")
         real_outputs = [o.name for o in onnx.load(path, load_external_data=False).graph.output]
         with_all_outputs(path, debug)
         r = run(["node", os.path.join(HERE, "ort_reference.js"), debug, work, "--seed", "1", "--dist", dist])
         if r.returncode != 0:
-            print(f"FAIL {m}: ORT: {r.stderr.strip()}")
-            failures += 1
-            continue
+            say(f"FAIL {m}: ORT: {r.stderr.strip()}")
+            return False
         man = json.load(open(os.path.join(work, "manifest.json")))
         tensors = {o["name"]: np.load(os.path.join(work, o["file"])) for o in man["outputs"]}
         np.savez(os.path.join(work, "ort.npz"), **tensors)
@@ -146,11 +154,18 @@ def main():
         else:
             verdict = "PASS" if (e2e_ok and obo_ok) else "FAIL"
             note = ""
-        failures += verdict == "FAIL"
-        print(f"{verdict} {m}: end-to-end: {e2e.stdout.strip().replace(chr(10), '; ')} {note}")
-        print(f"      {summary}")
+        say(f"{verdict} {m}: end-to-end: {e2e.stdout.strip().replace(chr(10), '; ')} {note}")
+        say(f"      {summary}")
         if not obo_ok:
-            print("      " + "\n      ".join(obo.stdout.strip().splitlines()[:10]))
+            say("      " + "\n      ".join(obo.stdout.strip().splitlines()[:10]))
+        return verdict != "FAIL"
+
+    # Models in parallel (each step is a subprocess), printed in order.
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for said, ok in pool.map(check, models):
+            print("\n".join(said), flush=True)
+            failures += not ok
     print(f"compare-with-ort: {len(models)} models, {len(models) - failures} agree, {failures} differ")
     return 1 if failures else 0
 

@@ -2,6 +2,7 @@
 """Data-movement ops between Q/DQ pairs must stay bit-identical through the exact passes and the plan.
 
     check_movement_exact.py --qopt build/bin/qopt --qopt-run build/bin/qopt-run [--work DIR] [--filter REGEX]
+                            [--jobs N]
 
 Generates small .qir models, one per (op, attribute/mode setting, grid):
     %x -> q.quantize (grid G) -> q.dequantize -> OP -> q.quantize (same G) -> q.dequantize -> output
@@ -19,6 +20,7 @@ Output: one line per failing (case, check) with the tool's message, then
 Cost: about 0.2 s per qopt-run call (models of at most a few hundred elements).
 """
 import argparse
+import concurrent.futures
 import math
 import os
 import re
@@ -307,31 +309,43 @@ def main():
     ap.add_argument('--qopt-run', default='build/bin/qopt-run')
     ap.add_argument('--work', help='where the .qir cases go (default: a new temporary directory)')
     ap.add_argument('--filter', default='', help='only cases whose name matches this regex')
+    ap.add_argument('--jobs', '-j', type=int, default=os.cpu_count() or 1,
+                    help='cases checked at once (default: one per CPU)')
     args = ap.parse_args()
     work = args.work or tempfile.mkdtemp(prefix='check-movement-')
     os.makedirs(work, exist_ok=True)
     all_cases = [c for c in cases() if re.search(args.filter, c[0])]
     checks = PIPELINES + ['plan']
-    total = ok = 0
-    t0 = time.time()
-    for name, text in all_cases:
+    def check_case(case):
+        """(checks bit-identical, lines to print) for one case."""
+        name, text = case
         path = os.path.join(work, name + '.qir')
         with open(path, 'w') as f:
             f.write(text)
-        total += len(checks)
         r = run([args.qopt, path, '--disable-output'])
         if r.returncode != 0:
-            print(f'FAIL {name} [all {len(checks)} checks]: qopt rejects the case: {first_line(r.stderr)}', flush=True)
-            continue
+            return 0, [f'FAIL {name} [all {len(checks)} checks]: qopt rejects the case: {first_line(r.stderr)}']
+        good, said = 0, []
         for check in checks:
             seeded = ['--seed=1', f'--dist={DIST}']
             cmd = ([args.qopt_run, path, '--plan', f'--compare={path}'] if check == 'plan' else
                    [args.qopt_run, path, f'--compare-passes={check}'])
             msg = verdict(run(cmd + seeded))
             if msg is None:
-                ok += 1
+                good += 1
             else:
-                print(f'FAIL {name} [{check}]: {msg}', flush=True)
+                said.append(f'FAIL {name} [{check}]: {msg}')
+        return good, said
+
+    total = len(all_cases) * len(checks)
+    ok = 0
+    t0 = time.time()
+    # Cases in parallel (each check is a subprocess), printed in order.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for good, said in pool.map(check_case, all_cases):
+            ok += good
+            for line in said:
+                print(line, flush=True)
     print(f'{time.time() - t0:.0f}s; cases in {work}')
     print(f'check-movement: {ok} of {total} checks bit-identical ({len(all_cases)} cases)')
     return 0 if ok == total and total else 1
