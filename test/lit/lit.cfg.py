@@ -22,6 +22,11 @@ config.substitutions.append(("%qopt_obj_root", config.qopt_obj_root))
 config.substitutions.append(("%qopt_src_root", config.qopt_src_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
+# ASan + UBSan builds (build-asan): a test whose cost is in programs the
+# sanitizers do not instrument (Chromium) runs in the release build only.
+if getattr(config, "qopt_sanitized", False):
+    config.available_features.add("sanitized")
+
 # Tests on ../shared models need the shared folder next to the checkout.
 if os.path.isdir(os.path.join(config.shared_dir, "models")):
     config.available_features.add("shared-models")
