@@ -35,6 +35,7 @@ status=0
 jobs=${QOPT_FUZZ_JOBS:-$(nproc)}
 run() {
   local target=$1 corpus=$2; shift 2
+  ls "$corpus" | wc -l > "$build/fuzz-$target.seeds"
   if "$build/bin/qopt-fuzz-$target" "$corpus" -max_total_time="$seconds" \
         -artifact_prefix="$artifacts/$target-" -print_final_stats=1 -timeout=10 \
         -rss_limit_mb=4096 "$@" > "$build/fuzz-$target.log" 2>&1; then
@@ -44,8 +45,8 @@ run() {
   fi
 }
 report() {
-  local target=$1 corpus=$2
-  echo "== fuzzed $target for ${seconds}s ($(ls "$corpus" | wc -l) seeds)"
+  local target=$1
+  echo "== fuzzed $target for ${seconds}s ($(cat "$build/fuzz-$target.seeds") seeds)"
   if [ "$(cat "$build/fuzz-$target.status" 2>/dev/null)" != ok ]; then
     echo "fuzz: $target FAILED; see $build/fuzz-$target.log and $artifacts"
     tail -30 "$build/fuzz-$target.log"
@@ -66,8 +67,8 @@ spawn QirParser "$work/qir" -max_len=65536
 spawn PipelineParser "$work/pipeline" -max_len=512
 spawn PlanFile "$work/plan" -max_len=1048576
 wait
-report OnnxImport "$work/onnx"
-report QirParser "$work/qir"
-report PipelineParser "$work/pipeline"
-report PlanFile "$work/plan"
+report OnnxImport
+report QirParser
+report PipelineParser
+report PlanFile
 exit $status

@@ -38,6 +38,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 files=0 file_failed=0
 for m in "${cases[@]/#/$shared/peer-cases/}" "$shared"/models/*.onnx; do
+  # Under the sanitizers (QOPT_SANITIZED=1) the big shared models are left to
+  # the release run, as the QOperator check does.
+  if [ "${QOPT_SANITIZED:-0}" = 1 ]; then
+    case $(basename "$m") in resnet*|yolo*) continue ;; esac
+  fi
   files=$((files + 1))
   if ! "$qopt" "$m" -passes='default<cpu>' -emit=plan -allow-float-plan -o "$work/m.qplan" 2> "$work/err" ||
      ! "$qopt_run" "$work/m.qplan" -o "$work/file.npz" > /dev/null 2>> "$work/err" ||
