@@ -55,7 +55,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/raw_sha1_ostream.h"
+#include "llvm/Support/SHA1.h"
 
 #include <chrono>
 #include <cmath>
@@ -191,25 +191,26 @@ static bool startsAsPlanFile(llvm::StringRef path) {
 
 static int fail(const llvm::Twine &msg) { return fail(makeError(msg)); }
 
-/// Deep copy through the text form (bit-exact by design).
-static llvm::Expected<std::unique_ptr<Model>> cloneModel(const Model &m,
-                                                         Context &ctx) {
+/// The whole text form: every constant's bytes, bit-exact by design.
+static std::string printWhole(const Model &m) {
   std::string text;
   llvm::raw_string_ostream os(text);
   PrintOptions opts;
   opts.inlineElementsLimit = 0;
   printModel(m, os, opts);
-  return parseModel(os.str(), "<copy>", ctx);
+  return text;
 }
 
-/// SHA-1 of the model's whole text form: two models that print the same
+/// Deep copy through the text form.
+static llvm::Expected<std::unique_ptr<Model>> cloneModel(const Model &m,
+                                                         Context &ctx) {
+  return parseModel(printWhole(m), "<copy>", ctx);
+}
+
+/// SHA-1 of a model's whole text form: two models that print the same
 /// compute the same outputs on the reference interpreter.
-static std::string modelFingerprint(const Model &m) {
-  llvm::raw_sha1_ostream os;
-  PrintOptions opts;
-  opts.inlineElementsLimit = 0;
-  printModel(m, os, opts);
-  return llvm::toHex(os.sha1());
+static std::string textFingerprint(llvm::StringRef text) {
+  return llvm::toHex(llvm::SHA1::hash(llvm::arrayRefFromStringRef(text)));
 }
 
 static llvm::Error runPipeline(Model &m, llvm::StringRef pipeline,
@@ -382,40 +383,43 @@ static llvm::Error addComparisons(llvm::StringRef label,
     return makeError("the models have " + llvm::Twine(reference.size()) +
                      " and " + llvm::Twine(got.size()) + " outputs");
   for (size_t i = 0; i < reference.size(); ++i)
-    report.outputs.push_back(rt::compareTensors(
-        (label + outputNames[i]).str(), got[i], reference[i]));
+    report.outputs.push_back(rt::compareTensors((label + outputNames[i]).str(),
+                                                got[i], reference[i]));
   return llvm::Error::success();
 }
 
-static llvm::Error compareRuns(const Model &other, llvm::StringRef label,
-                               const rt::TensorMap &inputs,
+static llvm::Error compareRuns(const Model &other, const rt::TensorMap &inputs,
                                const std::vector<rt::Tensor> &reference,
                                llvm::ArrayRef<std::string> outputNames,
                                rt::ComparisonReport &report) {
   auto got = runReference(other, inputs);
   if (!got)
     return got.takeError();
-  return addComparisons(label, *got, reference, outputNames, report);
+  return addComparisons("", *got, reference, outputNames, report);
 }
 
 /// --compare-passes: the model after each pipeline against the model. A
 /// result that prints as the model does, or as an earlier pipeline's result,
 /// shares that graph's outputs instead of running again (exact-pass checks
 /// give one model many pipelines, most of which change nothing).
-static llvm::Error compareAfterPipelines(
-    const Model &model, Context &ctx, const rt::TensorMap &inputs,
-    const std::vector<rt::Tensor> &reference,
-    llvm::ArrayRef<std::string> outputNames, const char *argv0,
-    rt::ComparisonReport &report) {
+static llvm::Error
+compareAfterPipelines(const Model &model, Context &ctx,
+                      const rt::TensorMap &inputs,
+                      const std::vector<rt::Tensor> &reference,
+                      llvm::ArrayRef<std::string> outputNames,
+                      const char *argv0, rt::ComparisonReport &report) {
+  // The model prints once: its text gives its fingerprint and each copy.
+  std::string text = printWhole(model);
   std::map<std::string, std::vector<rt::Tensor>> outputsByGraph;
-  outputsByGraph[modelFingerprint(model)] = reference;
+  outputsByGraph[textFingerprint(text)] = reference;
   for (const std::string &pipeline : comparePasses) {
-    auto after = cloneModel(model, ctx);
+    auto after = parseModel(text, "<copy>", ctx);
     if (!after)
       return after.takeError();
     if (auto err = runPipeline(**after, pipeline, argv0))
       return err;
-    auto [it, isNew] = outputsByGraph.try_emplace(modelFingerprint(**after));
+    auto [it, isNew] =
+        outputsByGraph.try_emplace(textFingerprint(printWhole(**after)));
     if (isNew) {
       auto got = runReference(**after, inputs);
       if (!got)
@@ -687,8 +691,7 @@ int main(int argc, char **argv) {
     if (!other)
       return fail(llvm::Twine(compareWith) + ": " +
                   llvm::toString(other.takeError()));
-    if (auto err = compareRuns(**other, "", *inputs, *outputs, outputNames,
-                               report))
+    if (auto err = compareRuns(**other, *inputs, *outputs, outputNames, report))
       return fail(std::move(err));
     comparing = true;
   }
