@@ -27,6 +27,7 @@
 
 #include "qopt/CodeGen/PlanBuilder.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Plan/Steps.h"
 #include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"

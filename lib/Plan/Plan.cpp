@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/Plan/Plan.h"
+#include "qopt/Plan/Steps/ReformatStep.h"
 #include "qopt/Support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -37,31 +38,11 @@ size_t PlanTensor::byteSize() const {
 PlanStep::~PlanStep() = default;
 
 llvm::StringRef PlanStep::getKindName() const {
-  switch (kind) {
-  case Kind::Conv:
-    return "int8 conv";
-  case Kind::Reformat:
-    return "reformat";
-  case Kind::Float:
-    return "float";
-  case Kind::Table:
-    return "table";
-  case Kind::Pool:
-    return "max pool";
-  case Kind::ChannelCopy:
-    return "channel copy";
-  case Kind::Quantize:
-    return "quantize";
-  case Kind::Resize:
-    return "resize";
-  case Kind::AveragePool:
-    return "average pool";
-  case Kind::MatMul:
-    return "int8 matmul";
-  case Kind::Gemm:
-    return "int8 gemm";
-  }
-  return "?";
+  static const llvm::StringRef descriptions[] = {
+#define PLAN_STEP(KIND, CLASS, SPELLING, DESCRIPTION, VERSION) DESCRIPTION,
+#include "qopt/Plan/PlanSteps.def"
+  };
+  return descriptions[size_t(kind)];
 }
 
 const char *PlanRun::read(int id) const {

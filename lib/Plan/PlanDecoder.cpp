@@ -168,46 +168,26 @@ private:
   size_t at;
 };
 
-/// Reads a plan's fields in order; after a failure of `in` it only unwinds.
-class PlanDecoder {
-public:
-  PlanDecoder(FieldSource &in, uint32_t version, Isa isa)
-      : in(in), version(version), isa(isa) {}
+} // namespace
 
-  std::unique_ptr<Plan> plan();
+RequantizedAdd PlanDecoder::requantizedAdd(const char *what) {
+  RequantizedAdd add;
+  for (float *v :
+       {&add.scaleV, &add.scaleW, &add.low, &add.high, &add.outputScale})
+    *v = in.f32(what);
+  for (int32_t *v : {&add.zeroV, &add.zeroW, &add.outputZero})
+    *v = in.i32(what);
+  return add;
+}
 
-private:
-  bool fail(const llvm::Twine &why) { return in.fail(why); }
-  DenseElementsRef dense();
-  std::optional<Attribute> attribute();
-  const QuantType *quantType(Context &types);
-  bool tensor(PlanTensor &t);
-  std::unique_ptr<PlanStep> step(Plan &plan);
-  /// A conv or gemm step's kernel (its record), or none after fail().
-  std::optional<Int8Conv> conv(const std::string &name);
-  std::unique_ptr<PlanStep> floatStep(std::string name, Plan &plan);
-  RequantizedAdd requantizedAdd(const char *what) {
-    RequantizedAdd add;
-    for (float *v :
-         {&add.scaleV, &add.scaleW, &add.low, &add.high, &add.outputScale})
-      *v = in.f32(what);
-    for (int32_t *v : {&add.zeroV, &add.zeroW, &add.outputZero})
-      *v = in.i32(what);
-    return add;
-  }
-  PoolStep::Window window() {
-    PoolStep::Window w;
-    for (int64_t *v : {&w.batch, &w.channels, &w.inH, &w.inW, &w.outH, &w.outW,
-                       &w.kernelH, &w.kernelW, &w.strideH, &w.strideW,
-                       &w.dilationH, &w.dilationW, &w.padTop, &w.padLeft})
-      *v = in.i64("pool window");
-    return w;
-  }
-
-  FieldSource &in;
-  uint32_t version;
-  Isa isa;
-};
+PoolStep::Window PlanDecoder::window() {
+  PoolStep::Window w;
+  for (int64_t *v : {&w.batch, &w.channels, &w.inH, &w.inW, &w.outH, &w.outW,
+                     &w.kernelH, &w.kernelW, &w.strideH, &w.strideW,
+                     &w.dilationH, &w.dilationW, &w.padTop, &w.padLeft})
+    *v = in.i64("pool window");
+  return w;
+}
 
 DenseElementsRef PlanDecoder::dense() {
   auto kind = in.enumValue<ElementKind>(elementKindNames(), "tensor attribute");
@@ -404,36 +384,26 @@ std::optional<Int8Conv> PlanDecoder::conv(const std::string &name) {
                   std::move(e));
 }
 
-std::unique_ptr<PlanStep> PlanDecoder::floatStep(std::string name, Plan &plan) {
-  int64_t opset = in.i64("opset");
-  KernelOp op;
-  op.op = in.string("float op");
-  op.description = in.string("float op");
-  size_t attributes = in.count(9, "attributes");
-  for (size_t i = 0; i < attributes && !in.failed; ++i) {
-    std::string attrName = in.string("attribute name");
-    std::optional<Attribute> value = attribute();
-    if (value)
-      op.attributes.push_back({std::move(attrName), std::move(*value)});
-  }
-  op.operandQuantTypes.resize(in.count(1, "operand types"));
-  for (const QuantType *&q : op.operandQuantTypes)
-    q = quantType(plan.types);
-  op.resultQuantTypes.resize(in.count(1, "result types"));
-  for (const QuantType *&q : op.resultQuantTypes)
-    q = quantType(plan.types);
-  size_t results = in.count(1, "results");
-  for (size_t i = 0; i < results; ++i)
-    op.resultPresent.push_back(in.flag("result present"));
-  if (in.failed)
-    return nullptr;
-  KernelFn fn = KernelRegistry::get().lookup(op.op);
-  if (!fn) {
-    fail("float step '" + name + "': this qopt has no kernel for " + op.op);
-    return nullptr;
-  }
-  return std::make_unique<FloatStep>(std::move(name), std::move(op), fn, opset);
+namespace {
+
+/// What the table says of each kind: when files began to have it, how to
+/// read its own fields.
+struct StepKindInfo {
+  llvm::StringRef description;
+  uint32_t firstVersion;
+  std::unique_ptr<PlanStep> (*read)(PlanDecoder &, Plan &, const std::string &);
+};
+
+const StepKindInfo &stepKindInfo(PlanStep::Kind kind) {
+  static const StepKindInfo kinds[] = {
+#define PLAN_STEP(KIND, CLASS, SPELLING, DESCRIPTION, VERSION)                 \
+  {DESCRIPTION, VERSION, &read##CLASS},
+#include "qopt/Plan/PlanSteps.def"
+  };
+  return kinds[size_t(kind)];
 }
+
+} // namespace
 
 std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
   in.beginRecord();
@@ -444,170 +414,15 @@ std::unique_ptr<PlanStep> PlanDecoder::step(Plan &plan) {
   std::vector<int> outputs = in.i32s("step");
   if (in.failed)
     return nullptr;
-  std::unique_ptr<PlanStep> s;
-  switch (kind) {
-  case PlanStep::Kind::Conv:
-    if (auto c = conv(name))
-      s = std::make_unique<ConvStep>(name, std::move(*c));
-    break;
-  case PlanStep::Kind::Gemm:
-    if (auto c = conv(name))
-      s = std::make_unique<GemmStep>(name, std::move(*c));
-    break;
-  case PlanStep::Kind::Reformat: {
-    auto r = std::make_unique<ReformatStep>(name);
-    r->shape = in.ints("reformat shape");
-    if (version >= 6) {
-      for (int64_t *v :
-           {&r->rowStride, &r->columnOffset, &r->firstRow, &r->batchRows})
-        *v = in.i64("reformat placement");
-    }
-    if (!in.failed && r->shape.size() != 4)
-      fail("reformat '" + name + "' is not of a 4-D shape");
-    s = std::move(r);
-    break;
+  const StepKindInfo &info = stepKindInfo(kind);
+  if (version < info.firstVersion) {
+    llvm::StringRef what = info.description;
+    fail(llvm::Twine(llvm::StringRef("aeiou").contains(what.front()) ? "an "
+                                                                     : "a ") +
+         what + " step in a version " + llvm::Twine(version) + " file");
+    return nullptr;
   }
-  case PlanStep::Kind::Float:
-    s = floatStep(name, plan);
-    break;
-  case PlanStep::Kind::Table: {
-    uint8_t arity = in.u8("table"), resultBytes = in.u8("table");
-    int64_t elements = in.i64("table");
-    llvm::StringRef table = in.blob("table entries");
-    TableStep::Broadcast broadcast;
-    if (version >= 3) {
-      broadcast.operand = in.i32("table broadcast");
-      broadcast.inner = in.i64("table broadcast");
-      broadcast.count = in.i64("table broadcast");
-    }
-    std::optional<RequantizedAdd> arithmetic;
-    if (version >= 7 && in.flag("table arithmetic"))
-      arithmetic = requantizedAdd("table arithmetic");
-    if (in.failed)
-      return nullptr;
-    if (!(arity == 1 || (arity == 2 && resultBytes == 1)) ||
-        (resultBytes != 1 && resultBytes != 4) || elements < 0 ||
-        table.size() != (size_t(1) << (8 * arity)) * resultBytes) {
-      fail("table '" + name + "' is not 256^arity results of 1 or 4 bytes");
-      return nullptr;
-    }
-    if (broadcast.operand < -1 || broadcast.operand > 1 ||
-        (broadcast.operand >= 0 && arity != 2)) {
-      fail("table '" + name + "' broadcasts an operand it does not have");
-      return nullptr;
-    }
-    auto t = std::make_unique<TableStep>(
-        name, arity, resultBytes,
-        std::vector<uint8_t>(table.bytes_begin(), table.bytes_end()), elements,
-        broadcast);
-    if (arithmetic) {
-      // The arithmetic runs instead of the table: it must give its bytes.
-      if (arity != 2 || resultBytes != 1 || broadcast.operand >= 0 ||
-          !arithmetic->reproduces(t->getTable())) {
-        fail("table '" + name + "': its arithmetic does not give its table");
-        return nullptr;
-      }
-      t->setArithmetic(*arithmetic);
-    }
-    s = std::move(t);
-    break;
-  }
-  case PlanStep::Kind::Pool: {
-    PoolStep::Window w = window();
-    bool isFloat = in.flag("pool kind");
-    s = std::make_unique<PoolStep>(name, w, isFloat);
-    break;
-  }
-  case PlanStep::Kind::AveragePool: {
-    if (version < 7) {
-      fail("an average pool step in a version " + llvm::Twine(version) +
-           " file");
-      return nullptr;
-    }
-    AveragePoolStep::Params p;
-    p.window = window();
-    p.padBottom = in.i64("pads after");
-    p.padRight = in.i64("pads after");
-    p.countIncludePad = in.flag("count include pad");
-    p.values = in.floats("input values");
-    p.output = in.optionalGrid("output grid flag");
-    s = std::make_unique<AveragePoolStep>(name, isa, std::move(p));
-    break;
-  }
-  case PlanStep::Kind::MatMul: {
-    if (version < 8) {
-      fail("an int8 matmul step in a version " + llvm::Twine(version) +
-           " file");
-      return nullptr;
-    }
-    MatMulStep::Params p;
-    for (int64_t *v : {&p.batches, &p.m, &p.k, &p.n})
-      *v = in.i64("matmul geometry");
-    p.lhsScale = in.f32("matmul operands");
-    p.lhsZero = in.i32("matmul operands");
-    p.rhsScale = in.f32("matmul operands");
-    p.rhsZero = in.i32("matmul operands");
-    p.output = in.optionalGrid("output grid flag");
-    if (in.failed)
-      return nullptr;
-    // The kernel's scratch is sized from these: the verifier checks them
-    // against the tensors, a huge value must not get that far.
-    if (!MatMulStep::isGeometryInRange(p)) {
-      fail("int8 matmul '" + name + "' has a size out of range");
-      return nullptr;
-    }
-    s = std::make_unique<MatMulStep>(name, isa, p);
-    break;
-  }
-  case PlanStep::Kind::ChannelCopy: {
-    int64_t rows = in.i64("channel copy rows");
-    std::vector<ChannelCopyStep::Piece> pieces(in.count(40, "pieces"));
-    for (ChannelCopyStep::Piece &p : pieces) {
-      p.from = in.i32("piece");
-      p.to = in.i32("piece");
-      p.fromChannel = in.i64("piece");
-      p.toChannel = in.i64("piece");
-      p.channels = in.i64("piece");
-      llvm::StringRef table = in.blob("piece table");
-      p.table.assign(table.bytes_begin(), table.bytes_end());
-      if (version >= 6 && in.flag("piece grid flag"))
-        p.grid = in.grid();
-    }
-    s = std::make_unique<ChannelCopyStep>(name, std::move(pieces), rows);
-    break;
-  }
-  case PlanStep::Kind::Resize: {
-    ResizeStep::Geometry g;
-    for (int64_t *v : {&g.batch, &g.channels, &g.inH, &g.inW, &g.outH, &g.outW})
-      *v = in.i64("resize geometry");
-    std::vector<int64_t> rows = in.ints("resize rows");
-    std::vector<int64_t> cols = in.ints("resize columns");
-    s = std::make_unique<ResizeStep>(name, g, std::move(rows), std::move(cols));
-    break;
-  }
-  case PlanStep::Kind::Quantize: {
-    QuantizeGrid g = in.grid();
-    Shape shape = in.ints("quantize shape");
-    bool toNhwc = in.flag("quantize layout");
-    if (in.failed)
-      return nullptr;
-    if (toNhwc && shape.size() != 4) {
-      fail("quantize '" + name + "' into NHWC is not 4-D");
-      return nullptr;
-    }
-    for (int64_t d : shape)
-      if (d < 0) {
-        fail("quantize '" + name + "' has a negative dimension");
-        return nullptr;
-      }
-    if (!shapeNumElements(shape)) {
-      fail("quantize '" + name + "' has too many elements");
-      return nullptr;
-    }
-    s = std::make_unique<QuantizeStep>(name, isa, g, std::move(shape), toNhwc);
-    break;
-  }
-  }
+  std::unique_ptr<PlanStep> s = info.read(*this, plan, name);
   if (in.failed || !s)
     return nullptr;
   s->op = std::move(op);
@@ -635,8 +450,6 @@ std::unique_ptr<Plan> PlanDecoder::plan() {
     return nullptr;
   return plan;
 }
-
-} // namespace
 
 std::unique_ptr<Plan> planfile::decodePlan(FieldSource &in, uint32_t version,
                                            Isa isa) {

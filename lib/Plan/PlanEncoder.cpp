@@ -42,9 +42,9 @@ EnumNames planfile::layoutNames() {
 
 EnumNames planfile::stepKindNames() {
   static const llvm::StringRef names[] = {
-      "conv",     "reformat", "float", "table",        "pool",  "copy",
-      "quantize", "resize",   "gemm",  "average_pool", "matmul"};
-  static_assert(std::size(names) == size_t(PlanStep::Kind::MatMul) + 1);
+#define PLAN_STEP(KIND, CLASS, SPELLING, DESCRIPTION, VERSION) SPELLING,
+#include "qopt/Plan/PlanSteps.def"
+  };
   return {"step kind", names};
 }
 
@@ -90,30 +90,14 @@ llvm::ArrayRef<uint8_t> bytesOf(const void *data, size_t size) {
   return llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(data), size);
 }
 
-class PlanEncoder {
-public:
-  explicit PlanEncoder(FieldSink &out) : out(out) {}
+} // namespace
 
-  llvm::Error plan(const Plan &plan);
-
-private:
-  void dense(const DenseElements &d);
-  void attribute(const Attribute &a);
-  void quantType(const QuantType *q);
-  void tensor(const PlanTensor &t, size_t id);
-  llvm::Error step(const PlanStep &s);
-  void conv(const Int8Conv &c);
-  void floatStep(const FloatStep &f);
-  void window(const PoolStep::Window &w);
-  void requantizedAdd(const RequantizedAdd &add, const char *label) {
-    for (float v : {add.scaleV, add.scaleW, add.low, add.high, add.outputScale})
-      out.f32(v, label);
-    for (int32_t v : {add.zeroV, add.zeroW, add.outputZero})
-      out.i32(v, label);
-  }
-
-  FieldSink &out;
-};
+void PlanEncoder::requantizedAdd(const RequantizedAdd &add, const char *label) {
+  for (float v : {add.scaleV, add.scaleW, add.low, add.high, add.outputScale})
+    out.f32(v, label);
+  for (int32_t v : {add.zeroV, add.zeroW, add.outputZero})
+    out.i32(v, label);
+}
 
 void PlanEncoder::dense(const DenseElements &d) {
   out.enumByte(uint8_t(d.getKind()), elementKindNames(), "tensor attribute");
@@ -221,27 +205,6 @@ void PlanEncoder::conv(const Int8Conv &c) {
     requantizedAdd(*add, "pair arithmetic");
 }
 
-void PlanEncoder::floatStep(const FloatStep &f) {
-  const KernelOp &op = f.getOp();
-  out.i64(f.getOpset(), "opset");
-  out.string(op.op, "float op");
-  out.string(op.description, "float op");
-  out.u64(op.attributes.size(), "attributes");
-  for (const NamedAttribute &a : op.attributes) {
-    out.string(a.name, "attribute name");
-    attribute(a.value);
-  }
-  out.u64(op.operandQuantTypes.size(), "operand types");
-  for (const QuantType *q : op.operandQuantTypes)
-    quantType(q);
-  out.u64(op.resultQuantTypes.size(), "result types");
-  for (const QuantType *q : op.resultQuantTypes)
-    quantType(q);
-  out.u64(op.resultPresent.size(), "results");
-  for (bool present : op.resultPresent)
-    out.flag(present, "result present");
-}
-
 void PlanEncoder::window(const PoolStep::Window &w) {
   for (int64_t v :
        {w.batch, w.channels, w.inH, w.inW, w.outH, w.outW, w.kernelH, w.kernelW,
@@ -256,79 +219,7 @@ llvm::Error PlanEncoder::step(const PlanStep &s) {
   out.string(s.op, "step");
   out.i32s(s.inputs, "step");
   out.i32s(s.outputs, "step");
-  if (const auto *c = llvm::dyn_cast<ConvStep>(&s)) {
-    conv(c->getConv());
-  } else if (const auto *g = llvm::dyn_cast<GemmStep>(&s)) {
-    conv(g->getConv());
-  } else if (const auto *r = llvm::dyn_cast<ReformatStep>(&s)) {
-    out.ints(r->shape, "reformat shape");
-    for (int64_t v : {r->rowStride, r->columnOffset, r->firstRow, r->batchRows})
-      out.i64(v, "reformat placement");
-  } else if (const auto *f = llvm::dyn_cast<FloatStep>(&s)) {
-    if (!KernelRegistry::get().lookup(f->getOp().op))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "float step '%s': op %s has no kernel a reader could find",
-          s.getName().str().c_str(), f->getOp().op.c_str());
-    floatStep(*f);
-  } else if (const auto *t = llvm::dyn_cast<TableStep>(&s)) {
-    out.u8(t->getArity(), "table");
-    out.u8(t->getResultBytes(), "table");
-    out.i64(t->getNumElements(), "table");
-    out.blob(t->getTable(), "table entries");
-    const TableStep::Broadcast &b = t->getBroadcast();
-    out.i32(b.operand, "table broadcast");
-    out.i64(b.inner, "table broadcast");
-    out.i64(b.count, "table broadcast");
-    out.flag(t->getArithmetic().has_value(), "table arithmetic");
-    if (const auto &add = t->getArithmetic())
-      requantizedAdd(*add, "table arithmetic");
-  } else if (const auto *p = llvm::dyn_cast<PoolStep>(&s)) {
-    window(p->getWindow());
-    out.flag(p->isFloatPool(), "pool kind");
-  } else if (const auto *a = llvm::dyn_cast<AveragePoolStep>(&s)) {
-    const AveragePoolStep::Params &p = a->getParams();
-    window(p.window);
-    out.i64(p.padBottom, "pads after");
-    out.i64(p.padRight, "pads after");
-    out.flag(p.countIncludePad, "count include pad");
-    out.floats(p.values, "input values");
-    out.optionalGrid(p.output, "output grid flag");
-  } else if (const auto *mm = llvm::dyn_cast<MatMulStep>(&s)) {
-    const MatMulStep::Params &p = mm->getParams();
-    for (int64_t v : {p.batches, p.m, p.k, p.n})
-      out.i64(v, "matmul geometry");
-    out.f32(p.lhsScale, "matmul operands");
-    out.i32(p.lhsZero, "matmul operands");
-    out.f32(p.rhsScale, "matmul operands");
-    out.i32(p.rhsZero, "matmul operands");
-    out.optionalGrid(p.output, "output grid flag");
-  } else if (const auto *c = llvm::dyn_cast<ChannelCopyStep>(&s)) {
-    out.i64(c->getNumTiles(), "channel copy rows");
-    out.u64(c->getPieces().size(), "pieces");
-    for (const ChannelCopyStep::Piece &piece : c->getPieces()) {
-      out.i32(piece.from, "piece");
-      out.i32(piece.to, "piece");
-      out.i64(piece.fromChannel, "piece");
-      out.i64(piece.toChannel, "piece");
-      out.i64(piece.channels, "piece");
-      out.blob(piece.table, "piece table");
-      out.flag(piece.grid.has_value(), "piece grid flag");
-      if (piece.grid)
-        out.grid(*piece.grid);
-    }
-  } else if (const auto *r = llvm::dyn_cast<ResizeStep>(&s)) {
-    const ResizeStep::Geometry &g = r->getGeometry();
-    for (int64_t v : {g.batch, g.channels, g.inH, g.inW, g.outH, g.outW})
-      out.i64(v, "resize geometry");
-    out.ints(r->getSourceRows(), "resize rows");
-    out.ints(r->getSourceCols(), "resize columns");
-  } else if (const auto *q = llvm::dyn_cast<QuantizeStep>(&s)) {
-    out.grid(q->getGrid());
-    out.ints(q->getShape(), "quantize shape");
-    out.flag(q->isToNhwc(), "quantize layout");
-  }
-  return llvm::Error::success();
+  return s.writeFields(*this);
 }
 
 llvm::Error PlanEncoder::plan(const Plan &plan) {
@@ -345,6 +236,8 @@ llvm::Error PlanEncoder::plan(const Plan &plan) {
       return err;
   return llvm::Error::success();
 }
+
+namespace {
 
 /// The .qplan bytes: little-endian scalars, length-prefixed strings and
 /// lists, blobs at 64-byte offsets.

@@ -21,6 +21,7 @@
 #define QOPT_LIB_PLAN_PLANFIELDS_H
 
 #include "qopt/Plan/Plan.h"
+#include "qopt/Plan/Steps/PoolStep.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -114,6 +115,71 @@ public:
   bool failed = false;
   std::string reason;
 };
+
+/// Writes a plan's fields in order (PlanEncoder.cpp): the tensors, then
+/// each step's common fields and its own (PlanStep::writeFields), for which
+/// it offers the groups of fields several kinds of step share.
+class PlanEncoder {
+public:
+  explicit PlanEncoder(FieldSink &out) : out(out) {}
+
+  llvm::Error plan(const Plan &plan);
+
+  void dense(const DenseElements &d);
+  void attribute(const Attribute &a);
+  void quantType(const QuantType *q);
+  /// An int8 conv kernel's geometry, weights (unpacked OIHW) and epilogue.
+  void conv(const Int8Conv &c);
+  void window(const PoolStep::Window &w);
+  void requantizedAdd(const RequantizedAdd &add, const char *label);
+
+  FieldSink &out;
+
+private:
+  void tensor(const PlanTensor &t, size_t id);
+  llvm::Error step(const PlanStep &s);
+};
+
+/// Reads a plan's fields in order (PlanDecoder.cpp); each step's own fields
+/// are read by its kind's reader (below). After a failure of `in` it only
+/// unwinds.
+class PlanDecoder {
+public:
+  PlanDecoder(FieldSource &in, uint32_t version, Isa isa)
+      : in(in), version(version), isa(isa) {}
+
+  std::unique_ptr<Plan> plan();
+
+  /// Records the first failure (FieldSource::fail); returns false.
+  bool fail(const llvm::Twine &why) { return in.fail(why); }
+  DenseElementsRef dense();
+  std::optional<Attribute> attribute();
+  const QuantType *quantType(Context &types);
+  /// A conv or gemm step's kernel (PlanEncoder::conv's fields, those of
+  /// `version`), checked; none after fail().
+  std::optional<Int8Conv> conv(const std::string &name);
+  RequantizedAdd requantizedAdd(const char *what);
+  PoolStep::Window window();
+
+  FieldSource &in;
+  /// The format version being read: a kind's reader skips fields added
+  /// after it.
+  const uint32_t version;
+  /// The kernels' instruction set in the plan being built.
+  const Isa isa;
+
+private:
+  bool tensor(PlanTensor &t);
+  std::unique_ptr<PlanStep> step(Plan &plan);
+};
+
+/// Each kind's reader: the step's own fields, as its writeFields writes
+/// them, into a step named `name` of `plan` (whose types own what the step
+/// points to); null after in.fail(). Defined in lib/Plan/Steps/<Class>.cpp.
+#define PLAN_STEP(KIND, CLASS, SPELLING, DESCRIPTION, VERSION)                 \
+  std::unique_ptr<PlanStep> read##CLASS(PlanDecoder &in, Plan &plan,           \
+                                        const std::string &name);
+#include "qopt/Plan/PlanSteps.def"
 
 /// Writes `plan`'s fields. Fails for a plan no reader could load (a float
 /// step whose op has no kernel in the registry).

@@ -41,6 +41,7 @@
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Plan/PlanFile.h"
+#include "qopt/Plan/Steps/ReformatStep.h"
 #include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
 #include "qopt/Support/FloatFormat.h"

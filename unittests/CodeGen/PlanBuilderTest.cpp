@@ -5,6 +5,7 @@
 #include "qopt/IR/AsmParser.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/Interpreter/Interpreter.h"
+#include "qopt/Plan/Steps.h"
 
 #include "gtest/gtest.h"
 

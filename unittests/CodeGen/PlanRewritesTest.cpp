@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanTestSupport.h"
+#include "qopt/Plan/Steps.h"
 
 #include "llvm/Support/Casting.h"
 

@@ -1,4 +1,4 @@
-//===- FloatStep.cpp - Nodes on the interpreter's kernels, and faster -----===//
+//===- FloatStepRun.cpp - Nodes on the interpreter's kernels, and faster --===//
 //
 // A float step runs its node's reference kernel on copies of its operands.
 // The ops a network runs most often as float (activations after convs with
@@ -32,7 +32,7 @@
 #include "qopt/Kernels/ActivationMath.h"
 #include "qopt/Kernels/FloatMath.h"
 #include "qopt/Kernels/Transpose.h"
-#include "qopt/Plan/Plan.h"
+#include "qopt/Plan/Steps/FloatStep.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"

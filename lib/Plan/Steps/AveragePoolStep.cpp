@@ -12,11 +12,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qopt/Plan/Steps/AveragePoolStep.h"
 #include "qopt/Interpreter/NNUtil.h"
-#include "qopt/Plan/Plan.h"
+
+#include "PlanFields.h"
+#include "PlanVerifier.h"
+#include "qopt/Support/Error.h"
 
 using namespace qopt;
 using namespace qopt::rt;
+using namespace qopt::rt::planfile;
 
 /// The taps of one window dim inside the input padded at its end by
 /// `padEnd`, as the reference counts them for count_include_pad: from the
@@ -81,4 +86,73 @@ llvm::Error AveragePoolStep::run(PlanRun &run, int64_t tileBegin,
     }
   }
   return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Fields, checks, work
+//===----------------------------------------------------------------------===//
+
+llvm::Error AveragePoolStep::writeFields(planfile::PlanEncoder &encoder) const {
+  FieldSink &out = encoder.out;
+  const Params &p = params;
+  encoder.window(p.window);
+  out.i64(p.padBottom, "pads after");
+  out.i64(p.padRight, "pads after");
+  out.flag(p.countIncludePad, "count include pad");
+  out.floats(p.values, "input values");
+  out.optionalGrid(p.output, "output grid flag");
+  return llvm::Error::success();
+}
+
+std::unique_ptr<PlanStep>
+planfile::readAveragePoolStep(PlanDecoder &decoder, Plan &,
+                              const std::string &name) {
+  FieldSource &in = decoder.in;
+  AveragePoolStep::Params p;
+  p.window = decoder.window();
+  p.padBottom = in.i64("pads after");
+  p.padRight = in.i64("pads after");
+  p.countIncludePad = in.flag("count include pad");
+  p.values = in.floats("input values");
+  p.output = in.optionalGrid("output grid flag");
+  return std::make_unique<AveragePoolStep>(name, decoder.isa, std::move(p));
+}
+
+uint64_t AveragePoolStep::getWork(const Plan &) const {
+  return PoolStep::getWindowWork(params.window);
+}
+
+llvm::Error AveragePoolStep::verify(const PlanVerifier &check) const {
+  const AveragePoolStep &step = *this;
+  const Plan &plan = check.getPlan();
+  if (auto err = check.checkOperands(step, 1, 1))
+    return err;
+  const AveragePoolStep::Params &p = step.getParams();
+  const PoolStep::Window &w = p.window;
+  if (auto err = PlanVerifier::checkWindow(w))
+    return err;
+  if (p.padBottom < 0 || p.padBottom > PlanVerifier::kMaxGeometry ||
+      p.padRight < 0 || p.padRight > PlanVerifier::kMaxGeometry)
+    return makeError("a pad is out of range");
+  bool bytes = !p.values.empty();
+  if (bytes && p.values.size() != 256)
+    return makeError("its value table has " + llvm::Twine(p.values.size()) +
+                     " entries, not 256");
+  if (auto err =
+          check.expectNhwc(step.inputs[0], {w.batch, w.channels, w.inH, w.inW},
+                           bytes, "its input"))
+    return err;
+  // A 1 x 1 result is the same bytes in ONNX layout: [N, C] or
+  // [N, C, 1, 1] (ReduceMean without or with keepdims).
+  const PlanTensor &y = plan.tensors[step.outputs[0]];
+  bool flat = w.outH == 1 && w.outW == 1 && y.layout == PlanLayout::Onnx &&
+              !p.output && y.kind == ElementKind::F32 &&
+              (y.shape == Shape{w.batch, w.channels} ||
+               y.shape == Shape{w.batch, w.channels, 1, 1});
+  if (!flat)
+    if (auto err = check.expectNhwc(step.outputs[0],
+                                    {w.batch, w.channels, w.outH, w.outW},
+                                    p.output.has_value(), "its result"))
+      return err;
+  return p.output ? check.checkGrid(*p.output, y) : llvm::Error::success();
 }

@@ -17,12 +17,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qopt/Plan/Plan.h"
+#include "qopt/Plan/Steps/MatMulStep.h"
+
+#include "PlanFields.h"
+#include "PlanVerifier.h"
+#include "qopt/Support/Error.h"
 
 #include <algorithm>
 
 using namespace qopt;
 using namespace qopt::rt;
+using namespace qopt::rt::planfile;
 
 namespace {
 
@@ -129,4 +134,104 @@ llvm::Error MatMulStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     }
   }
   return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Fields, checks, work
+//===----------------------------------------------------------------------===//
+
+llvm::Error MatMulStep::writeFields(planfile::PlanEncoder &encoder) const {
+  FieldSink &out = encoder.out;
+  const Params &p = params;
+  for (int64_t v : {p.batches, p.m, p.k, p.n})
+    out.i64(v, "matmul geometry");
+  out.f32(p.lhsScale, "matmul operands");
+  out.i32(p.lhsZero, "matmul operands");
+  out.f32(p.rhsScale, "matmul operands");
+  out.i32(p.rhsZero, "matmul operands");
+  out.optionalGrid(p.output, "output grid flag");
+  return llvm::Error::success();
+}
+
+std::unique_ptr<PlanStep> planfile::readMatMulStep(PlanDecoder &decoder, Plan &,
+                                                   const std::string &name) {
+  FieldSource &in = decoder.in;
+  MatMulStep::Params p;
+  for (int64_t *v : {&p.batches, &p.m, &p.k, &p.n})
+    *v = in.i64("matmul geometry");
+  p.lhsScale = in.f32("matmul operands");
+  p.lhsZero = in.i32("matmul operands");
+  p.rhsScale = in.f32("matmul operands");
+  p.rhsZero = in.i32("matmul operands");
+  p.output = in.optionalGrid("output grid flag");
+  if (in.failed)
+    return nullptr;
+  // The kernel's scratch is sized from these: the verifier checks them
+  // against the tensors, a huge value must not get that far.
+  if (!MatMulStep::isGeometryInRange(p)) {
+    in.fail("int8 matmul '" + name + "' has a size out of range");
+    return nullptr;
+  }
+  return std::make_unique<MatMulStep>(name, decoder.isa, p);
+}
+
+uint64_t MatMulStep::getWork(const Plan &) const {
+  return uint64_t(std::max<int64_t>(getMacs(), 0));
+}
+
+/// Operands of the result's rank, i8 or u8 in either layout, their last
+/// two dims M x K and K x N, every batch dim the result's or 1; the result
+/// in ONNX layout, f32 or int8 on the output grid; zero points of the
+/// operands' types and scales positive and finite.
+llvm::Error MatMulStep::verify(const PlanVerifier &check) const {
+  const MatMulStep &step = *this;
+  const Plan &plan = check.getPlan();
+  if (auto err = check.checkOperands(step, 2, 1))
+    return err;
+  const MatMulStep::Params &p = step.getParams();
+  if (!MatMulStep::isGeometryInRange(p))
+    return makeError("a size is out of range");
+  const PlanTensor &a = plan.tensors[step.inputs[0]];
+  const PlanTensor &b = plan.tensors[step.inputs[1]];
+  const PlanTensor &y = plan.tensors[step.outputs[0]];
+  size_t rank = y.shape.size();
+  if (rank < 2 || a.shape.size() != rank || b.shape.size() != rank)
+    return makeError("its operands and result are not of one rank >= 2");
+  int64_t batches = 1;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    for (const PlanTensor *t : {&a, &b})
+      if (t->shape[i] != 1 && t->shape[i] != y.shape[i])
+        return makeError("'" + t->name + "' does not broadcast to '" + y.name +
+                         "'");
+    batches *= y.shape[i];
+  }
+  Shape lhs{p.m, p.k}, rhs{p.k, p.n}, result{p.m, p.n};
+  auto lastTwo = [&](const PlanTensor &t) {
+    return Shape(t.shape.end() - 2, t.shape.end());
+  };
+  if (batches != p.batches || lastTwo(a) != lhs || lastTwo(b) != rhs ||
+      lastTwo(y) != result)
+    return makeError("its geometry is not its tensors' " +
+                     shapeToString(a.shape) + " x " + shapeToString(b.shape) +
+                     " -> " + shapeToString(y.shape));
+  for (const PlanTensor *t : {&a, &b}) {
+    if (!PlanVerifier::isInt8Kind(t->kind))
+      return makeError("operand '" + t->name + "' is not i8 or u8");
+  }
+  auto zeroFits = [](const PlanTensor &t, int32_t zero) {
+    return t.kind == ElementKind::I8 ? zero >= -128 && zero <= 127
+                                     : zero >= 0 && zero <= 255;
+  };
+  if (!zeroFits(a, p.lhsZero) || !zeroFits(b, p.rhsZero) || !(p.lhsScale > 0) ||
+      !std::isfinite(p.lhsScale) || !(p.rhsScale > 0) ||
+      !std::isfinite(p.rhsScale))
+    return makeError("an operand's scale or zero point is out of range");
+  if (y.layout != PlanLayout::Onnx)
+    return makeError("its result '" + y.name + "' is not in ONNX layout");
+  if (!p.output) {
+    if (y.kind != ElementKind::F32)
+      return makeError("its result '" + y.name + "' is not f32");
+    return llvm::Error::success();
+  }
+  return check.checkGrid(*p.output, y);
 }
