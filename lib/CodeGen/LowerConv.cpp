@@ -305,32 +305,18 @@ llvm::Expected<bool>
 PlanBuilder::addWeightedStep(const Node &n, const WeightedUnit &u,
                              PlanLayout layout,
                              std::unique_ptr<PlanStep> step) {
+  std::vector<std::pair<const Value *, PlanLayout>> reads{{u.x, layout}};
   if (u.residual) {
-    auto rShape = staticShape(u.residual);
-    if (!rShape)
-      return rShape.takeError();
-    auto yShape = staticShape(u.y);
-    if (!yShape)
-      return yShape.takeError();
-    if (*rShape != *yShape)
+    auto shapes = staticShapes({u.residual, u.y});
+    if (!shapes)
+      return shapes.takeError();
+    if ((*shapes)[0] != (*shapes)[1])
       return false;
+    reads.push_back({u.residual, layout});
   }
-  auto xId = tensorFor(u.x, layout);
-  if (!xId)
-    return xId.takeError();
-  std::vector<int> inputs{*xId};
-  if (u.residual) {
-    auto rId = tensorFor(u.residual, layout);
-    if (!rId)
-      return rId.takeError();
-    inputs.push_back(*rId);
-  }
-  auto yId = defineResult(u.y, layout,
-                          u.yq ? u.yq->getStorageKind() : ElementKind::F32);
-  if (!yId)
-    return yId.takeError();
-  addStep(std::move(step), n, std::move(inputs), {*yId});
-  return true;
+  return addStepFor(n, reads, u.y, layout,
+                    u.yq ? u.yq->getStorageKind() : ElementKind::F32,
+                    [&](const PlanTensor &) { return std::move(step); });
 }
 
 llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
@@ -341,25 +327,23 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
   if (!u || !u->x->getType()->hasRank() || u->x->getType()->getRank() != 4)
     return none;
 
-  auto xShape = staticShape(u->x);
-  if (!xShape)
-    return xShape.takeError();
-  auto yShape = staticShape(u->y);
-  if (!yShape)
-    return yShape.takeError();
+  auto shapes = staticShapes({u->x, u->y});
+  if (!shapes)
+    return shapes.takeError();
+  const Shape &xShape = (*shapes)[0], &yShape = (*shapes)[1];
   llvm::ArrayRef<int64_t> wDims = u->wDims;
   const int8_t *weights = u->weights.data();
   Int8ConvShape s;
   std::vector<int8_t> transposedWeights;
   if (transposed) {
-    auto asConv = transposedAsConv(n, *xShape, wDims, weights);
+    auto asConv = transposedAsConv(n, xShape, wDims, weights);
     if (!asConv)
       return none; // the float step runs it
     s = asConv->first;
     transposedWeights = std::move(asConv->second);
     weights = transposedWeights.data();
   } else {
-    auto geometry = ConvStep::getShape(makeKernelOp(n), *xShape,
+    auto geometry = ConvStep::getShape(makeKernelOp(n), xShape,
                                        Shape(wDims.begin(), wDims.end()));
     if (!geometry) {
       // The float step reports what is wrong with the attributes.
@@ -373,7 +357,7 @@ llvm::Expected<bool> PlanBuilder::lowerConv(const Node &n) {
     llvm::consumeError(std::move(err)); // the float step runs it
     return none;
   }
-  if (*yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
+  if (yShape != Shape{s.batch, s.outC, s.outH(), s.outW()})
     return none;
 
   Int8Epilogue e = u->epilogue;

@@ -579,17 +579,13 @@ llvm::Expected<bool> PlanBuilder::lowerQuantize(const Node &n) {
   // Int8 tensors live in NHWC: quantize an NCHW input straight into it.
   PlanLayout xLayout = homeLayout(x);
   PlanLayout yLayout = shape->size() == 4 ? PlanLayout::Nhwc : PlanLayout::Onnx;
-  auto xId = tensorFor(x, xLayout);
-  if (!xId)
-    return xId.takeError();
-  auto yId = defineResult(y, yLayout, q->getStorageKind());
-  if (!yId)
-    return yId.takeError();
-  QuantizeGrid grid = getQuantizeGrid(*q, plan.tensors[*yId].getStoredFlip());
-  addStep(std::make_unique<QuantizeStep>(n.getName().str(), plan.isa, grid,
-                                         *shape, xLayout != yLayout),
-          n, {*xId}, {*yId});
-  return true;
+  return addStepFor(n, {{x, xLayout}}, y, yLayout, q->getStorageKind(),
+                    [&](const PlanTensor &result) {
+                      return std::make_unique<QuantizeStep>(
+                          n.getName().str(), plan.isa,
+                          getQuantizeGrid(*q, result.getStoredFlip()), *shape,
+                          xLayout != yLayout);
+                    });
 }
 
 std::optional<std::vector<std::vector<uint8_t>>> PlanBuilder::requantizeTables(

@@ -53,21 +53,19 @@ llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
   if (!u || !u->x->getType()->hasRank() || u->x->getType()->getRank() < 2 ||
       (gemm && u->x->getType()->getRank() != 2))
     return none;
-  auto xShape = staticShape(u->x);
-  if (!xShape)
-    return xShape.takeError();
-  auto yShape = staticShape(u->y);
-  if (!yShape)
-    return yShape.takeError();
-  int64_t k = xShape->back();
+  auto shapes = staticShapes({u->x, u->y});
+  if (!shapes)
+    return shapes.takeError();
+  const Shape &xShape = (*shapes)[0], &yShape = (*shapes)[1];
+  int64_t k = xShape.back();
   int64_t columns = transB ? u->wDims[0] : u->wDims[1];
   if ((transB ? u->wDims[1] : u->wDims[0]) != k || k < 1 || columns < 1)
     return none;
-  Shape wanted(xShape->begin(), xShape->end() - 1);
+  Shape wanted(xShape.begin(), xShape.end() - 1);
   wanted.push_back(columns);
-  if (*yShape != wanted)
+  if (yShape != wanted)
     return none;
-  int64_t rows = shapeNumElements(*xShape).value_or(0) / k;
+  int64_t rows = shapeNumElements(xShape).value_or(0) / k;
   if (rows < 1)
     return none;
 
@@ -124,29 +122,25 @@ llvm::Expected<bool> PlanBuilder::lowerActivationMatMul(const Node &n) {
                y->getType()->getStorageKind() != ElementKind::F32)) ||
       !isDequantizedFinite(*xq, 255) || !isDequantizedFinite(*wq, 255))
     return none;
-  auto xShape = staticShape(x);
-  if (!xShape)
-    return xShape.takeError();
-  auto wShape = staticShape(w);
-  if (!wShape)
-    return wShape.takeError();
-  auto yShape = staticShape(y);
-  if (!yShape)
-    return yShape.takeError();
-  size_t rank = yShape->size();
-  if (rank < 2 || xShape->size() != rank || wShape->size() != rank)
+  auto shapes = staticShapes({x, w, y});
+  if (!shapes)
+    return shapes.takeError();
+  const Shape &xShape = (*shapes)[0], &wShape = (*shapes)[1],
+              &yShape = (*shapes)[2];
+  size_t rank = yShape.size();
+  if (rank < 2 || xShape.size() != rank || wShape.size() != rank)
     return none;
   MatMulStep::Params p;
-  p.m = (*xShape)[rank - 2];
-  p.k = (*xShape)[rank - 1];
-  p.n = (*wShape)[rank - 1];
-  if ((*wShape)[rank - 2] != p.k || (*yShape)[rank - 2] != p.m ||
-      (*yShape)[rank - 1] != p.n)
+  p.m = xShape[rank - 2];
+  p.k = xShape[rank - 1];
+  p.n = wShape[rank - 1];
+  if (wShape[rank - 2] != p.k || yShape[rank - 2] != p.m ||
+      yShape[rank - 1] != p.n)
     return none;
   for (size_t i = 0; i + 2 < rank; ++i) {
-    int64_t d = (*yShape)[i];
-    if (((*xShape)[i] != d && (*xShape)[i] != 1) ||
-        ((*wShape)[i] != d && (*wShape)[i] != 1))
+    int64_t d = yShape[i];
+    if ((xShape[i] != d && xShape[i] != 1) ||
+        (wShape[i] != d && wShape[i] != 1))
       return none;
     p.batches *= d;
   }
@@ -156,19 +150,12 @@ llvm::Expected<bool> PlanBuilder::lowerActivationMatMul(const Node &n) {
   p.lhsZero = int32_t(xq->getZeroPoint());
   p.rhsScale = wq->getScale();
   p.rhsZero = int32_t(wq->getZeroPoint());
-  auto xId = tensorFor(x, homeLayout(x));
-  if (!xId)
-    return xId.takeError();
-  auto wId = tensorFor(w, homeLayout(w));
-  if (!wId)
-    return wId.takeError();
-  auto yId = defineResult(y, PlanLayout::Onnx,
-                          yq ? yq->getStorageKind() : ElementKind::F32);
-  if (!yId)
-    return yId.takeError();
-  if (yq)
-    p.output = getQuantizeGrid(*yq, plan.tensors[*yId].getStoredFlip());
-  addStep(std::make_unique<MatMulStep>(n.getName().str(), plan.isa, p), n,
-          {*xId, *wId}, {*yId});
-  return true;
+  return addStepFor(
+      n, {{x, homeLayout(x)}, {w, homeLayout(w)}}, y, PlanLayout::Onnx,
+      yq ? yq->getStorageKind() : ElementKind::F32,
+      [&](const PlanTensor &result) {
+        if (yq)
+          p.output = getQuantizeGrid(*yq, result.getStoredFlip());
+        return std::make_unique<MatMulStep>(n.getName().str(), plan.isa, p);
+      });
 }

@@ -44,30 +44,23 @@ llvm::Expected<bool> PlanBuilder::lowerMaxPool(const Node &n) {
   ElementKind kind = x->getType()->getStorageKind();
   if (!isByteInteger(kind) && kind != ElementKind::F32)
     return false;
-  auto xShape = staticShape(x);
-  if (!xShape)
-    return xShape.takeError();
-  auto yShape = staticShape(y);
-  if (!yShape)
-    return yShape.takeError();
-  if (xShape->size() != 4)
+  auto shapes = staticShapes({x, y});
+  if (!shapes)
+    return shapes.takeError();
+  const Shape &xShape = (*shapes)[0], &yShape = (*shapes)[1];
+  if (xShape.size() != 4)
     return false;
-  auto window = PoolStep::getWindow(makeKernelOp(n), *xShape, *yShape);
+  auto window = PoolStep::getWindow(makeKernelOp(n), xShape, yShape);
   if (!window) {
     // The float step reports what is wrong with the attributes.
     llvm::consumeError(window.takeError());
     return false;
   }
-  auto xId = tensorFor(x, PlanLayout::Nhwc);
-  if (!xId)
-    return xId.takeError();
-  auto yId = defineResult(y, PlanLayout::Nhwc, kind);
-  if (!yId)
-    return yId.takeError();
-  addStep(std::make_unique<PoolStep>(n.getName().str(), *window,
-                                     kind == ElementKind::F32),
-          n, {*xId}, {*yId});
-  return true;
+  return addStepFor(n, {{x, PlanLayout::Nhwc}}, y, PlanLayout::Nhwc, kind,
+                    [&](const PlanTensor &) {
+                      return std::make_unique<PoolStep>(
+                          n.getName().str(), *window, kind == ElementKind::F32);
+                    });
 }
 
 /// A string attribute of `n`, or `otherwise` when it has none.
@@ -122,26 +115,23 @@ llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
                 : x->getType()->getStorageKind() != ElementKind::F32 || yq ||
                       homeLayout(x) != PlanLayout::Nhwc)
     return false;
-  auto xShape = staticShape(x);
-  if (!xShape)
-    return xShape.takeError();
-  auto yShape = staticShape(y);
-  if (!yShape)
-    return yShape.takeError();
-  if (xShape->size() != 4)
+  auto shapes = staticShapes({x, y});
+  if (!shapes)
+    return shapes.takeError();
+  const Shape &xShape = (*shapes)[0], &yShape = (*shapes)[1];
+  if (xShape.size() != 4)
     return false;
   AveragePoolStep::Params params;
   if (global) {
-    const Shape &s = *xShape;
+    const Shape &s = xShape;
     params.window = {s[0], s[1], s[2], s[3], 1, 1, s[2],
                      s[3], 1,    1,    1,    1, 0, 0};
     Shape pooled = keepDims ? Shape{s[0], s[1], 1, 1} : Shape{s[0], s[1]};
-    if (*yShape != pooled || s[2] < 1 || s[3] < 1)
+    if (yShape != pooled || s[2] < 1 || s[3] < 1)
       return false;
   } else {
     Shape padEnd;
-    auto window =
-        PoolStep::getWindow(makeKernelOp(n), *xShape, *yShape, &padEnd);
+    auto window = PoolStep::getWindow(makeKernelOp(n), xShape, yShape, &padEnd);
     if (!window) {
       // The float step reports what is wrong with the attributes.
       llvm::consumeError(window.takeError());
@@ -154,20 +144,16 @@ llvm::Expected<bool> PlanBuilder::lowerAveragePool(const Node &n) {
   }
   if (quantized && !storedByteValues(*xq, params.values))
     return false;
-  auto xId = tensorFor(x, PlanLayout::Nhwc);
-  if (!xId)
-    return xId.takeError();
   ElementKind yKind = yq ? yq->getStorageKind() : ElementKind::F32;
-  auto yId =
-      defineResult(y, keepDims ? PlanLayout::Nhwc : PlanLayout::Onnx, yKind);
-  if (!yId)
-    return yId.takeError();
-  if (yq)
-    params.output = getQuantizeGrid(*yq, plan.tensors[*yId].getStoredFlip());
-  addStep(std::make_unique<AveragePoolStep>(n.getName().str(), plan.isa,
-                                            std::move(params)),
-          n, {*xId}, {*yId});
-  return true;
+  return addStepFor(n, {{x, PlanLayout::Nhwc}}, y,
+                    keepDims ? PlanLayout::Nhwc : PlanLayout::Onnx, yKind,
+                    [&](const PlanTensor &result) {
+                      if (yq)
+                        params.output =
+                            getQuantizeGrid(*yq, result.getStoredFlip());
+                      return std::make_unique<AveragePoolStep>(
+                          n.getName().str(), plan.isa, std::move(params));
+                    });
 }
 
 bool PlanBuilder::storedByteValues(const QuantType &xq,

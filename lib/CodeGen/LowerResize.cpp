@@ -45,22 +45,19 @@ llvm::Expected<bool> PlanBuilder::lowerResize(const Node &n) {
   // as reformatted to NHWC and back.
   if (kind == ElementKind::F32 && homeLayout(x) != PlanLayout::Nhwc)
     return false;
-  auto xShape = staticShape(x);
-  if (!xShape)
-    return xShape.takeError();
-  auto yShape = staticShape(y);
-  if (!yShape)
-    return yShape.takeError();
-  if (xShape->size() != 4 || yShape->size() != 4 ||
-      (*xShape)[0] != (*yShape)[0] || (*xShape)[1] != (*yShape)[1] ||
-      (*yShape)[2] < 1 || (*yShape)[3] < 1)
+  auto shapes = staticShapes({x, y});
+  if (!shapes)
+    return shapes.takeError();
+  const Shape &xShape = (*shapes)[0], &yShape = (*shapes)[1];
+  if (xShape.size() != 4 || yShape.size() != 4 || xShape[0] != yShape[0] ||
+      xShape[1] != yShape[1] || yShape[2] < 1 || yShape[3] < 1)
     return false;
-  auto elements = shapeNumElements(*xShape);
+  auto elements = shapeNumElements(xShape);
   if (!elements || *elements < 1 || *elements > kMaxProbeElements)
     return false;
 
   // The probe, and the node's other operands (constant or absent).
-  Tensor probe(ElementKind::F64, *xShape);
+  Tensor probe(ElementKind::F64, xShape);
   for (int64_t i = 0; i < *elements; ++i)
     probe.setDouble(i, double(i));
   std::vector<Tensor> constants;
@@ -91,13 +88,13 @@ llvm::Expected<bool> PlanBuilder::lowerResize(const Node &n) {
     return false;
   }
   if (ctx.outputs.empty() || !ctx.outputs[0].isValid() ||
-      ctx.outputs[0].shape() != *yShape)
+      ctx.outputs[0].shape() != yShape)
     return false;
 
   // Where each output element came from, as a pixel copy or not at all.
   const Tensor &sampled = ctx.outputs[0];
-  int64_t batch = (*xShape)[0], channels = (*xShape)[1], inH = (*xShape)[2],
-          inW = (*xShape)[3], outH = (*yShape)[2], outW = (*yShape)[3];
+  int64_t batch = xShape[0], channels = xShape[1], inH = xShape[2],
+          inW = xShape[3], outH = yShape[2], outW = yShape[3];
   std::vector<int64_t> rows(outH), cols(outW);
   for (int64_t oh = 0; oh < outH; ++oh)
     rows[oh] = int64_t(sampled.getDouble(oh * outW)) / inW;
@@ -116,16 +113,12 @@ llvm::Expected<bool> PlanBuilder::lowerResize(const Node &n) {
             double((plane * inH + rows[oh]) * inW + cols[ow]))
           return false;
 
-  auto xId = tensorFor(x, PlanLayout::Nhwc);
-  if (!xId)
-    return xId.takeError();
-  auto yId = defineResult(y, PlanLayout::Nhwc, kind);
-  if (!yId)
-    return yId.takeError();
-  addStep(std::make_unique<ResizeStep>(
-              n.getName().str(),
-              ResizeStep::Geometry{batch, channels, inH, inW, outH, outW},
-              std::move(rows), std::move(cols)),
-          n, {*xId}, {*yId});
-  return true;
+  return addStepFor(
+      n, {{x, PlanLayout::Nhwc}}, y, PlanLayout::Nhwc, kind,
+      [&](const PlanTensor &) {
+        return std::make_unique<ResizeStep>(
+            n.getName().str(),
+            ResizeStep::Geometry{batch, channels, inH, inW, outH, outW},
+            std::move(rows), std::move(cols));
+      });
 }

@@ -15,6 +15,8 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpNames.h"
 
+#include "llvm/ADT/StringMap.h"
+
 using namespace qopt;
 using namespace qopt::codegen;
 using namespace qopt::rt;
@@ -290,6 +292,49 @@ llvm::Error PlanBuilder::addFloatStep(const Node &n) {
   return llvm::Error::success();
 }
 
+llvm::Expected<std::vector<Shape>>
+PlanBuilder::staticShapes(llvm::ArrayRef<const Value *> values) const {
+  std::vector<Shape> shapes;
+  for (const Value *v : values) {
+    auto shape = staticShape(v);
+    if (!shape)
+      return shape.takeError();
+    shapes.push_back(std::move(*shape));
+  }
+  return shapes;
+}
+
+llvm::Expected<bool> PlanBuilder::addStepFor(
+    const Node &n, llvm::ArrayRef<std::pair<const Value *, PlanLayout>> reads,
+    const Value *result, PlanLayout resultLayout, ElementKind resultKind,
+    llvm::function_ref<std::unique_ptr<PlanStep>(const PlanTensor &)> make) {
+  std::vector<int> inputs;
+  for (auto [value, layout] : reads) {
+    auto id = tensorFor(value, layout);
+    if (!id)
+      return id.takeError();
+    inputs.push_back(*id);
+  }
+  auto id = defineResult(result, resultLayout, resultKind);
+  if (!id)
+    return id.takeError();
+  addStep(make(plan.tensors[*id]), n, std::move(inputs), {*id});
+  return true;
+}
+
+llvm::Expected<bool> PlanBuilder::lower(const Node &n) {
+  using Lowering = llvm::Expected<bool> (PlanBuilder::*)(const Node &);
+  static const llvm::StringMap<Lowering> lowerings = [] {
+    llvm::StringMap<Lowering> table;
+#define LOWERING(OP, MEMBER) table[ops::OP] = &PlanBuilder::MEMBER;
+#include "Lowerings.def"
+    return table;
+  }();
+  auto it = lowerings.find(n.getOp());
+  return (this->*(it == lowerings.end() ? &PlanBuilder::lowerTable
+                                        : it->second))(n);
+}
+
 llvm::Error PlanBuilder::build() {
   plan.isa = options.isa;
   for (const Value *in : graph.getInputs()) {
@@ -302,30 +347,7 @@ llvm::Error PlanBuilder::build() {
   for (const Node &n : graph.getNodes()) {
     if (n.getNumResults() == 1 && getConstantData(n.getResult()))
       continue; // read where used
-    llvm::Expected<bool> lowered = false;
-    if (n.isa(ops::QConv) || n.isa(ops::QConvTranspose))
-      lowered = lowerConv(n);
-    else if (n.isa(ops::QGemm) || n.isa(ops::QMatmul))
-      lowered = lowerGemm(n);
-    else if (n.isa(ops::MaxPool))
-      lowered = lowerMaxPool(n);
-    else if (n.isa(ops::QPool) || n.isa(ops::AveragePool) ||
-             n.isa(ops::GlobalAveragePool) || n.isa(ops::ReduceMean))
-      lowered = lowerAveragePool(n);
-    else if (n.isa(ops::Concat) || n.isa(ops::Split) || n.isa(ops::QConcat))
-      lowered = lowerChannelCopy(n);
-    else if (n.isa(ops::Slice) || n.isa(ops::Gather))
-      lowered = lowerChannelSelect(n);
-    else if (n.isa(ops::QQuantize))
-      lowered = lowerQuantize(n);
-    else if (n.isa(ops::Resize) || n.isa(ops::Upsample))
-      lowered = lowerResize(n);
-    else if (n.isa(ops::Reshape) || n.isa(ops::Flatten) ||
-             n.isa(ops::Squeeze) || n.isa(ops::Unsqueeze) ||
-             n.isa(ops::Identity))
-      lowered = lowerReshape(n);
-    else
-      lowered = lowerTable(n);
+    llvm::Expected<bool> lowered = lower(n);
     if (!lowered)
       return makeError(n.describe() + ": " +
                        llvm::toString(lowered.takeError()));
@@ -364,55 +386,4 @@ qopt::buildPlan(Model &model, const PlanBuildOptions &options) {
     if (auto err = checkMostlyInt8(*plan))
       return std::move(err);
   return plan;
-}
-
-llvm::Error qopt::bindStaticInputShapes(
-    Model &m, const std::map<std::string, int64_t> &dims,
-    const std::map<std::string, Shape> &given, bool unboundToOne) {
-  Graph &g = m.getGraph();
-  bool changed = false;
-  for (Value *in : g.getInputs()) {
-    const TensorType *t = in->getType();
-    auto file = given.find(in->getName().str());
-    if (!t->hasRank()) {
-      if (file == given.end())
-        continue;
-      in->setType(
-          m.getContext().getTensorType(file->second, t->getElementType()));
-      changed = true;
-      continue;
-    }
-    std::vector<Dim> shape(t->getShape().begin(), t->getShape().end());
-    if (file != given.end() &&
-        int64_t(file->second.size()) != static_cast<int64_t>(shape.size()))
-      return makeError("input '" + in->getName() + "' has rank " +
-                       llvm::Twine(int64_t(file->second.size())) +
-                       ", the model's is " + llvm::Twine(shape.size()));
-    for (size_t i = 0; i < shape.size(); ++i) {
-      Dim &d = shape[i];
-      if (file != given.end()) {
-        int64_t size = file->second[i];
-        if (d.isStatic() && d.size != size)
-          return makeError("input '" + in->getName() + "' has " +
-                           llvm::Twine(size) + " in dim " + llvm::Twine(i) +
-                           ", the model " + llvm::Twine(d.size));
-        changed |= !d.isStatic();
-        d = Dim::fixed(size);
-        continue;
-      }
-      if (d.isStatic())
-        continue;
-      auto it = dims.find(d.isSymbolic() ? d.symbol : "?");
-      if (it == dims.end() && !unboundToOne)
-        continue;
-      d = Dim::fixed(it == dims.end() ? 1 : it->second);
-      changed = true;
-    }
-    in->setType(m.getContext().getTensorType(shape, t->getElementType()));
-  }
-  if (!changed)
-    return llvm::Error::success();
-  if (auto err = inferShapes(m))
-    return err;
-  return foldConstants(g).takeError();
 }

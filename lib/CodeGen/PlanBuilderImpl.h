@@ -17,8 +17,9 @@
 //   LowerPool.cpp        MaxPool -> max pool step, q.pool (average) ->
 //                        average pool step
 //
-// Each lowering returns false (no step added) when its step cannot run the
-// node as it is; the node then runs as a float step.
+// Lowerings.def says which lowering each op tries. Each returns false (no
+// step added) when its step cannot run the node as it is; the node then runs
+// as a float step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,7 @@
 #include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 
@@ -105,6 +107,23 @@ private:
   void addStep(std::unique_ptr<rt::PlanStep> step, const Node &n,
                std::vector<int> inputs, std::vector<int> outputs);
 
+  /// The static shapes of `values`, in order (staticShape's error for the
+  /// first without one).
+  llvm::Expected<std::vector<rt::Shape>>
+  staticShapes(llvm::ArrayRef<const Value *> values) const;
+  /// What lowering a single-result step takes: the tensors of `reads` in
+  /// their layouts (tensorFor), a home for `result` in `resultLayout` as
+  /// `resultKind` (defineResult), then the step `make` gives for that
+  /// tensor, added reading and writing them. True, or the first error.
+  llvm::Expected<bool> addStepFor(
+      const Node &n,
+      llvm::ArrayRef<std::pair<const Value *, rt::PlanLayout>> reads,
+      const Value *result, rt::PlanLayout resultLayout, ElementKind resultKind,
+      llvm::function_ref<std::unique_ptr<rt::PlanStep>(const rt::PlanTensor &)>
+          make);
+
+  /// n's lowering by its op (Lowerings.def), lowerTable for other ops.
+  llvm::Expected<bool> lower(const Node &n);
   /// The lowerings: each adds its step and returns true, or returns false
   /// when its step cannot run `n`.
   llvm::Expected<bool> lowerConv(const Node &n);

@@ -16,6 +16,7 @@
 #define QOPT_CODEGEN_PLANBUILDER_H
 
 #include "qopt/CodeGen/PlanPasses.h"
+#include "qopt/IR/InputShapes.h" // bindStaticInputShapes, for the plan's callers
 #include "qopt/Plan/Plan.h"
 
 #include <map>
@@ -43,17 +44,6 @@ constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
 /// the same, so the model still serves as the plan's reference.
 llvm::Expected<std::unique_ptr<rt::Plan>>
 buildPlan(Model &model, const PlanBuildOptions &options);
-
-/// Gives every graph input of `model` the static shape a plan needs: its
-/// shape in `given` (of data the caller has, by input name) if any, else
-/// each dynamic dim's value in `dims` (by symbol, "?" for unnamed ones) or,
-/// with `unboundToOne`, 1; then infers the shapes after them again and
-/// folds the shape arithmetic that became constant (fold-constants). A
-/// given shape that contradicts the model is an error naming the input.
-llvm::Error
-bindStaticInputShapes(Model &model, const std::map<std::string, int64_t> &dims,
-                      const std::map<std::string, rt::Shape> &given = {},
-                      bool unboundToOne = true);
 
 } // namespace qopt
 
