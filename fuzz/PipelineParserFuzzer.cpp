@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/Passes/PassRegistry.h"
+#include "qopt/Support/Error.h"
 
 #include <cstdlib>
 
@@ -45,8 +46,7 @@ const PassRegistry &registry() {
           ParamPass pass;
           if (p->count("policy")) {
             if ((*p)["policy"] != "max" && (*p)["policy"] != "output")
-              return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                             "bad policy");
+              return qopt::makeError("bad policy");
             pass.policy = (*p)["policy"];
           }
           return std::make_unique<PassModel<ParamPass>>(pass, "param");

@@ -349,8 +349,9 @@ llvm::Error PlanBuilder::build() {
       continue; // read where used
     llvm::Expected<bool> lowered = lower(n);
     if (!lowered)
-      return makeError(n.describe() + ": " +
-                       llvm::toString(lowered.takeError()));
+      return makeError(DiagLocation::node(n.getName()),
+                       n.describe() + ": " +
+                           llvm::toString(lowered.takeError()));
     if (*lowered)
       continue;
     if (auto err = addFloatStep(n))

@@ -10,6 +10,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "OpImpl.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -509,8 +510,7 @@ std::vector<const TensorType *> InferenceContext::takeResultTypes() const {
 //===----------------------------------------------------------------------===//
 
 llvm::Error opimpl::nodeError(const Node &n, const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 n.describe() + ": " + msg.str());
+  return makeError(DiagLocation::node(n.getName()), n.describe() + ": " + msg);
 }
 
 std::string qopt::shapeToText(llvm::ArrayRef<Dim> shape) {

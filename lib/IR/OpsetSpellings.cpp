@@ -3,6 +3,7 @@
 #include "qopt/IR/OpsetSpellings.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpNames.h"
+#include "qopt/Support/Error.h"
 
 using namespace qopt;
 
@@ -223,8 +224,8 @@ llvm::Error qopt::retargetOpset(Model &model, int64_t opset) {
               sp.attrName.str() +
               "' as an attribute, but it is computed, not a constant";
     if (!why.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     n.describe() + ": " + why);
+      return makeError(DiagLocation::node(n.getName()),
+                       n.describe() + ": " + why);
   }
   for (OpsetImport &o : model.opsetImports)
     if (o.domain.empty() || o.domain == "ai.onnx") {

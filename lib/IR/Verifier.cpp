@@ -3,6 +3,7 @@
 #include "qopt/IR/Verifier.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -152,8 +153,7 @@ public:
 
 private:
   static llvm::Error fail(const std::string &where, const std::string &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   where + ": " + why);
+    return makeError(where + ": " + why);
   }
 
   /// `producer` null = graph input. Descriptions are built only on failure.

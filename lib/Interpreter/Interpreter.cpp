@@ -5,6 +5,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/Interpreter/Kernel.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -38,10 +39,10 @@ Interpreter::create(const Model &model) {
   const KernelRegistry &kernels = KernelRegistry::get();
   for (const Node &n : g.getNodes())
     if (!kernels.lookup(n.getOp()))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "%s: the reference interpreter cannot run op '%s'",
-          n.describe().c_str(), n.getOp().str().c_str());
+      return makeError(DiagLocation::node(n.getName()),
+                       n.describe() +
+                           ": the reference interpreter cannot run op '" +
+                           n.getOp() + "'");
   int64_t opset = model.getDefaultOpsetVersion();
   return std::unique_ptr<Interpreter>(new Interpreter(g, opset ? opset : 13));
 }
@@ -57,29 +58,27 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
   for (const Value *in : graph.getInputs()) {
     auto it = inputs.find(in->getName().str());
     if (it == inputs.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no value given for graph input '%s'",
-                                     in->getName().str().c_str());
+      return makeError(DiagLocation::value(in->getName()),
+                       "no value given for graph input '" + in->getName() +
+                           "'");
     const TensorType *t = in->getType();
     const Tensor &given = it->second;
     if (t->getStorageKind() != ElementKind::Unknown &&
         t->getStorageKind() != given.kind())
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(), "graph input '%s' expects %s, got %s",
-          in->getName().str().c_str(),
-          getElementKindName(t->getStorageKind()).str().c_str(),
-          getElementKindName(given.kind()).str().c_str());
+      return makeError(DiagLocation::value(in->getName()),
+                       "graph input '" + in->getName() + "' expects " +
+                           getElementKindName(t->getStorageKind()) + ", got " +
+                           getElementKindName(given.kind()));
     if (t->hasRank()) {
       bool ok = t->getRank() == given.rank();
       for (int64_t d = 0; ok && d < t->getRank(); ++d)
         ok = !t->getShape()[d].isStatic() ||
              t->getShape()[d].size == given.dim(d);
       if (!ok)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "graph input '%s' expects shape %s, got %s",
-            in->getName().str().c_str(), typeToString(t).c_str(),
-            shapeToString(given.shape()).c_str());
+        return makeError(DiagLocation::value(in->getName()),
+                         "graph input '" + in->getName() + "' expects shape " +
+                             typeToString(t) + ", got " +
+                             shapeToString(given.shape()));
     }
     values[in] = given;
     held += given.byteSize();
@@ -101,9 +100,9 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
         }
       auto it = values.find(v);
       if (it == values.end())
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(), "%s: operand '%s' has no value",
-            n.describe().c_str(), v->getName().str().c_str());
+        return makeError(DiagLocation::node(n.getName()),
+                         n.describe() + ": operand '" + v->getName() +
+                             "' has no value");
       operands.push_back(&it->second);
     }
     KernelContext ctx(ops[index], std::move(operands), opset);
@@ -115,9 +114,9 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
       if (n.getResult(i)->isAbsent())
         continue;
       if (!ctx.outputs[i].isValid())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "%s: kernel produced no result #%u",
-                                       n.describe().c_str(), i);
+        return makeError(DiagLocation::node(n.getName()),
+                         n.describe() + ": kernel produced no result #" +
+                             llvm::Twine(i));
       held += ctx.outputs[i].byteSize();
       values[n.getResult(i)] = std::move(ctx.outputs[i]);
     }
@@ -135,9 +134,8 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
   for (const Value *out : graph.getOutputs()) {
     auto it = values.find(out);
     if (it == values.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "graph output '%s' has no value",
-                                     out->getName().str().c_str());
+      return makeError(DiagLocation::value(out->getName()),
+                       "graph output '" + out->getName() + "' has no value");
     outputs.push_back(it->second);
   }
   return outputs;
@@ -151,10 +149,9 @@ rt::makeRandomInputs(const Graph &graph, uint64_t seed,
   for (const Value *in : graph.getInputs()) {
     const TensorType *t = in->getType();
     if (!t->hasRank())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "graph input '%s' has no known rank; "
-                                     "give its data with --input",
-                                     in->getName().str().c_str());
+      return makeError(DiagLocation::value(in->getName()),
+                       "graph input '" + in->getName() +
+                           "' has no known rank; give its data with --input");
     Shape shape;
     for (const Dim &d : t->getShape()) {
       if (d.isStatic()) {
@@ -195,15 +192,14 @@ llvm::Expected<TensorMap> rt::makeRandomInputs(llvm::ArrayRef<InputSpec> specs,
     ElementKind kind = in.kind;
     const Shape &shape = in.shape;
     if (kind == ElementKind::Unknown || kind == ElementKind::String)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "graph input '%s' has no numeric "
-                                     "element type",
-                                     in.name.c_str());
+      return makeError(DiagLocation::value(in.name),
+                       "graph input '" + in.name +
+                           "' has no numeric element type");
     auto tensor = Tensor::allocate(kind, shape);
     if (!tensor)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(), "graph input '%s': %s",
-          in.name.c_str(), llvm::toString(tensor.takeError()).c_str());
+      return makeError(DiagLocation::value(in.name),
+                       "graph input '" + in.name +
+                           "': " + llvm::toString(tensor.takeError()));
     std::mt19937_64 rng(seed * 7919 + index++);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     int64_t n = tensor->numElements();

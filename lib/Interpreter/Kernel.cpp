@@ -2,6 +2,7 @@
 
 #include "qopt/Interpreter/Kernel.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/ResourceLimits.h"
 
 using namespace qopt;
@@ -79,8 +80,7 @@ const DenseElements *KernelContext::getTensorAttr(llvm::StringRef name) const {
 }
 
 llvm::Error KernelContext::error(const llvm::Twine &msg) const {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 op.description + ": " + msg.str());
+  return makeError(op.description + ": " + msg);
 }
 
 llvm::Error KernelContext::allocateOutput(size_t i, ElementKind kind,

@@ -67,9 +67,7 @@ llvm::Error qopt::saveModelFile(const Model &model, llvm::StringRef path,
                    getInitializerBytes(model) > kExternalDataAutoThreshold);
   if (external) {
     if (path == "-")
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "external data needs an output file, "
-                                     "not stdout");
+      return makeError("external data needs an output file, not stdout");
     // The data file is committed first (inner), then the model that
     // refers to it; if anything fails, neither is written.
     OnnxExportOptions options;
@@ -98,8 +96,7 @@ qopt::readTensorProtoFile(llvm::StringRef path) {
   onnx::TensorProto t;
   if (!t.ParseFromArray((*buffer)->getBufferStart(),
                         static_cast<int>((*buffer)->getBufferSize())))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s: not a TensorProto", path.str().c_str());
+    return makeError(DiagLocation::file(path), path + ": not a TensorProto");
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   return onnxbridge::tensorFromProto(t, dir, "tensor '" + t.name() + "'");

@@ -742,8 +742,7 @@ llvm::Error qopt::exportOnnx(const Model &model, llvm::raw_ostream &os,
   }
   adaptor.Flush();
   if (!ok)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
+    return makeError(
         externalData ? "failed to write the ONNX model"
                      : "failed to write the ONNX model (over protobuf's 2 GiB "
                        "limit: write the weights as external data)");

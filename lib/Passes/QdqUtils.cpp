@@ -3,6 +3,7 @@
 #include "qopt/Passes/QdqUtils.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -60,8 +61,8 @@ qopt::quantTypeAcross(const Node &n, const QuantType *q, unsigned result) {
     return q;
   const OpDef *def = n.getOpDef();
   if (!def)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s: opaque op", n.describe().c_str());
+    return makeError(DiagLocation::node(n.getName()),
+                     n.describe() + ": opaque op");
   auto axis = def->remapQuantAxis(n, q->getAxis(), result);
   if (!axis)
     return axis.takeError();

@@ -4,6 +4,7 @@
 #include "qopt/IR/AsmPrinter.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/Verifier.h"
+#include "qopt/Support/Error.h"
 
 #include <algorithm>
 
@@ -96,9 +97,8 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
     }
     if (options.verifyEach) {
       if (llvm::Error err = verifyGraph(g))
-        pi.reportError(llvm::createStringError(
-            llvm::inconvertibleErrorCode(), "pass '%s' produced invalid IR: %s",
-            pass.str().c_str(), llvm::toString(std::move(err)).c_str()));
+        pi.reportError(makeError("pass '" + pass + "' produced invalid IR: " +
+                                 llvm::toString(std::move(err))));
     }
     if (!options.stopAfter.empty() && pass == options.stopAfter)
       stopped = true;

@@ -65,10 +65,11 @@ llvm::Error PlanVerifier::verify() {
       return err;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     if (auto err = plan.steps[i]->verify(*this))
-      return makeError("step " + llvm::Twine(i) + " (" +
-                       plan.steps[i]->getKindName() + " '" +
-                       plan.steps[i]->getName() +
-                       "'): " + llvm::toString(std::move(err)));
+      return makeError(DiagLocation::step(i, plan.steps[i]->getName()),
+                       "step " + llvm::Twine(i) + " (" +
+                           plan.steps[i]->getKindName() + " '" +
+                           plan.steps[i]->getName() +
+                           "'): " + llvm::toString(std::move(err)));
   return checkPlanBudget(plan);
 }
 

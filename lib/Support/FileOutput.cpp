@@ -1,6 +1,7 @@
 //===- FileOutput.cpp - Atomic output files -------------------------------===//
 
 #include "qopt/Support/FileOutput.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -21,9 +22,8 @@ writeToDescriptor(int fd, llvm::StringRef path,
     std::error_code ec = os.error();
     os.clear_error();
     if (!result)
-      result =
-          llvm::createStringError(ec, "cannot write '%s': %s",
-                                  path.str().c_str(), ec.message().c_str());
+      result = makeSystemError(ec, DiagLocation::file(path),
+                               "cannot write '" + path + "': " + ec.message());
   }
   return result;
 }
@@ -38,8 +38,9 @@ writeInPlace(llvm::StringRef path,
   int fd;
   if (std::error_code ec =
           fs::openFileForWrite(path, fd, fs::CD_OpenExisting, fs::OF_Append))
-    return llvm::createStringError(ec, "cannot open '%s' for writing: %s",
-                                   path.str().c_str(), ec.message().c_str());
+    return makeSystemError(ec, DiagLocation::file(path),
+                           "cannot open '" + path +
+                               "' for writing: " + ec.message());
   return writeToDescriptor(fd, path, writer);
 }
 
@@ -57,9 +58,9 @@ llvm::Error qopt::writeFileAtomically(
   fs::file_status status;
   if (!fs::status(path, status, /*Follow=*/true)) {
     if (status.type() == fs::file_type::directory_file)
-      return llvm::createStringError(
-          std::make_error_code(std::errc::is_a_directory),
-          "cannot write '%s': it is a directory", path.str().c_str());
+      return makeSystemError(std::make_error_code(std::errc::is_a_directory),
+                             DiagLocation::file(path),
+                             "cannot write '" + path + "': it is a directory");
     // /dev/stdout, /dev/fd/N, /proc/self/fd/N name an open file (maybe a
     // regular one the shell redirected to): written through, never
     // replaced.
@@ -68,26 +69,25 @@ llvm::Error qopt::writeFileAtomically(
       return writeInPlace(path, writer);
     if (fs::is_symlink_file(path))
       if (std::error_code ec = fs::real_path(path, target))
-        return llvm::createStringError(ec, "cannot resolve '%s': %s",
-                                       path.str().c_str(),
-                                       ec.message().c_str());
+        return makeSystemError(ec, DiagLocation::file(path),
+                               "cannot resolve '" + path +
+                                   "': " + ec.message());
   }
   llvm::SmallString<256> tmpPath;
   int fd;
   std::string model = (target + ".tmp-%%%%%%%%").str();
   if (std::error_code ec = fs::createUniqueFile(model, fd, tmpPath))
-    return llvm::createStringError(ec,
-                                   "cannot create a temporary file next "
-                                   "to '%s': %s",
-                                   path.str().c_str(), ec.message().c_str());
+    return makeSystemError(ec, DiagLocation::file(path),
+                           "cannot create a temporary file next to '" + path +
+                               "': " + ec.message());
   // A signal that ends the process (Ctrl-C, a file-size limit) removes it too.
   llvm::sys::RemoveFileOnSignal(tmpPath);
   llvm::Error result = writeToDescriptor(fd, path, writer);
   if (!result)
     if (std::error_code ec = fs::rename(tmpPath, target))
-      result =
-          llvm::createStringError(ec, "cannot rename the output to '%s': %s",
-                                  path.str().c_str(), ec.message().c_str());
+      result = makeSystemError(ec, DiagLocation::file(path),
+                               "cannot rename the output to '" + path +
+                                   "': " + ec.message());
   if (result)
     fs::remove(tmpPath);
   llvm::sys::DontRemoveFileOnSignal(tmpPath);

@@ -42,6 +42,7 @@
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/FloatRegions.h"
 #include "qopt/Passes/QdqUtils.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/Format.h"
 
@@ -57,10 +58,9 @@ BorrowScalesPass::parse(llvm::StringRef params) {
   BorrowScalesPass p;
   p.backend = params.trim().empty() ? "trt" : params.trim().str();
   if (!lookupBackendRules(p.backend))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "'borrow-scales' takes a backend (trt, ort or cpu), got '%s'",
-        p.backend.c_str());
+    return makeError(
+        "'borrow-scales' takes a backend (trt, ort or cpu), got '" + p.backend +
+        "'");
   return p;
 }
 

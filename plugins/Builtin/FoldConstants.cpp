@@ -19,6 +19,7 @@
 #include "BuiltinPasses.h"
 #include "qopt/IR/ConstantFolding.h"
 #include "qopt/Passes/PassRegistry.h"
+#include "qopt/Support/Error.h"
 
 using namespace qopt;
 
@@ -34,11 +35,9 @@ FoldConstantsPass::parse(llvm::StringRef params) {
   if (it != kv->end() &&
       (llvm::StringRef(it->second).getAsInteger(10, pass.maxElements) ||
        pass.maxElements < 0))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "invalid max-elements '%s' for 'fold-constants'; expected a "
-        "non-negative integer",
-        it->second.c_str());
+    return makeError("invalid max-elements '" + it->second +
+                     "' for 'fold-constants'; expected a non-negative "
+                     "integer");
   return pass;
 }
 

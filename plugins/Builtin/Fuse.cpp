@@ -34,6 +34,7 @@
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -47,10 +48,9 @@ llvm::Expected<FusePass> FusePass::parse(llvm::StringRef params) {
   FusePass p;
   p.backend = params.trim().str();
   if (!lookupBackendRules(p.backend))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "'fuse' needs a backend: fuse<trt>, fuse<ort> or fuse<cpu>%s",
-        p.backend.empty() ? "" : (", got '" + p.backend + "'").c_str());
+    return makeError(
+        "'fuse' needs a backend: fuse<trt>, fuse<ort> or fuse<cpu>" +
+        (p.backend.empty() ? std::string() : ", got '" + p.backend + "'"));
   return p;
 }
 

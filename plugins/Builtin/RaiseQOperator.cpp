@@ -38,6 +38,7 @@
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -208,8 +209,8 @@ llvm::Expected<const QuantType *> Raising::gridOf(const Node &n, Value *v,
                                                   Value *zeroPointOperand,
                                                   std::optional<int64_t> axis) {
   auto fail = [&](const llvm::Twine &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   describeNode(n) + ": " + why);
+    return makeError(DiagLocation::node(n.getName()),
+                     describeNode(n) + ": " + why);
   };
   if (!v)
     return fail("an input is absent");

@@ -58,6 +58,7 @@
 #include "qopt/Passes/CostReport.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/QdqUtils.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -82,20 +83,15 @@ llvm::Expected<UnifyScalesPass> UnifyScalesPass::parse(llvm::StringRef params) {
     else if (v == "output")
       p.policy = Policy::Output;
     else
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "invalid policy '%s' for 'unify-scales'; expected widest or output",
-          v.c_str());
+      return makeError("invalid policy '" + v +
+                       "' for 'unify-scales'; expected widest or output");
   }
   if (kv->count("max-iterations")) {
     const std::string &v = (*kv)["max-iterations"];
     if (llvm::StringRef(v).getAsInteger(10, p.maxIterations) ||
         p.maxIterations == 0)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "invalid max-iterations '%s' for 'unify-scales'; expected a "
-          "positive integer",
-          v.c_str());
+      return makeError("invalid max-iterations '" + v +
+                       "' for 'unify-scales'; expected a positive integer");
   }
   return p;
 }

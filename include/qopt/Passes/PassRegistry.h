@@ -18,6 +18,7 @@
 #define QOPT_PASSES_PASSREGISTRY_H
 
 #include "qopt/Passes/PassManager.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -72,10 +73,9 @@ public:
                  [n](llvm::StringRef params)
                      -> llvm::Expected<std::unique_ptr<PassConcept>> {
                    if (!params.empty())
-                     return llvm::createStringError(
-                         llvm::inconvertibleErrorCode(),
-                         "pass '%s' takes no parameters, got '<%s>'", n.c_str(),
-                         params.str().c_str());
+                     return makeError("pass '" + n +
+                                      "' takes no parameters, got '<" + params +
+                                      ">'");
                    return std::make_unique<PassModel<PassT>>(PassT(), n);
                  });
   }
