@@ -24,7 +24,6 @@
 #include "qopt/Onnx/ModelIO.h"
 #include "qopt/Onnx/OnnxExporter.h"
 #include "qopt/Onnx/OnnxImporter.h"
-#include "qopt/Passes/PassPlugin.h"
 #include "qopt/Passes/PassRegistry.h"
 #include "qopt/Passes/StandardInstrumentations.h"
 #include "qopt/Plan/Plan.h"
@@ -32,8 +31,8 @@
 #include "qopt/Support/Error.h"
 #include "qopt/Support/ResourceLimits.h"
 #include "qopt/ToolSupport/FusionReport.h"
+#include "qopt/ToolSupport/PassRegistrySetup.h"
 
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -76,29 +75,20 @@ T takeFor(llvm::Expected<T> value, const std::string &file) {
 /// lib/qopt/python/qopt -> lib/qopt/plugins).
 PassRegistry &getRegistry() {
   static PassRegistry *registry = [] {
-    auto *r = new PassRegistry();
-    registerCoreAnalyses(*r);
-    std::vector<std::string> dirs;
-    if (std::getenv("QOPT_PLUGIN_PATH")) {
-      dirs = defaultPluginDirectories("", nullptr);
-    } else {
-      Dl_info info;
-      if (dladdr(reinterpret_cast<void *>(&getRegistry), &info) &&
-          info.dli_fname) {
-        llvm::SmallString<256> here(info.dli_fname);
-        llvm::sys::path::remove_filename(here); // .../qopt
-        for (const char *rel : {"../../lib/qopt/plugins", "../../plugins"}) {
-          llvm::SmallString<256> dir(here);
-          llvm::sys::path::append(dir, rel);
-          dirs.push_back(std::string(dir));
-        }
+    PluginSetup setup;
+    setup.directories.emplace();
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&getRegistry), &info) &&
+        info.dli_fname) {
+      llvm::SmallString<256> here(info.dli_fname);
+      llvm::sys::path::remove_filename(here); // .../qopt
+      for (const char *rel : {"../../lib/qopt/plugins", "../../plugins"}) {
+        llvm::SmallString<256> dir(here);
+        llvm::sys::path::append(dir, rel);
+        setup.directories->push_back(std::string(dir));
       }
     }
-    for (const std::string &dir : dirs)
-      if (llvm::sys::fs::is_directory(dir))
-        if (auto err = loadPluginsFromDirectory(dir, *r))
-          raise(std::move(err));
-    return r;
+    return take(makePassRegistry(setup)).release();
   }();
   return *registry;
 }

@@ -10,19 +10,17 @@
 #ifndef QOPT_TOOLS_COMMON_RUNPIPELINE_H
 #define QOPT_TOOLS_COMMON_RUNPIPELINE_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/Error.h"
+#include "qopt/ToolSupport/PassRegistrySetup.h"
 
-#include <string>
+#include "llvm/Support/Error.h"
 
 namespace qopt {
 class Model;
 
-/// Runs `pipeline` on `model`. `argv0` and `anchor` (an address in the
-/// executable) locate the built-in plugins; `pluginPaths` adds others.
+/// Runs `pipeline` on `model` with the passes of a registry made for
+/// `plugins` (makePassRegistry).
 llvm::Error runPipelineWithPlugins(Model &model, llvm::StringRef pipeline,
-                                   const char *argv0, void *anchor,
-                                   llvm::ArrayRef<std::string> pluginPaths);
+                                   const PluginSetup &plugins);
 
 } // namespace qopt
 

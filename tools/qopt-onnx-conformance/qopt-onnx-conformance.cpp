@@ -157,9 +157,10 @@ Outcome runAsPlan(const std::string &modelPath, const Graph &g,
     shapes[name] = t.shape();
   if (auto err = bindStaticInputShapes(**model, {}, shapes))
     return {Outcome::Skip, "plan: " + llvm::toString(std::move(err))};
-  if (auto err =
-          runPipelineWithPlugins(**model, "default<cpu>", argv0,
-                                 reinterpret_cast<void *>(&runAsPlan), {}))
+  PluginSetup plugins;
+  plugins.argv0 = argv0;
+  plugins.anchor = reinterpret_cast<void *>(&runAsPlan);
+  if (auto err = runPipelineWithPlugins(**model, "default<cpu>", plugins))
     return {Outcome::Fail, "default<cpu>: " + llvm::toString(std::move(err))};
   auto isa = rt::selectIsa();
   if (!isa)

@@ -15,36 +15,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "../common/PlanPassFlags.h"
-#include "qopt/CodeGen/PlanBuilder.h"
-#include "qopt/Fusion/FusionPlan.h"
-#include "qopt/IR/AsmParser.h"
-#include "qopt/IR/Graph.h"
-#include "qopt/IR/ModelSummary.h"
-#include "qopt/IR/OpsetSpellings.h"
-#include "qopt/IR/Verifier.h"
-#include "qopt/Onnx/ModelIO.h"
-#include "qopt/Onnx/OnnxImporter.h"
-#include "qopt/Passes/PassPlugin.h"
+#include "QoptDriver.h"
 #include "qopt/Passes/PassRegistry.h"
-#include "qopt/Passes/StandardInstrumentations.h"
-#include "qopt/Plan/PlanFile.h"
 #include "qopt/Support/Error.h"
-#include "qopt/Support/FileOutput.h"
 #include "qopt/Support/ResourceLimits.h"
-#include "qopt/ToolSupport/Compare.h"
-#include "qopt/ToolSupport/FusionReport.h"
 #include "qopt/ToolSupport/InputDistributionOption.h"
-#include "llvm/Support/Path.h"
+#include "qopt/ToolSupport/PassRegistrySetup.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/PrintPasses.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Timer.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace qopt;
@@ -59,7 +40,6 @@ static cl::opt<std::string> outputPath("o",
                                        cl::desc("Output file ('-' = stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(qoptCategory));
-enum class EmitKind { Default, Qir, Onnx, Plan, PlanText };
 static cl::opt<EmitKind> emitKind(
     "emit",
     cl::desc("Output format (default: from the -o extension, else qir)"),
@@ -219,48 +199,64 @@ static void printVersion(llvm::raw_ostream &os) {
   os << "qopt version " QOPT_VERSION "\n";
 }
 
-/// With -time-passes, the tool's own phases (load, plan, explanation, save)
-/// are timed too, in a group of their own next to the pass timings.
-static llvm::NamedRegionTimer timePhase(llvm::StringRef name,
-                                        llvm::StringRef description) {
-  return llvm::NamedRegionTimer(name, description, "qopt-phases",
-                                "qopt phases (besides the passes)",
-                                llvm::TimePassesIsEnabled);
+/// The instrumentation the flags ask for (LLVM's print and time flags
+/// among them).
+static InstrumentationOptions instrumentationFromFlags() {
+  InstrumentationOptions io;
+  io.printAfterAll = llvm::shouldPrintAfterAll();
+  io.printBeforeAll = llvm::shouldPrintBeforeAll();
+  io.printBefore = llvm::printBeforePasses();
+  io.printAfter = llvm::printAfterPasses();
+  io.printChanged = adoptedFlagGiven("print-changed");
+  io.timePasses = llvm::TimePassesIsEnabled;
+  io.verifyEach = verifyEach;
+  io.debugPassManager = debugPassManager;
+  io.stopAfter = stopAfterPass();
+  return io;
 }
 
-/// Ends a successful run without tearing the model down. Freeing a
-/// 100,000-node graph and its plan is a tenth of an --explain run, and the
-/// process's memory goes back to the system anyway (clang's -disable-free
-/// does the same). Buffered output and the -time-passes report go out first.
-[[noreturn]] static void exitWithoutTeardown() {
-  if (llvm::TimePassesIsEnabled)
-    llvm::TimerGroup::printAll(llvm::errs());
-  llvm::outs().flush();
-  int code = 0;
-  if (llvm::outs().has_error()) {
-    llvm::errs() << "qopt: error: <stdout>: " << llvm::outs().error().message()
-                 << "\n";
-    llvm::outs().clear_error();
-    code = 1;
-  }
-  llvm::errs().flush();
-  llvm::sys::Process::Exit(code, /*NoCleanup=*/true);
+/// What the flags ask of the run.
+static QoptOptions optionsFromFlags(PlanPassOptions planPasses) {
+  QoptOptions o;
+  o.inputPath = inputPath;
+  o.outputPath = outputPath;
+  o.outputGiven = outputPath.getNumOccurrences() > 0;
+  o.emit = emitKind;
+  o.dims.assign(planDims.begin(), planDims.end());
+  o.print.inlineElementsLimit = inlineElementsLimit;
+  o.print.elideResourceData = elideResourceData;
+  if (targetOpset.getNumOccurrences())
+    o.targetOpset = targetOpset;
+  o.externalData = externalData;
+  o.disableOutput = disableOutput;
+  o.printSummary = printStats;
+  o.explain = explainBackend.getNumOccurrences() > 0;
+  o.explainBackend = explainBackend;
+  o.reportPaths.assign(reportPaths.begin(), reportPaths.end());
+  o.checkFixes = checkFixes;
+  o.measureCost = measureCost;
+  o.measureDist = measureDist;
+  o.measureSeed = measureSeed;
+  o.passPipeline = passPipeline;
+  o.instrumentation = instrumentationFromFlags();
+  o.planPasses = std::move(planPasses);
+  o.allowFloatPlan = floatPlanAllowed();
+  return o;
 }
 
-/// One-line error; parse errors keep their located multi-line form.
-static int reportError(llvm::Error err, llvm::StringRef file) {
-  std::string located;
-  llvm::handleAllErrors(
-      std::move(err), [&](const ParseError &pe) { located = pe.message(); },
-      [&](const llvm::ErrorInfoBase &e) {
-        std::string msg =
-            (file == "-" ? llvm::StringRef("<stdin>") : file).str() + ": " +
-            e.message();
-        llvm::errs() << "qopt: error: " << toPrintableLine(msg) << "\n";
-      });
-  if (!located.empty())
-    llvm::errs() << located << "\n";
-  return 1;
+/// The flags that are refused with a pipeline: -stop-after without one, and
+/// -print-changed with a value.
+static llvm::Error checkPipelineFlags(const PassManager &pipeline,
+                                      llvm::ArrayRef<const char *> args) {
+  if (!stopAfterPass().empty() && pipeline.empty())
+    return errorInFile(makeError("there is no -passes pipeline to stop in"),
+                       "-stop-after");
+  for (llvm::StringRef arg : args)
+    if (arg.startswith("-print-changed=") || arg.startswith("--print-changed="))
+      return errorInFile(makeError("qopt prints whole graphs only; use "
+                                   "-print-changed without a value"),
+                         "-print-changed");
+  return llvm::Error::success();
 }
 
 int main(int argc, char **argv) {
@@ -280,30 +276,15 @@ int main(int argc, char **argv) {
   }
 
   // Passes: the core analyses, the plugin directory, then -load-pass-plugin.
-  PassRegistry registry;
-  registerCoreAnalyses(registry);
-  for (const std::string &dir :
-       defaultPluginDirectories(argv[0], reinterpret_cast<void *>(&main)))
-    if (llvm::sys::fs::is_directory(dir))
-      if (auto err = loadPluginsFromDirectory(dir, registry))
-        return reportError(std::move(err), "plugins");
-  llvm::StringSet<> loadedPlugins;
-  for (std::string path : pluginPaths) {
-    // A bare file name means the file here, not a library search.
-    if (path.find('/') == std::string::npos && llvm::sys::fs::exists(path))
-      path = "./" + path;
-    llvm::SmallString<256> real;
-    if (!llvm::sys::fs::real_path(path, real) &&
-        !loadedPlugins.insert(real).second)
-      continue; // the same library given twice
-    auto plugin = PassPlugin::load(path);
-    if (!plugin)
-      return reportError(plugin.takeError(), "plugins");
-    if (auto err = plugin->registerWith(registry))
-      return reportError(std::move(err), "plugins");
-  }
+  PluginSetup plugins;
+  plugins.argv0 = argv[0];
+  plugins.anchor = reinterpret_cast<void *>(&main);
+  plugins.libraries.assign(pluginPaths.begin(), pluginPaths.end());
+  auto registry = makePassRegistry(plugins);
+  if (!registry)
+    return reportError(registry.takeError(), "plugins");
   if (printPasses) {
-    registry.printRegistry(llvm::outs());
+    (*registry)->printRegistry(llvm::outs());
     return 0;
   }
   if (printPlanPassesRequested()) {
@@ -314,278 +295,16 @@ int main(int argc, char **argv) {
   auto planPassOptions = getPlanPassOptionsFromFlags();
   if (!planPassOptions)
     return reportError(planPassOptions.takeError(), "plan passes");
-  auto pipeline = registry.parsePipeline(passPipeline);
+  auto pipeline = (*registry)->parsePipeline(passPipeline);
   if (!pipeline)
     return reportError(pipeline.takeError(), "-passes");
   if (adoptedFlagGiven("print-pipeline-passes")) {
-    pipeline->printPipeline(llvm::outs());
-    llvm::outs() << "\n";
-    std::vector<std::string> lossy;
-    pipeline->collectLossy(lossy);
-    if (!lossy.empty()) {
-      llvm::outs() << "lossy steps (their cost is reported after the run):";
-      for (const std::string &p : lossy)
-        llvm::outs() << " " << p;
-      llvm::outs() << "\n";
-    }
+    printPipelineText(*pipeline, llvm::outs());
     return 0;
   }
-  const std::string stopAfter = stopAfterPass();
-  if (!stopAfter.empty() && pipeline->empty())
-    return reportError(
-        llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                "there is no -passes pipeline to stop in"),
-        "-stop-after");
-  for (llvm::StringRef arg : llvm::makeArrayRef(argv + 1, argc - 1))
-    if (arg.startswith("-print-changed=") || arg.startswith("--print-changed="))
-      return reportError(
-          llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "qopt prints whole graphs only; use "
-                                  "-print-changed without a value"),
-          "-print-changed");
-
-  Context ctx;
-  auto model = [&] {
-    auto timer = timePhase("load", "load and verify the input model");
-    return loadModelFile(inputPath, ctx);
-  }();
-  if (!model)
-    return reportError(model.takeError(), inputPath);
-  // A plan is built for static shapes, which the pipeline should see too.
-  bool emitPlan = emitKind == EmitKind::Plan ||
-                  emitKind == EmitKind::PlanText ||
-                  (emitKind == EmitKind::Default &&
-                   llvm::sys::path::extension(outputPath) == ".qplan");
-  if (emitPlan || !planDims.empty()) {
-    std::map<std::string, int64_t> dims;
-    for (llvm::StringRef d : planDims) {
-      auto [name, value] = d.split('=');
-      int64_t v;
-      if (value.getAsInteger(10, v) || v < 0)
-        return reportError(llvm::createStringError(
-                               llvm::inconvertibleErrorCode(),
-                               "expected name=N, got '%s'", d.str().c_str()),
-                           "-dim");
-      dims[name.str()] = v;
-    }
-    if (auto err = bindStaticInputShapes(**model, dims, {}, emitPlan))
-      return reportError(std::move(err), inputPath);
-  }
-
-  // A plan as explain and reports show it: every fix they name as a
-  // pipeline checked by running it.
-  auto explainedPlan = [&](Graph &graph, const BackendRules &rules) {
-    FusionPlan plan;
-    {
-      auto timer = timePhase("fusion-plan", "compute the fusion plan");
-      plan = computeFusionPlan(graph, rules);
-      plan.importProblems =
-          versionProblems(graph, (*model)->getDefaultOpsetVersion(), rules);
-    }
-    if (checkFixes) {
-      auto timer = timePhase("check-fixes", "run the fixes explain names");
-      confirmFixes(graph, plan, registry);
-    }
-    return plan;
-  };
-  // The plan of the final graph, when --report computed it for the rules
-  // --explain uses too.
-  std::optional<FusionPlan> finalPlan;
-  const BackendRules *explainRules = nullptr;
-  std::optional<PlanSnapshot> planBefore;
-  std::vector<ReportSection> reportSections;
-  const BackendRules *reportRules = nullptr;
-  if (!reportPaths.empty()) {
-    reportRules = lookupBackendRules(
-        explainBackend.empty() ? "trt" : llvm::StringRef(explainBackend));
-    for (const std::string &path : reportPaths) {
-      llvm::StringRef ext = llvm::sys::path::extension(path);
-      if (ext != ".html" && ext != ".svg" && ext != ".json")
-        return reportError(
-            llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                    "unknown report format '%s' (expected "
-                                    ".html, .svg or .json)",
-                                    ext.str().c_str()),
-            path);
-    }
-    if (reportRules && !pipeline->empty())
-      reportSections.push_back(captureReportSection(
-          explainedPlan((*model)->getGraph(), *reportRules),
-          (*model)->getGraph(), "input model", "before"));
-  }
-  if (explainBackend.getNumOccurrences()) {
-    llvm::StringRef name =
-        explainBackend.empty() ? "trt" : llvm::StringRef(explainBackend);
-    explainRules = lookupBackendRules(name);
-    if (!explainRules) {
-      std::string known;
-      for (const BackendRules *r : getAllBackendRules()) {
-        known += (known.empty() ? "" : ", ") + r->name.str();
-        for (const std::string &v : getBackendVersions(r->name))
-          known += ", " + r->name.str() + ":" + v;
-      }
-      return reportError(
-          llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "unknown backend '%s' (expected one of %s)",
-                                  name.str().c_str(), known.c_str()),
-          "-explain");
-    }
-    if (!pipeline->empty())
-      planBefore =
-          snapshotPlan(computeFusionPlan((*model)->getGraph(), *explainRules));
-  }
-
-  if (!pipeline->empty()) {
-    InstrumentationOptions io;
-    io.printAfterAll = llvm::shouldPrintAfterAll();
-    io.printBeforeAll = llvm::shouldPrintBeforeAll();
-    io.printBefore = llvm::printBeforePasses();
-    io.printAfter = llvm::printAfterPasses();
-    io.printChanged = adoptedFlagGiven("print-changed");
-    io.timePasses = llvm::TimePassesIsEnabled;
-    io.verifyEach = verifyEach;
-    io.debugPassManager = debugPassManager;
-    io.stopAfter = stopAfter;
-    PassInstrumentation pi;
-    StandardInstrumentations si(io);
-    si.registerCallbacks(pi);
-    AnalysisManager am(&pi);
-    registry.nameAnalyses(am);
-    Graph &graph = (*model)->getGraph();
-    if (auto err = pipeline->runAndCheck(graph, am)) {
-      si.discardTimeReport();
-      return reportError(std::move(err), inputPath);
-    }
-    if (!stopAfter.empty() && !si.stopAfterReached()) {
-      si.discardTimeReport();
-      return reportError(
-          llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "pass '%s' is not in the pipeline",
-                                  stopAfter.c_str()),
-          "-stop-after");
-    }
-    // Without -verify-each, still never write invalid IR (with it, the IR
-    // after the last pass has been verified already).
-    if (!verifyEach)
-      if (auto err = verifyModel(**model)) {
-        si.discardTimeReport();
-        return reportError(
-            llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                    "the pipeline produced invalid IR: %s",
-                                    llvm::toString(std::move(err)).c_str()),
-            inputPath);
-      }
-    si.printTimeReport();
-    // What the lossy rewrites cost, in one summary after the run.
-    am.getCostReport().print(llvm::errs());
-    if (measureCost) {
-      Context beforeCtx;
-      auto before = loadModelFile(inputPath, beforeCtx);
-      if (!before)
-        return reportError(before.takeError(), inputPath);
-      rt::CompareOptions options;
-      options.seed = measureSeed;
-      options.distribution = measureDist;
-      auto report = rt::compareModels(**before, **model, options);
-      if (!report)
-        return reportError(report.takeError(), "-measure-cost");
-      llvm::errs() << "measured cost (reference interpreter, seed "
-                   << measureSeed << "):\n";
-      report->print(llvm::errs());
-    }
-  }
-
-  if (targetOpset.getNumOccurrences()) {
-    if (targetOpset < 1 || targetOpset > kMaxSupportedOpset)
-      return reportError(
-          llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "opset %lld is not between 1 and %lld",
-                                  static_cast<long long>(targetOpset),
-                                  static_cast<long long>(kMaxSupportedOpset)),
-          "-target-opset");
-    if (auto err = retargetOpset(**model, targetOpset))
-      return reportError(std::move(err), inputPath);
-  }
-
-  if (reportRules) {
-    Graph &graph = (*model)->getGraph();
-    finalPlan = explainedPlan(graph, *reportRules);
-    reportSections.push_back(captureReportSection(
-        *finalPlan, graph,
-        pipeline->empty() ? "input model"
-                          : "after -passes='" + passPipeline + "'",
-        pipeline->empty() ? "plan" : "after"));
-    for (const std::string &path : reportPaths)
-      if (auto err =
-              writeFusionReport(path, inputPath, *reportRules, reportSections))
-        return reportError(std::move(err), path);
-    if (!explainRules && !outputPath.getNumOccurrences())
-      exitWithoutTeardown();
-  }
-
-  if (explainRules) {
-    Graph &graph = (*model)->getGraph();
-    std::optional<FusionPlan> &plan = finalPlan;
-    if (!plan || plan->rules != explainRules)
-      plan = explainedPlan(graph, *explainRules);
-    {
-      auto timer = timePhase("explain", "print the explanation");
-      printExplanation(*plan, graph, llvm::outs());
-      if (planBefore)
-        printPlanChanges(*planBefore, *plan, passPipeline, llvm::outs());
-    }
-    if (!outputPath.getNumOccurrences())
-      exitWithoutTeardown();
-  }
-
-  if (printStats) {
-    llvm::errs() << "qopt: " << inputPath << "\n";
-    printModelSummary(**model, llvm::errs());
-  }
-
-  if (disableOutput)
-    return 0;
-  if (emitPlan) {
-    if (pipeline->empty() && emitKind != EmitKind::PlanText)
-      llvm::WithColor::note(llvm::errs(), "qopt")
-          << "-emit=plan without -passes: the plan runs the graph as it is; "
-             "-passes='default<cpu>' forms the int8 units first\n";
-    // Built with the portable kernels' packing: the file holds the weights
-    // unpacked, and the reader packs them for the CPU that runs it.
-    auto plan = [&] {
-      auto timer = timePhase("plan", "build the CPU plan");
-      return buildPlan(**model,
-                       PlanBuildOptions{rt::Isa::Scalar, *planPassOptions,
-                                        floatPlanAllowed()});
-    }();
-    if (!plan)
-      return reportError(plan.takeError(), inputPath);
-    auto bytes = emitKind == EmitKind::PlanText ? rt::printPlanText(**plan)
-                                                : rt::serializePlan(**plan);
-    if (!bytes)
-      return reportError(bytes.takeError(), inputPath);
-    auto saveTimer = timePhase("save", "write the plan file");
-    if (auto err = writeFileAtomically(outputPath, [&](llvm::raw_ostream &os) {
-          os << *bytes;
-          return llvm::Error::success();
-        }))
-      return reportError(std::move(err), outputPath == "-"
-                                             ? "<stdout>"
-                                             : outputPath.getValue());
-    return 0;
-  }
-  ModelFormat format = emitKind == EmitKind::Onnx  ? ModelFormat::Onnx
-                       : emitKind == EmitKind::Qir ? ModelFormat::Qir
-                       : outputPath == "-"         ? ModelFormat::Qir
-                                                   : formatForPath(outputPath);
-  PrintOptions printOptions;
-  printOptions.inlineElementsLimit = inlineElementsLimit;
-  printOptions.elideResourceData = elideResourceData;
-  auto saveTimer = timePhase("save", "write the output model");
-  if (auto err = saveModelFile(**model, outputPath, format, printOptions,
-                               externalData ? ExternalData::Always
-                                            : ExternalData::Auto))
-    return reportError(std::move(err),
-                       outputPath == "-" ? "<stdout>" : outputPath.getValue());
-  return 0;
+  if (auto err =
+          checkPipelineFlags(*pipeline, llvm::makeArrayRef(argv + 1, argc - 1)))
+    return reportError(std::move(err));
+  return runQopt(optionsFromFlags(std::move(*planPassOptions)), **registry,
+                 *pipeline);
 }
