@@ -166,9 +166,8 @@ struct PyModel {
       std::string known;
       for (const BackendRules *r : getAllBackendRules())
         known += (known.empty() ? "" : ", ") + r->name.str();
-      raise(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                    "unknown backend '%s' (expected one of %s)",
-                                    backend.c_str(), known.c_str()));
+      raise(makeError("unknown backend '" + backend + "' (expected one of " +
+                      known + ")"));
     }
     Graph &graph = model->getGraph();
     FusionPlan plan = computeFusionPlan(graph, *rules);
@@ -228,9 +227,8 @@ py::dtype dtypeOf(ElementKind kind) {
   case ElementKind::Bool:
     return py::dtype::of<bool>();
   default:
-    raise(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                  "no numpy type for element type %s",
-                                  getElementKindName(kind).str().c_str()));
+    raise(makeError("no numpy type for element type " +
+                    getElementKindName(kind)));
   }
 }
 
@@ -263,8 +261,8 @@ struct PyPlan {
     else if (rt::isPlanText(bytes))
       p.plan = takeFor(rt::parsePlanText(bytes, isa), path);
     else
-      raise(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                    "%s: not a qopt plan file", path.c_str()));
+      raise(
+          makeError(DiagLocation::file(path), path + ": not a qopt plan file"));
     return p;
   }
 
@@ -280,23 +278,20 @@ struct PyPlan {
     for (int id : plan->inputs) {
       const rt::PlanTensor &t = plan->tensors[id];
       if (!feeds.contains(t.name))
-        raise(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                      "input '%s' is missing", t.name.c_str()));
+        raise(makeError(DiagLocation::value(t.name),
+                        "input '" + t.name + "' is missing"));
       py::array a = py::array::ensure(feeds[py::str(t.name)]);
       if (!a)
-        raise(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                      "input '%s' is not an array",
-                                      t.name.c_str()));
+        raise(makeError(DiagLocation::value(t.name),
+                        "input '" + t.name + "' is not an array"));
       py::dtype want = dtypeOf(t.kind);
       rt::Shape shape(a.shape(), a.shape() + a.ndim());
       if (!a.dtype().is(want) || shape != t.shape)
-        raise(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                      "input '%s' is %s%s; the plan takes %s%s",
-                                      t.name.c_str(),
-                                      std::string(py::str(a.dtype())).c_str(),
-                                      rt::shapeToString(shape).c_str(),
-                                      std::string(py::str(want)).c_str(),
-                                      rt::shapeToString(t.shape).c_str()));
+        raise(makeError(
+            DiagLocation::value(t.name),
+            "input '" + t.name + "' is " + std::string(py::str(a.dtype())) +
+                rt::shapeToString(shape) + "; the plan takes " +
+                std::string(py::str(want)) + rt::shapeToString(t.shape)));
       py::array c = py::array::ensure(a, py::array::c_style);
       inputs[t.name] = rt::Tensor::copyOf(t.kind, t.shape,
                                           static_cast<const char *>(c.data()));
@@ -304,9 +299,8 @@ struct PyPlan {
     for (auto item : feeds) {
       std::string name = py::str(item.first);
       if (!inputs.count(name))
-        raise(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                      "the plan has no input named '%s'",
-                                      name.c_str()));
+        raise(makeError(DiagLocation::value(name),
+                        "the plan has no input named '" + name + "'"));
     }
     llvm::Expected<std::vector<rt::Tensor>> outputs = std::vector<rt::Tensor>();
     {
@@ -332,8 +326,8 @@ struct PyPlan {
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec)
-      raise(llvm::createStringError(ec, "%s: %s", path.c_str(),
-                                    ec.message().c_str()));
+      raise(makeSystemError(ec, DiagLocation::file(path),
+                            path + ": " + ec.message()));
     os << bytes;
   }
 };

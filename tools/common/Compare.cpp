@@ -2,6 +2,7 @@
 
 #include "qopt/ToolSupport/Compare.h"
 #include "qopt/IR/Graph.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/Support/Format.h"
@@ -118,9 +119,8 @@ rt::compareModels(const Model &a, const Model &b, const CompareOptions &opts) {
   if (!ob)
     return ob.takeError();
   if (oa->size() != ob->size())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the models have %zu and %zu outputs",
-                                   oa->size(), ob->size());
+    return makeError("the models have " + llvm::Twine(oa->size()) + " and " +
+                     llvm::Twine(ob->size()) + " outputs");
   ComparisonReport report;
   for (size_t i = 0; i < oa->size(); ++i)
     report.outputs.push_back(compareTensors(

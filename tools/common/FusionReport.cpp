@@ -306,9 +306,7 @@ llvm::Expected<std::string> runDot(llvm::StringRef dotSource) {
       dot = *found;
   }
   if (dot.empty() || !llvm::sys::fs::can_execute(dot))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "graphviz 'dot' not found (apt-get install graphviz)");
+    return makeError("graphviz 'dot' not found (apt-get install graphviz)");
   llvm::SmallString<128> in, out;
   if (auto ec = llvm::sys::fs::createTemporaryFile("qopt-report", "dot", in))
     return llvm::errorCodeToError(ec);
@@ -576,10 +574,8 @@ llvm::Error qopt::writeFusionReport(llvm::StringRef path, llvm::StringRef model,
     });
   }
   if (ext != ".html" && ext != ".svg")
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown report format '%s' (expected "
-                                   ".html, .svg or .json)",
-                                   ext.str().c_str());
+    return makeError("unknown report format '" + ext +
+                     "' (expected .html, .svg or .json)");
   std::vector<std::optional<std::string>> svgs;
   std::string dotProblem;
   for (const ReportSection &s : sections) {
@@ -587,8 +583,7 @@ llvm::Error qopt::writeFusionReport(llvm::StringRef path, llvm::StringRef model,
     if (!svg) {
       dotProblem = llvm::toString(svg.takeError());
       if (ext == ".svg")
-        return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
-                                       dotProblem.c_str());
+        return makeError(dotProblem);
       svgs.emplace_back();
       continue;
     }
