@@ -9,7 +9,8 @@
 //   inputs, outputs     i32 lists
 //   steps               u64 count; each: kind u8, name, op, inputs and
 //                       outputs (i32 lists), then the kind's parameters
-//                       (PlanFileWriter.cpp writes them in order)
+//                       (PlanEncoder.cpp and each kind's writeFields, in
+//                       lib/Plan/Steps/, write them in order)
 //   end                 u32 kEndMarker, nothing after it
 //
 // Scalars are little-endian; a string is u64 length + bytes; a list is u64

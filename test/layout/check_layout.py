@@ -86,9 +86,36 @@ def check(root):
     return problems
 
 
+DOC_ROW = re.compile(r"^\| `Qopt\w+` \(([^)]*)\) \|.*\| ([^|]*) \|\s*$")
+
+
+def check_doc_table(root):
+    """docs/layout.md's "may include" column says what ALLOWED says."""
+    doc = root / "docs" / "layout.md"
+    if not doc.is_file():
+        return []
+    problems, seen = [], set()
+    for number, line in enumerate(doc.read_text().splitlines(), 1):
+        m = DOC_ROW.match(line)
+        if not m:
+            continue
+        folders = re.findall(r"`(\w+)`", m.group(1))
+        says = {w.strip() for w in m.group(2).split(",")}
+        # A library of several folders (QoptIR: IR, Support) lists them all.
+        allowed = set().union(*(ALLOWED.get(f, set()) for f in folders))
+        seen.update(folders)
+        if says != allowed:
+            problems.append(f"docs/layout.md:{number}: says {', '.join(folders)} may include "
+                            f"{', '.join(sorted(says))}; the check allows "
+                            f"{', '.join(sorted(allowed))}")
+    for folder in sorted(set(ALLOWED) - seen):
+        problems.append(f"docs/layout.md: no row for lib/{folder}")
+    return problems
+
+
 def main():
     root = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
-    problems = check(root)
+    problems = check(root) + check_doc_table(root)
     for p in problems:
         print(p)
     print(f"layout: {len(problems)} problem(s)")

@@ -16,7 +16,7 @@
 // The IR holds one canonical spelling per op, the newest ONNX one (Reshape's
 // shape, Pad's pads, Split/Squeeze/Unsqueeze/Reduce* axes and Clip's bounds as
 // operands; Upsample as Resize). The importer converts older spellings and
-// the exporter converts back for the model's opset (OpsetLegalization.h).
+// the exporter converts back for the model's opset (OpsetSpellings.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,7 +1,7 @@
 //===- TestedIsas.h - The kernel families the unit tests run ----*- C++ -*-===//
 //
 // This machine's families, then those it lacks that have an emulated build
-// (unittests/Runtime/Emulated, with SIMDe): gemmU8S8 runs those in place of
+// (QoptEmulatedKernels, lib/Kernels/Emulated with SIMDe): gemmU8S8 runs those in place of
 // the real ones (gemm::replaceFamilyForTesting, and replaceGatheredForTesting
 // for the VNNI families' gathered rows), and Int8Conv the emulated
 // 16-lane epilogue for the AVX-512 ones, so Int8Conv's tiles,
