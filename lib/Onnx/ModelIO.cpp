@@ -68,17 +68,17 @@ llvm::Error qopt::saveModelFile(const Model &model, llvm::StringRef path,
   if (external) {
     if (path == "-")
       return makeError("external data needs an output file, not stdout");
-    // The data file is committed first (inner), then the model that
-    // refers to it; if anything fails, neither is written.
+    // The model and its data commit together: both are written and
+    // flushed before either replaces a file, the data renamed first; if
+    // anything fails, neither is replaced (the user's old pair stays).
     OnnxExportOptions options;
     options.externalDataLocation =
         (llvm::sys::path::filename(path) + ".data").str();
     std::string dataPath = (path + ".data").str();
-    return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
-      return writeFileAtomically(dataPath, [&](llvm::raw_ostream &data) {
-        return exportOnnx(model, os, options, &data);
-      });
-    });
+    return writeFilesAtomically(
+        {dataPath, path.str()}, [&](llvm::ArrayRef<llvm::raw_ostream *> files) {
+          return exportOnnx(model, *files[1], options, files[0]);
+        });
   }
   return writeFileAtomically(path, [&](llvm::raw_ostream &os) -> llvm::Error {
     if (format == ModelFormat::Onnx)
