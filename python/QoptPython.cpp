@@ -29,6 +29,7 @@
 #include "qopt/Plan/Plan.h"
 #include "qopt/Plan/PlanFile.h"
 #include "qopt/Support/Error.h"
+#include "qopt/Support/FileOutput.h"
 #include "qopt/Support/ResourceLimits.h"
 #include "qopt/ToolSupport/FusionReport.h"
 #include "qopt/ToolSupport/PassRegistrySetup.h"
@@ -323,12 +324,13 @@ struct PyPlan {
   void save(const std::string &path, bool text) const {
     std::string bytes =
         take(text ? rt::printPlanText(*plan) : rt::serializePlan(*plan));
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      raise(makeSystemError(ec, DiagLocation::file(path),
-                            path + ": " + ec.message()));
-    os << bytes;
+    // Atomic: a write error (a full disk) is a qopt.Error and leaves the
+    // previous file as it was; raw_fd_ostream alone aborted the process.
+    if (auto err = writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+          os << bytes;
+          return llvm::Error::success();
+        }))
+      raise(std::move(err));
   }
 };
 

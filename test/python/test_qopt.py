@@ -4,6 +4,7 @@ qopt's one-line errors as qopt.Error."""
 import json
 import os
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -191,3 +192,33 @@ def test_plan_of_a_model_after_default_cpu():
     assert list(a) == list(b)
     for k in a:
         assert a[k].tobytes() == b[k].tobytes()
+
+
+def test_plan_save_failing_is_an_error_and_keeps_the_old_file(tmp_path):
+    # A full disk or a file-size limit: Plan.save raised nothing and aborted
+    # the interpreter ("LLVM ERROR: IO failure on output stream"), leaving
+    # the previous file truncated. Now qopt.Error, and the old file stays.
+    # In a child process: the limit and SIGXFSZ are process-wide.
+    old = tmp_path / "m.qplan"
+    old.write_bytes(b"the previous plan")
+    os.chmod(old, 0o600)
+    script = (
+        "import resource, signal, sys, qopt\n"
+        "plan = qopt.Plan(qopt.load(sys.argv[1]))\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))\n"
+        "try:\n"
+        "    plan.save(sys.argv[2])\n"
+        "except qopt.Error as e:\n"
+        "    print('qopt.Error:', e)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", script, EXAMPLE, str(old)],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "qopt.Error:" in done.stdout and "File too large" in done.stdout
+    assert old.read_bytes() == b"the previous plan"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.qplan"]
+    # Saved for real, it stays private.
+    qopt.Plan(qopt.load(EXAMPLE)).save(old)
+    assert oct(os.stat(old).st_mode & 0o777) == "0o600"
+    assert qopt.Plan(str(old)).inputs
