@@ -32,7 +32,13 @@ llvm::Expected<std::unique_ptr<Model>> qopt::loadModelFile(llvm::StringRef path,
   auto buffer = readFileWithinLimit(path);
   if (!buffer)
     return buffer.takeError();
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+  return loadModelBytes((*buffer)->getBuffer(), path, ctx);
+}
+
+llvm::Expected<std::unique_ptr<Model>>
+qopt::loadModelBytes(llvm::StringRef bytes, llvm::StringRef path,
+                     Context &ctx) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
   if (ext == ".qir" || (ext != ".onnx" && looksLikeQir(bytes))) {
     auto model = parseModel(bytes, path == "-" ? "<stdin>" : path, ctx);
     if (!model)

@@ -499,7 +499,11 @@ llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
   auto buffer = readFileWithinLimit(path);
   if (!buffer)
     return planFileError(llvm::toString(buffer.takeError()));
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+  return loadPlanBytes((*buffer)->getBuffer(), isa);
+}
+
+llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanBytes(llvm::StringRef bytes,
+                                                        Isa isa) {
   if (isPlanText(bytes))
     return parsePlanText(bytes, isa);
   return readPlan(bytes, isa);

@@ -15,11 +15,14 @@
 #include "qopt/Support/Error.h"
 #include "qopt/Support/FileOutput.h"
 #include "qopt/Support/FloatFormat.h"
+#include "qopt/Support/ResourceLimits.h"
 #include "qopt/ToolSupport/Compare.h"
 #include "qopt/ToolSupport/NpyIO.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA1.h"
 
@@ -30,14 +33,27 @@
 
 using namespace qopt;
 
-/// Whether the file at `path` starts with a plan file's magic, or as a
-/// plan's text form (after comment lines, within its first 64 KiB).
+/// Whether `head` starts with a plan file's magic, or as a plan's text form
+/// (after comment lines).
+static bool startsAsPlan(llvm::StringRef head) {
+  return rt::isPlanFile(head) || rt::isPlanText(head);
+}
+
+/// The same for the file at `path`, within its first 64 KiB.
 static bool startsAsPlanFile(llvm::StringRef path) {
   std::ifstream in(path.str(), std::ios::binary);
   std::string head(size_t(64) << 10, '\0');
   in.read(head.data(), head.size());
   head.resize(in.gcount());
-  return rt::isPlanFile(head) || rt::isPlanText(head);
+  return startsAsPlan(head);
+}
+
+/// Whether `path` is stdin or a pipe, FIFO or device: what can be read once.
+static bool isStream(llvm::StringRef path) {
+  llvm::sys::fs::file_status status;
+  return path == "-" || (!llvm::sys::fs::status(path, status) &&
+                         !llvm::sys::fs::is_regular_file(status) &&
+                         !llvm::sys::fs::is_directory(status));
 }
 
 /// The whole text form: every constant's bytes, bit-exact by design.
@@ -315,6 +331,8 @@ private:
 
   const RunOptions &options;
   Context ctx;
+  /// The model or plan file's bytes, when it is a stream (isStream).
+  std::unique_ptr<llvm::MemoryBuffer> streamed;
   std::unique_ptr<Model> model;
   std::unique_ptr<rt::Plan> plan;
   /// The reference interpreter, where it runs: a plan that only runs (or is
@@ -335,8 +353,17 @@ private:
 } // namespace
 
 llvm::Expected<int> Runner::run() {
+  // A pipe (qopt-run <(cat m.onnx)), FIFO or stdin is read once, whole,
+  // and sniffed and loaded from those bytes.
+  if (isStream(options.modelPath)) {
+    auto bytes = readFileWithinLimit(options.modelPath);
+    if (!bytes)
+      return inModel(bytes.takeError());
+    streamed = std::move(*bytes);
+  }
   // A plan file runs as it is: no graph, so nothing that needs one.
-  bool planFile = startsAsPlanFile(options.modelPath);
+  bool planFile = streamed ? startsAsPlan(streamed->getBuffer())
+                           : startsAsPlanFile(options.modelPath);
   if (planFile) {
     if (auto err = loadPlanFile())
       return err;
@@ -404,7 +431,8 @@ llvm::Error Runner::loadPlanFile() {
   auto isa = rt::selectIsa();
   if (!isa)
     return isa.takeError();
-  auto loaded = rt::loadPlanFile(options.modelPath, *isa);
+  auto loaded = streamed ? rt::loadPlanBytes(streamed->getBuffer(), *isa)
+                         : rt::loadPlanFile(options.modelPath, *isa);
   if (!loaded)
     return inModel(loaded.takeError());
   plan = std::move(*loaded);
@@ -428,7 +456,9 @@ llvm::Expected<int> Runner::runPlanPassesOnFile() {
 }
 
 llvm::Error Runner::loadModel() {
-  auto loaded = loadModelFile(options.modelPath, ctx);
+  auto loaded =
+      streamed ? loadModelBytes(streamed->getBuffer(), options.modelPath, ctx)
+               : loadModelFile(options.modelPath, ctx);
   if (!loaded)
     return inModel(loaded.takeError());
   model = std::move(*loaded);

@@ -27,6 +27,11 @@ enum class ModelFormat { Qir, Onnx };
 llvm::Expected<std::unique_ptr<Model>> loadModelFile(llvm::StringRef path,
                                                      Context &ctx);
 
+/// The same on `bytes`, the whole content of `path` read by the caller (a
+/// pipe or a FIFO can be read once: whoever sniffs it reads it whole).
+llvm::Expected<std::unique_ptr<Model>>
+loadModelBytes(llvm::StringRef bytes, llvm::StringRef path, Context &ctx);
+
 /// Format implied by an output path's extension (qir unless ".onnx").
 ModelFormat formatForPath(llvm::StringRef path);
 

@@ -71,6 +71,9 @@ llvm::Expected<std::unique_ptr<Plan>> parsePlanText(llvm::StringRef text,
 /// readPlan (or parsePlanText, for a text form) on the file at `path`.
 llvm::Expected<std::unique_ptr<Plan>> loadPlanFile(llvm::StringRef path,
                                                    Isa isa);
+/// The same on a file's whole content.
+llvm::Expected<std::unique_ptr<Plan>> loadPlanBytes(llvm::StringRef bytes,
+                                                    Isa isa);
 
 } // namespace rt
 } // namespace qopt
