@@ -37,7 +37,8 @@ public:
     if (stream) {
       // Closed before the stream goes: a write error left from a failed
       // writer is this file's business, not a fatal one of the stream's.
-      stream->close();
+      if (!closed)
+        stream->close();
       stream->clear_error();
       stream.reset();
     }
@@ -71,7 +72,7 @@ private:
   llvm::SmallString<256> target;
   llvm::SmallString<256> tmpPath, backupPath;
   std::unique_ptr<llvm::raw_fd_ostream> stream;
-  bool existed = false, committed = false;
+  bool existed = false, committed = false, closed = false;
 };
 
 llvm::Error PendingFile::open() {
@@ -137,6 +138,7 @@ llvm::Error PendingFile::finish() {
     return llvm::Error::success();
   }
   stream->close();
+  closed = true;
   if (!stream->has_error())
     return llvm::Error::success();
   std::error_code ec = stream->error();
