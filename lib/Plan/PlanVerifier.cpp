@@ -22,13 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanVerifier.h"
-#include "qopt/IR/Graph.h"
-#include "qopt/IR/OpDefinition.h"
-#include "qopt/IR/Verifier.h"
 #include "qopt/Support/Error.h"
-
-#include "llvm/Support/Casting.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
