@@ -43,6 +43,7 @@
 #include <pybind11/stl.h>
 
 #include <dlfcn.h>
+#include <mutex>
 
 namespace py = pybind11;
 using namespace qopt;
@@ -105,10 +106,25 @@ py::dict costEntryToDict(const CostReport::Entry &e) {
 }
 
 /// A model and the context owning its types.
+///
+/// Threads: one Model may be used from several Python threads. Each method
+/// releases the GIL, then holds the model's lock while it reads or rewrites
+/// the graph, and takes the GIL back only after letting the lock go (a
+/// thread never waits for the lock while holding the GIL, nor for the GIL
+/// while holding the lock). Calls on one Model run one at a time, in some
+/// order; calls on different Models run in parallel.
 struct PyModel {
   std::unique_ptr<Context> ctx = std::make_unique<Context>();
   std::unique_ptr<Model> model;
   std::string source;
+  std::shared_ptr<std::mutex> lock = std::make_shared<std::mutex>();
+
+  /// `f()` with the GIL released and the model locked.
+  template <typename F> auto locked(F &&f) const {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> guard(*lock);
+    return f();
+  }
 
   static PyModel fromOnnx(const std::string &bytes, const std::string &baseDir,
                           const std::string &source) {
@@ -143,13 +159,11 @@ struct PyModel {
     si.registerCallbacks(pi);
     AnalysisManager am(&pi);
     registry.nameAnalyses(am);
-    llvm::Error err = llvm::Error::success();
-    {
-      py::gil_scoped_release release;
-      err = pm.runAndCheck(model->getGraph(), am);
-      if (!err)
-        err = verifyModel(*model);
-    }
+    llvm::Error err = locked([&] {
+      if (auto err = pm.runAndCheck(model->getGraph(), am))
+        return err;
+      return verifyModel(*model);
+    });
     if (err)
       raise(std::move(err));
     py::list entries;
@@ -170,35 +184,39 @@ struct PyModel {
       raise(makeError("unknown backend '" + backend + "' (expected one of " +
                       known + ")"));
     }
-    Graph &graph = model->getGraph();
-    FusionPlan plan = computeFusionPlan(graph, *rules);
-    plan.importProblems =
-        versionProblems(graph, model->getDefaultOpsetVersion(), *rules);
-    if (checkFixes)
-      confirmFixes(graph, plan, getRegistry());
-    // The report's JSON alone: no picture to lay out.
-    std::string json, text;
-    llvm::raw_string_ostream js(json), ts(text);
-    js << fusionPlanJson(plan, "model");
-    printExplanation(plan, graph, ts);
-    return {js.str(), ts.str()};
+    PassRegistry &registry = getRegistry();
+    return locked([&] {
+      Graph &graph = model->getGraph();
+      FusionPlan plan = computeFusionPlan(graph, *rules);
+      plan.importProblems =
+          versionProblems(graph, model->getDefaultOpsetVersion(), *rules);
+      if (checkFixes)
+        confirmFixes(graph, plan, registry);
+      // The report's JSON alone: no picture to lay out.
+      std::string json, text;
+      llvm::raw_string_ostream js(json), ts(text);
+      js << fusionPlanJson(plan, "model");
+      printExplanation(plan, graph, ts);
+      return std::pair<std::string, std::string>(js.str(), ts.str());
+    });
   }
 
   py::bytes toOnnx() const {
     std::string bytes;
     llvm::raw_string_ostream os(bytes);
-    if (auto err = exportOnnx(*model, os))
+    if (auto err = locked([&] { return exportOnnx(*model, os); }))
       raise(std::move(err));
     return py::bytes(os.str());
   }
   std::string toQir() const {
     std::string text;
     llvm::raw_string_ostream os(text);
-    printModel(*model, os);
+    locked([&] { printModel(*model, os); });
     return os.str();
   }
   void save(const std::string &path) const {
-    if (auto err = saveModelFile(*model, path, formatForPath(path)))
+    if (auto err = locked(
+            [&] { return saveModelFile(*model, path, formatForPath(path)); }))
       raise(std::move(err));
   }
 };
@@ -243,12 +261,15 @@ struct PyPlan {
                           const std::map<std::string, int64_t> &dims) {
     PyPlan p;
     p.threads = threads;
-    if (auto err = bindStaticInputShapes(*m.model, dims))
+    if (auto err =
+            m.locked([&] { return bindStaticInputShapes(*m.model, dims); }))
       raise(std::move(err));
     if (!pipeline.empty())
       m.runPasses(pipeline);
     rt::Isa isa = take(rt::selectIsa());
-    p.plan = take(buildPlan(*m.model, PlanBuildOptions{isa, {}}));
+    p.plan = take(m.locked([&] {
+      return buildPlan(*m.model, PlanBuildOptions{isa, {}});
+    }));
     return p;
   }
   static PyPlan fromFile(const std::string &path, unsigned threads) {

@@ -222,3 +222,43 @@ def test_plan_save_failing_is_an_error_and_keeps_the_old_file(tmp_path):
     qopt.Plan(qopt.load(EXAMPLE)).save(old)
     assert oct(os.stat(old).st_mode & 0o777) == "0o600"
     assert qopt.Plan(str(old)).inputs
+
+
+def test_one_model_from_threads_at_once():
+    # One Model used from several threads: run_passes rewrites the graph with
+    # the GIL released while explain, to_onnx and qir read it. They used to
+    # race (a segfault, or explain's text from freed memory); each call now
+    # holds the model's lock, so each sees the graph before or after a
+    # whole pipeline, never during one.
+    m = qopt.load(shared_model("yolo_like_qat_everywhere.onnx"))
+    reference = qopt.load(shared_model("yolo_like_qat_everywhere.onnx"))
+    reference.run_passes("default<trt>")
+    after_once = reference.qir()
+    errors, texts = [], []
+
+    def rewrite():
+        try:
+            for _ in range(3):
+                m.run_passes("default<trt>")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def read():
+        try:
+            for _ in range(6):
+                texts.append(m.explain("trt"))
+                onnx.checker.check_model(onnx.load_from_string(m.to_bytes()))
+                assert m.qir().startswith("//") or "graph" in m.qir()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=f) for f in (rewrite, read, read)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(texts) == 12 and all(texts)
+    # default<trt> reaches its fixed point on the first run: the model ends
+    # as one run leaves it, however the calls interleaved.
+    assert m.qir() == after_once
