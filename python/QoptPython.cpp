@@ -308,7 +308,11 @@ struct PyPlan {
                         "input '" + t.name + "' is not an array"));
       py::dtype want = dtypeOf(t.kind);
       rt::Shape shape(a.shape(), a.shape() + a.ndim());
-      if (!a.dtype().is(want) || shape != t.shape)
+      // numpy's equality, not identity: a dtype object equal to float32
+      // (np.dtype("float32", copy=True), one a library made) is float32.
+      bool sameType =
+          a.dtype().is(want) || a.dtype().attr("__eq__")(want).cast<bool>();
+      if (!sameType || shape != t.shape)
         raise(makeError(
             DiagLocation::value(t.name),
             "input '" + t.name + "' is " + std::string(py::str(a.dtype())) +

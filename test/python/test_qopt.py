@@ -142,6 +142,17 @@ def test_errors_are_qopt_errors(tmp_path):
     with pytest.raises(qopt.Error) as e:
         plan.run({name: np.zeros(shape, np.float64)})
     assert "float64" in one_line(e)
+    # A dtype equal to float32 but another object is float32 (it was
+    # refused: "input is float32[...]; the plan takes float32[...]").
+    same = np.dtype("float32", copy=True)
+    assert same is not np.dtype(np.float32)
+    x = np.random.default_rng(0).random(shape).astype(np.float32)
+    y = plan.run({name: x.astype(same)})
+    assert all(np.array_equal(v, w) for v, w in
+               zip(y.values(), plan.run({name: x}).values()))
+    with pytest.raises(qopt.Error) as e:
+        plan.run({name: np.zeros(shape, ">f4")})
+    assert ">f4" in one_line(e)
     with pytest.raises(qopt.Error) as e:
         plan.run({})
     assert "missing" in one_line(e)
