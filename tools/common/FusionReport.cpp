@@ -75,12 +75,22 @@ json::Object leftoverJson(const Leftover &l) {
 
 /// `s` inside a graphviz string: valid UTF-8 (a byte that is not becomes
 /// U+FFFD), control bytes written out (toPrintableLine), at most `limit`
-/// bytes of the name (cut in its middle), quotes and backslashes escaped.
-/// Names come from the model file and may hold anything.
+/// bytes of the name (cut in its middle), quotes and backslashes escaped,
+/// and the noncharacters U+FFFE and U+FFFF, which XML does not allow and
+/// dot copies into the SVG, made U+FFFD. Names come from the model file and
+/// may hold anything.
 std::string dotEscape(llvm::StringRef s, size_t limit = 2048) {
   std::string text = json::fixUTF8(toPrintableLine(s, limit));
   std::string out;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    // UTF-8 of U+FFFE and U+FFFF: EF BF BE, EF BF BF.
+    if (c == '\xEF' && i + 2 < text.size() && text[i + 1] == '\xBF' &&
+        (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+      continue;
+    }
     if (c == '"' || c == '\\')
       out += '\\';
     out += c;
@@ -552,10 +562,19 @@ ReportSection qopt::captureReportSection(const FusionPlan &plan,
   return s;
 }
 
-llvm::Error qopt::writeFusionReport(llvm::StringRef path, llvm::StringRef model,
-                                    const BackendRules &rules,
-                                    llvm::ArrayRef<ReportSection> sections) {
+llvm::Expected<std::string>
+qopt::renderFusionReport(llvm::StringRef path, llvm::StringRef model,
+                         const BackendRules &rules,
+                         llvm::ArrayRef<ReportSection> sections) {
   llvm::StringRef ext = llvm::sys::path::extension(path);
+  auto render = [](llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write)
+      -> llvm::Expected<std::string> {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    if (auto err = write(os))
+      return std::move(err);
+    return std::move(os.str());
+  };
   if (ext == ".json") {
     json::Array plans;
     for (const ReportSection &s : sections) {
@@ -568,7 +587,7 @@ llvm::Error qopt::writeFusionReport(llvm::StringRef path, llvm::StringRef model,
                                    {"backend", rules.name.str()},
                                    {"backend_version", rules.version.str()},
                                    {"plans", std::move(plans)}};
-    return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+    return render([&](llvm::raw_ostream &os) {
       os << llvm::formatv("{0:2}", doc) << "\n";
       return llvm::Error::success();
     });
@@ -589,7 +608,7 @@ llvm::Error qopt::writeFusionReport(llvm::StringRef path, llvm::StringRef model,
     }
     svgs.push_back(std::move(*svg));
   }
-  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+  return render([&](llvm::raw_ostream &os) {
     if (ext == ".svg") {
       if (svgs.size() == 1) {
         os << *svgs[0];
@@ -630,4 +649,23 @@ llvm::Error qopt::writeFusionReport(llvm::StringRef path, llvm::StringRef model,
     os << "</div>\n<script>" << kScript << "</script>\n</body></html>\n";
     return llvm::Error::success();
   });
+}
+
+llvm::Error qopt::writeFusionReports(llvm::ArrayRef<std::string> paths,
+                                     llvm::StringRef model,
+                                     const BackendRules &rules,
+                                     llvm::ArrayRef<ReportSection> sections) {
+  std::vector<std::string> pages;
+  for (const std::string &path : paths) {
+    auto page = renderFusionReport(path, model, rules, sections);
+    if (!page)
+      return withLocation(page.takeError(), DiagLocation::file(path));
+    pages.push_back(std::move(*page));
+  }
+  return writeFilesAtomically(paths,
+                              [&](llvm::ArrayRef<llvm::raw_ostream *> files) {
+                                for (size_t i = 0; i < files.size(); ++i)
+                                  *files[i] << pages[i];
+                                return llvm::Error::success();
+                              });
 }

@@ -4,6 +4,7 @@
 #include "qopt/Support/Error.h"
 #include "qopt/Support/ResourceLimits.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -169,12 +170,38 @@ rt::readNpz(llvm::StringRef path) {
   return out;
 }
 
-std::string
+std::string rt::npzMemberName(llvm::StringRef name) {
+  std::string member;
+  for (char c : name) {
+    unsigned char u = static_cast<unsigned char>(c);
+    member += c == '/' || c == '\\' || u < 0x20 || u == 0x7f ? '_' : c;
+  }
+  return member;
+}
+
+llvm::Expected<std::string>
 rt::serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members) {
+  // A zip without ZIP64: 16-bit counts and name lengths, 32-bit offsets.
+  constexpr size_t kMaxMembers = 0xffff, kMaxNameBytes = 0xffff;
+  constexpr uint64_t kMaxArchiveBytes = 0xffffffffu;
+  if (members.size() > kMaxMembers)
+    return makeError(llvm::Twine(members.size()) +
+                     " outputs: an .npz holds at most 65,535 (write fewer, "
+                     "or one .npy each)");
   std::string out, central;
   uint16_t count = 0;
+  llvm::StringMap<llvm::StringRef> taken;
   for (const auto &[name, tensor] : members) {
-    std::string file = name + ".npy";
+    std::string file = npzMemberName(name) + ".npy";
+    if (file.size() > kMaxNameBytes)
+      return makeError("output '" + toPrintableLine(name, 64) +
+                       "': a name of " + llvm::Twine(name.size()) +
+                       " bytes; .npz member names hold at most 65,531");
+    if (!taken.try_emplace(file, name).second)
+      return makeError("outputs '" + toPrintableLine(taken[file], 64) +
+                       "' and '" + toPrintableLine(name, 64) +
+                       "' would both be the .npz member '" +
+                       toPrintableLine(file, 64) + "'");
     std::string data = serializeNpy(tensor);
     uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(data));
     uint32_t offset = out.size();
@@ -210,6 +237,9 @@ rt::serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members) {
     appendLE<uint32_t>(central, offset);
     central += file;
     ++count;
+    if (out.size() + central.size() > kMaxArchiveBytes)
+      return makeError("the outputs pass an .npz's 4 GiB (no ZIP64 here): "
+                       "write them as .npy files");
   }
   uint32_t centralOffset = out.size();
   out += central;

@@ -608,8 +608,25 @@ llvm::Error Runner::writeOutputs(const std::vector<rt::Tensor> &outputs) const {
   bool npy = llvm::sys::path::extension(path) == ".npy";
   if (npy && named.size() != 1)
     return makeError("-o " + path + ": .npy holds one output; use .npz");
+  std::string bytes;
+  if (npy) {
+    bytes = rt::serializeNpy(named[0].second);
+  } else {
+    auto archive = rt::serializeNpz(named);
+    if (!archive)
+      return makeError("-o " + path + ": " +
+                       llvm::toString(archive.takeError()));
+    bytes = std::move(*archive);
+    // Say where a name went that the archive could not hold as it is.
+    for (const auto &[name, tensor] : named)
+      if (rt::npzMemberName(name) != name)
+        llvm::errs() << "qopt-run: note: output '" << toPrintableLine(name, 256)
+                     << "' is the member '"
+                     << toPrintableLine(rt::npzMemberName(name), 256)
+                     << ".npy' of " << path << "\n";
+  }
   return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
-    os << (npy ? rt::serializeNpy(named[0].second) : rt::serializeNpz(named));
+    os << bytes;
     return llvm::Error::success();
   });
 }

@@ -352,10 +352,12 @@ llvm::Error Driver::writeReports() {
       pipeline.empty() ? "input model"
                        : "after -passes='" + options.passPipeline + "'",
       pipeline.empty() ? "plan" : "after"));
-  for (const std::string &path : options.reportPaths)
-    if (auto err = writeFusionReport(path, options.inputPath, *reportRules,
-                                     reportSections))
-      return errorInFile(std::move(err), path);
+  // All of them or none: a report that cannot be written leaves no other.
+  if (auto err = writeFusionReports(options.reportPaths, options.inputPath,
+                                    *reportRules, reportSections)) {
+    DiagLocation where = getLocation(err);
+    return errorInFile(std::move(err), where.name);
+  }
   return llvm::Error::success();
 }
 

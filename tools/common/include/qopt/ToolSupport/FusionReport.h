@@ -52,11 +52,19 @@ ReportSection captureReportSection(const FusionPlan &plan, const Graph &graph,
                                    llvm::StringRef idPrefix,
                                    const ReportOptions &options = {});
 
-/// Writes the report at `path` (atomically); the format comes from the
-/// extension: .html, .svg (the sections' pictures, side by side) or .json.
-llvm::Error writeFusionReport(llvm::StringRef path, llvm::StringRef model,
-                              const BackendRules &rules,
-                              llvm::ArrayRef<ReportSection> sections);
+/// The report for `path`; the format comes from the extension: .html, .svg
+/// (the sections' pictures, side by side) or .json.
+llvm::Expected<std::string>
+renderFusionReport(llvm::StringRef path, llvm::StringRef model,
+                   const BackendRules &rules,
+                   llvm::ArrayRef<ReportSection> sections);
+
+/// Every report of `paths`, rendered first, then written together
+/// (writeFilesAtomically): one that cannot be made or written leaves none.
+/// An error names its file in its location, not in its text.
+llvm::Error writeFusionReports(llvm::ArrayRef<std::string> paths,
+                               llvm::StringRef model, const BackendRules &rules,
+                               llvm::ArrayRef<ReportSection> sections);
 
 } // namespace qopt
 

@@ -23,8 +23,17 @@ std::string serializeNpy(const Tensor &t);
 /// Members by name without the ".npy" suffix, in archive order.
 llvm::Expected<std::vector<std::pair<std::string, Tensor>>>
 readNpz(llvm::StringRef path);
-std::string
+/// The archive of `members` (by name, each "<npzMemberName(name)>.npy").
+/// Refused: more than 65,535 members, a member name over 65,535 bytes, two
+/// names that map to one member, 4 GiB or more (a zip without ZIP64).
+llvm::Expected<std::string>
 serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members);
+
+/// The archive member a tensor `name` is written as (without ".npy"): the
+/// name with '/', '\\' and control bytes made '_', so no member names a
+/// directory or leaves the folder it is unpacked in ("../../x" is
+/// ".._.._x", "/etc/x" is "_etc_x").
+std::string npzMemberName(llvm::StringRef name);
 
 } // namespace rt
 } // namespace qopt
