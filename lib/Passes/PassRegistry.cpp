@@ -368,10 +368,16 @@ llvm::Error PassRegistry::buildInto(PassManager &pm,
     } else if (e.name == "repeat") {
       if (auto err = needParams("count"))
         return err;
+      // A pipeline that repeats more than this is a typo or an attack
+      // (repeat<4000000000> ran for ever).
+      constexpr unsigned kMaxRepeat = 10000;
       unsigned count;
       if (llvm::StringRef(*e.params).getAsInteger(10, count) || count == 0)
         return makeError("invalid repeat count '" + *e.params +
                          "'; expected a positive integer");
+      if (count > kMaxRepeat)
+        return makeError("repeat count " + llvm::Twine(count) +
+                         " is over the limit of " + llvm::Twine(kMaxRepeat));
       auto sub = inner();
       if (!sub)
         return sub.takeError();

@@ -10,11 +10,13 @@
 #include "qopt/Plan/Plan.h"
 #include "qopt/Plan/Steps/ReformatStep.h"
 #include "qopt/Support/Error.h"
+#include "qopt/Support/ResourceLimits.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -183,10 +185,13 @@ struct Plan::RunBuffers {
 Plan::Plan() = default;
 Plan::~Plan() = default;
 
+unsigned PlanRunOptions::getAvailableThreads() {
+  return static_cast<unsigned>(std::max(1, tbb::info::default_concurrency()));
+}
+
 unsigned PlanRunOptions::getThreadCount() const {
-  return threads ? threads
-                 : static_cast<unsigned>(
-                       std::max(1, tbb::this_task_arena::max_concurrency()));
+  unsigned available = getAvailableThreads();
+  return threads ? std::min(threads, available) : available;
 }
 
 bool Plan::isPlaced() const {
@@ -210,17 +215,24 @@ Plan::run(const std::map<std::string, Tensor> &given,
     return makeError("the plan's tensors have no arena places yet (run the "
                      "assign-arena plan pass)");
   std::optional<tbb::global_control> threadLimit;
+  size_t workers = options.getThreadCount();
   if (options.threads)
-    threadLimit.emplace(tbb::global_control::max_allowed_parallelism,
-                        options.threads);
+    threadLimit.emplace(tbb::global_control::max_allowed_parallelism, workers);
   // One scratch slab per thread index TBB can hand out.
   size_t arenaSlots =
       static_cast<size_t>(tbb::this_task_arena::max_concurrency());
-  size_t workers = options.getThreadCount();
   size_t slots = std::max(workers, arenaSlots);
   size_t scratchBytes = 0;
   for (const auto &step : steps)
     scratchBytes = std::max(scratchBytes, (step->getScratchBytes() + 63) & ~63);
+  // The scratch of every thread counts against --max-memory, with the
+  // arena (the plan's check counted one slab).
+  uint64_t runBytes = saturatingSum(
+      arenaBytes, saturatingProduct({uint64_t(scratchBytes), uint64_t(slots)}));
+  if (runBytes > getResourceLimits().memoryBytes)
+    return makeLimitError("a run of the plan on " + llvm::Twine(slots) +
+                              " threads (the arena and each thread's scratch)",
+                          runBytes, /*bytes=*/true);
 
   std::unique_ptr<RunBuffers> buffers;
   {

@@ -378,6 +378,11 @@ llvm::Expected<int> Runner::run() {
   importMs = millisecondsSince(phaseStart);
   if (auto err = checkFlagCombinations())
     return err;
+  unsigned available = rt::PlanRunOptions::getAvailableThreads();
+  if (options.threads > available)
+    llvm::errs() << "qopt-run: note: --threads=" << options.threads
+                 << ": this process may run on " << available
+                 << " cores; the plan uses " << available << "\n";
   if (auto err = readGivenInputs())
     return err;
   if (options.runPlan)

@@ -145,9 +145,12 @@ struct PlanRunOptions {
   explicit PlanRunOptions(unsigned threads) : threads(threads) {}
   /// Worker threads; 0 = every core.
   unsigned threads = 0;
-  /// The threads a run with these options uses: `threads`, or for 0 every
-  /// core this process may run on.
+  /// The threads a run with these options uses: `threads`, at most the
+  /// cores this process may run on (each thread has its scratch: a million
+  /// asked for would take the machine's memory), or for 0 all of them.
   unsigned getThreadCount() const;
+  /// The cores this process may run on.
+  static unsigned getAvailableThreads();
   /// Called before and after each step (e.g. to feed a step the
   /// reference's inputs and compare its outputs, or to time it).
   std::function<void(const PlanStep &, PlanRun &)> beforeStep, afterStep;
