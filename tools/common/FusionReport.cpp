@@ -22,6 +22,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 
 #include <algorithm>
 #include <map>
@@ -317,32 +318,55 @@ llvm::Expected<std::string> runDot(llvm::StringRef dotSource) {
   }
   if (dot.empty() || !llvm::sys::fs::can_execute(dot))
     return makeError("graphviz 'dot' not found (apt-get install graphviz)");
-  llvm::SmallString<128> in, out;
-  if (auto ec = llvm::sys::fs::createTemporaryFile("qopt-report", "dot", in))
-    return llvm::errorCodeToError(ec);
-  if (auto ec = llvm::sys::fs::createTemporaryFile("qopt-report", "svg", out))
-    return llvm::errorCodeToError(ec);
+  // The temporaries go with the process on a signal too (Ctrl-C during a
+  // long layout left qopt-report-* files behind).
+  llvm::SmallString<128> in, out, err;
   auto cleanup = llvm::make_scope_exit([&] {
-    llvm::sys::fs::remove(in);
-    llvm::sys::fs::remove(out);
+    for (llvm::SmallString<128> *path : {&in, &out, &err})
+      if (!path->empty()) {
+        llvm::sys::fs::remove(*path);
+        llvm::sys::DontRemoveFileOnSignal(*path);
+      }
   });
+  for (auto [path, suffix] :
+       {std::pair{&in, "dot"}, {&out, "svg"}, {&err, "err"}}) {
+    if (auto ec =
+            llvm::sys::fs::createTemporaryFile("qopt-report", suffix, *path))
+      return makeSystemError(ec, DiagLocation(),
+                             "cannot create a temporary file for graphviz: " +
+                                 ec.message());
+    llvm::sys::RemoveFileOnSignal(*path);
+  }
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(in, ec);
     if (ec)
-      return llvm::errorCodeToError(ec);
+      return makeSystemError(ec, DiagLocation::file(in),
+                             "cannot write '" + in + "': " + ec.message());
     os << dotSource;
+    os.close();
+    if (os.has_error()) {
+      ec = os.error();
+      os.clear_error();
+      return makeSystemError(ec, DiagLocation::file(in),
+                             "cannot write '" + in + "': " + ec.message());
+    }
   }
-  llvm::SmallString<128> err;
-  if (auto ec = llvm::sys::fs::createTemporaryFile("qopt-report", "err", err))
-    return llvm::errorCodeToError(ec);
-  auto removeErr = llvm::make_scope_exit([&] { llvm::sys::fs::remove(err); });
+  // The layout is bounded: a graph dot cannot place in time (thousands of
+  // leftover chains took minutes) gets a report without its picture.
+  // QOPT_DOT_TIMEOUT (seconds) sets the bound.
+  unsigned seconds = 120;
+  if (const char *env = std::getenv("QOPT_DOT_TIMEOUT"))
+    llvm::StringRef(env).getAsInteger(10, seconds);
   std::string msg;
   llvm::StringRef args[] = {dot, "-Tsvg", in.str(), "-o", out.str()};
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::None,
                                                  llvm::StringRef(err)};
-  int rc =
-      llvm::sys::ExecuteAndWait(dot, args, llvm::None, redirects, 0, 0, &msg);
+  int rc = llvm::sys::ExecuteAndWait(dot, args, llvm::None, redirects, seconds,
+                                     0, &msg);
+  if (rc == -2)
+    return makeError("graphviz 'dot' took over " + llvm::Twine(seconds) +
+                     " s to lay the graph out (QOPT_DOT_TIMEOUT)");
   if (rc != 0) {
     // Its first line, not graphviz's raw output.
     if (auto text = llvm::MemoryBuffer::getFile(err))

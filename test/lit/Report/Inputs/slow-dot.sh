@@ -1,0 +1,3 @@
+#!/bin/sh
+# A graphviz that never finishes its layout.
+exec sleep 60
