@@ -1,10 +1,10 @@
 //===- TestedIsas.h - The kernel families the unit tests run ----*- C++ -*-===//
 //
 // This machine's families, then those it lacks that have an emulated build
-// (QoptEmulatedKernels, lib/Kernels/Emulated with SIMDe): gemmU8S8 runs those in place of
-// the real ones (gemm::replaceFamilyForTesting, and replaceGatheredForTesting
-// for the VNNI families' gathered rows), and Int8Conv the emulated
-// 16-lane epilogue for the AVX-512 ones, so Int8Conv's tiles,
+// (QoptEmulatedKernels, lib/Kernels/Emulated with SIMDe): gemmU8S8 runs those
+// in place of the real ones (gemm::replaceFamilyForTesting, and
+// replaceGatheredForTesting for the VNNI families' gathered rows), and Int8Conv
+// the emulated 16-lane epilogue for the AVX-512 ones, so Int8Conv's tiles,
 // channel blocks, scratch and the amx family's fallback to avx512vnni for
 // small gemms are exercised on every machine.
 //

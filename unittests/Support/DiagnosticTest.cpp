@@ -31,8 +31,8 @@ TEST(DiagnosticTest, LocationTravelsBesideTheMessage) {
 }
 
 TEST(DiagnosticTest, WithLocationKeepsTheInnerPlace) {
-  llvm::Error bare = withLocation(makeError("no value"),
-                                  DiagLocation::value("x"));
+  llvm::Error bare =
+      withLocation(makeError("no value"), DiagLocation::value("x"));
   EXPECT_EQ(getLocation(bare).name, "x");
   EXPECT_EQ(llvm::toString(std::move(bare)), "no value");
 
