@@ -49,7 +49,10 @@ uint64_t PlanStep::getElementsTouched(const Plan &plan) const {
 }
 
 uint64_t PlanStep::getWork(const Plan &plan) const {
-  return getElementsTouched(plan);
+  // The int8 conv, gemm and matmul steps count their MACs (> 0 in any plan
+  // that passes the verifier); the rest count none.
+  int64_t macs = getMacs();
+  return macs > 0 ? uint64_t(macs) : getElementsTouched(plan);
 }
 
 llvm::Error rt::checkPlanBudget(const Plan &plan) {

@@ -623,12 +623,13 @@ llvm::Error Runner::writeOutputs(const std::vector<rt::Tensor> &outputs) const {
                        llvm::toString(archive.takeError()));
     bytes = std::move(*archive);
     // Say where a name went that the archive could not hold as it is.
-    for (const auto &[name, tensor] : named)
-      if (rt::npzMemberName(name) != name)
+    for (const auto &[name, tensor] : named) {
+      std::string member = rt::npzMemberName(name);
+      if (member != name)
         llvm::errs() << "qopt-run: note: output '" << toPrintableLine(name, 256)
-                     << "' is the member '"
-                     << toPrintableLine(rt::npzMemberName(name), 256)
+                     << "' is the member '" << toPrintableLine(member, 256)
                      << ".npy' of " << path << "\n";
+    }
   }
   return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
     os << bytes;

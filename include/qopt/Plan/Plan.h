@@ -124,8 +124,8 @@ public:
   /// passes touches no byte outside its tensors and scratch.
   virtual llvm::Error verify(const PlanVerifier &check) const = 0;
   /// The work units ResourceLimits::work counts for the step in `plan`: its
-  /// multiply-accumulates or window taps where it has them, else the
-  /// elements it reads and writes.
+  /// multiply-accumulates (getMacs) or window taps where it has them, else
+  /// the elements it reads and writes.
   virtual uint64_t getWork(const Plan &plan) const;
   /// The elements the step reads and writes in `plan` (saturating).
   uint64_t getElementsTouched(const Plan &plan) const;

@@ -89,10 +89,6 @@ std::unique_ptr<PlanStep> planfile::readConvStep(PlanDecoder &decoder, Plan &,
   return nullptr;
 }
 
-uint64_t ConvStep::getWork(const Plan &) const {
-  return uint64_t(std::max<int64_t>(getMacs(), 0));
-}
-
 llvm::Error ConvStep::verify(const PlanVerifier &check) const {
   const ConvStep &step = *this;
   const Int8Conv &conv = step.getConv();

@@ -137,10 +137,6 @@ std::unique_ptr<PlanStep> planfile::readGemmStep(PlanDecoder &decoder, Plan &,
   return nullptr;
 }
 
-uint64_t GemmStep::getWork(const Plan &) const {
-  return uint64_t(std::max<int64_t>(getMacs(), 0));
-}
-
 llvm::Error GemmStep::verify(const PlanVerifier &check) const {
   const GemmStep &step = *this;
   const Int8Conv &conv = step.getConv();

@@ -175,10 +175,6 @@ std::unique_ptr<PlanStep> planfile::readMatMulStep(PlanDecoder &decoder, Plan &,
   return std::make_unique<MatMulStep>(name, decoder.isa, p);
 }
 
-uint64_t MatMulStep::getWork(const Plan &) const {
-  return uint64_t(std::max<int64_t>(getMacs(), 0));
-}
-
 /// Operands of the result's rank, i8 or u8 in either layout, their last
 /// two dims M x K and K x N, every batch dim the result's or 1; the result
 /// in ONNX layout, f32 or int8 on the output grid; zero points of the

@@ -33,7 +33,6 @@ public:
   Int8Conv takeConv() { return std::move(conv); }
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
   llvm::Error verify(const PlanVerifier &check) const override;
-  uint64_t getWork(const Plan &plan) const override;
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Conv; }
 
 private:

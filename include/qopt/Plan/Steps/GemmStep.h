@@ -37,7 +37,6 @@ public:
   const Int8Conv &getConv() const { return conv; }
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
   llvm::Error verify(const PlanVerifier &check) const override;
-  uint64_t getWork(const Plan &plan) const override;
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Gemm; }
 
 private:

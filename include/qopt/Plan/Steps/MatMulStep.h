@@ -59,7 +59,6 @@ public:
                   void *scratch) const override;
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
   llvm::Error verify(const PlanVerifier &check) const override;
-  uint64_t getWork(const Plan &plan) const override;
   static bool classof(const PlanStep *s) {
     return s->getKind() == Kind::MatMul;
   }
