@@ -24,19 +24,19 @@ static void BM_InterpretResNet18(benchmark::State &state) {
     state.SkipWithError(llvm::toString(model.takeError()).c_str());
     return;
   }
-  auto interp = rt::Interpreter::create(**model);
-  if (!interp) {
-    state.SkipWithError(llvm::toString(interp.takeError()).c_str());
+  auto reference = interp::Interpreter::create(**model);
+  if (!reference) {
+    state.SkipWithError(llvm::toString(reference.takeError()).c_str());
     return;
   }
-  auto inputs = rt::makeRandomInputs((*model)->getGraph(), 1, {},
-                                     rt::InputDistribution::ImageNet);
+  auto inputs = interp::makeRandomInputs((*model)->getGraph(), 1, {},
+                                         interp::InputDistribution::ImageNet);
   if (!inputs) {
     state.SkipWithError(llvm::toString(inputs.takeError()).c_str());
     return;
   }
   for (auto _ : state) {
-    auto out = (*interp)->run(*inputs);
+    auto out = (*reference)->run(*inputs);
     if (!out) {
       state.SkipWithError(llvm::toString(out.takeError()).c_str());
       return;

@@ -112,10 +112,10 @@ def main():
     print("GEMM register tiles, largest first (cycles per k group; share of the multiply-add "
           "bound)")
     gemms = [
-        ("avx2", r"^qopt::rt::gemm::avx2\(", "vpmaddwd", 16, ["znver3", "icelake-server"]),
-        ("avxvnni", r"^qopt::rt::gemm::avxVnni\(", "vpdpbusd", 32,
+        ("avx2", r"^qopt::kernels::gemm::avx2\(", "vpmaddwd", 16, ["znver3", "icelake-server"]),
+        ("avxvnni", r"^qopt::kernels::gemm::avxVnni\(", "vpdpbusd", 32,
          ["alderlake", "sapphirerapids"]),
-        ("avx512vnni", r"^qopt::rt::gemm::avx512Vnni\(", "vpdpbusd", 64,
+        ("avx512vnni", r"^qopt::kernels::gemm::avx512Vnni\(", "vpdpbusd", 64,
          ["icelake-server", "sapphirerapids"]),
     ]
     for family, pattern, mnemonic, macs_each, cpus in gemms:
@@ -165,7 +165,7 @@ def main():
     for label, lanes, width, cpus in epilogues:
         for activation, code, divisions in (("relu", 1, 4), ("silu", 5, 8)):
             body = find(funcs, r"finishRowsWith<\(anonymous namespace\)::%s, "
-                        r"\(qopt::rt::epilogue::VectorActivation\)%d>" % (lanes, code))
+                        r"\(qopt::kernels::epilogue::VectorActivation\)%d>" % (lanes, code))
             candidates = [loop for loop in loops(body or [])
                           if count(loop, "vdivps") == divisions
                           and not any(text.startswith("call") for _, text in loop)]

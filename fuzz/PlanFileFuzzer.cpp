@@ -35,7 +35,9 @@
 #include <random>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 static void readAndRun(llvm::StringRef bytes, Isa isa) {
   auto plan =

@@ -253,7 +253,7 @@ py::dtype dtypeOf(ElementKind kind) {
 
 /// A CPU plan built from a model or read from a plan file.
 struct PyPlan {
-  std::unique_ptr<rt::Plan> plan;
+  std::unique_ptr<plan::Plan> plan;
   unsigned threads = 0;
 
   static PyPlan fromModel(PyModel &m, const std::string &pipeline,
@@ -266,7 +266,7 @@ struct PyPlan {
       raise(std::move(err));
     if (!pipeline.empty())
       m.runPasses(pipeline);
-    rt::Isa isa = take(rt::selectIsa());
+    kernels::Isa isa = take(kernels::selectIsa());
     p.plan = take(m.locked([&] {
       return buildPlan(*m.model, PlanBuildOptions{isa, {}});
     }));
@@ -275,13 +275,13 @@ struct PyPlan {
   static PyPlan fromFile(const std::string &path, unsigned threads) {
     auto buffer = takeFor(readFileWithinLimit(path), path);
     llvm::StringRef bytes = buffer->getBuffer();
-    rt::Isa isa = take(rt::selectIsa());
+    kernels::Isa isa = take(kernels::selectIsa());
     PyPlan p;
     p.threads = threads;
-    if (rt::isPlanFile(bytes))
-      p.plan = takeFor(rt::readPlan(bytes, isa), path);
-    else if (rt::isPlanText(bytes))
-      p.plan = takeFor(rt::parsePlanText(bytes, isa), path);
+    if (plan::isPlanFile(bytes))
+      p.plan = takeFor(plan::readPlan(bytes, isa), path);
+    else if (plan::isPlanText(bytes))
+      p.plan = takeFor(plan::parsePlanText(bytes, isa), path);
     else
       raise(
           makeError(DiagLocation::file(path), path + ": not a qopt plan file"));
@@ -296,9 +296,9 @@ struct PyPlan {
   }
 
   py::dict run(const py::dict &feeds) const {
-    std::map<std::string, rt::Tensor> inputs;
+    std::map<std::string, interp::Tensor> inputs;
     for (int id : plan->inputs) {
-      const rt::PlanTensor &t = plan->tensors[id];
+      const plan::PlanTensor &t = plan->tensors[id];
       if (!feeds.contains(t.name))
         raise(makeError(DiagLocation::value(t.name),
                         "input '" + t.name + "' is missing"));
@@ -307,7 +307,7 @@ struct PyPlan {
         raise(makeError(DiagLocation::value(t.name),
                         "input '" + t.name + "' is not an array"));
       py::dtype want = dtypeOf(t.kind);
-      rt::Shape shape(a.shape(), a.shape() + a.ndim());
+      interp::Shape shape(a.shape(), a.shape() + a.ndim());
       // numpy's equality, not identity: a dtype object equal to float32
       // (np.dtype("float32", copy=True), one a library made) is float32.
       bool sameType =
@@ -316,11 +316,11 @@ struct PyPlan {
         raise(makeError(
             DiagLocation::value(t.name),
             "input '" + t.name + "' is " + std::string(py::str(a.dtype())) +
-                rt::shapeToString(shape) + "; the plan takes " +
-                std::string(py::str(want)) + rt::shapeToString(t.shape)));
+                interp::shapeToString(shape) + "; the plan takes " +
+                std::string(py::str(want)) + interp::shapeToString(t.shape)));
       py::array c = py::array::ensure(a, py::array::c_style);
-      inputs[t.name] = rt::Tensor::copyOf(t.kind, t.shape,
-                                          static_cast<const char *>(c.data()));
+      inputs[t.name] = interp::Tensor::copyOf(
+          t.kind, t.shape, static_cast<const char *>(c.data()));
     }
     for (auto item : feeds) {
       std::string name = py::str(item.first);
@@ -328,16 +328,17 @@ struct PyPlan {
         raise(makeError(DiagLocation::value(name),
                         "the plan has no input named '" + name + "'"));
     }
-    llvm::Expected<std::vector<rt::Tensor>> outputs = std::vector<rt::Tensor>();
+    llvm::Expected<std::vector<interp::Tensor>> outputs =
+        std::vector<interp::Tensor>();
     {
       py::gil_scoped_release release;
-      outputs = plan->run(inputs, rt::PlanRunOptions{threads});
+      outputs = plan->run(inputs, plan::PlanRunOptions{threads});
     }
     if (!outputs)
       raise(outputs.takeError());
     py::dict result;
     for (size_t i = 0; i < outputs->size(); ++i) {
-      const rt::Tensor &t = (*outputs)[i];
+      const interp::Tensor &t = (*outputs)[i];
       py::array a(dtypeOf(t.kind()),
                   std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
       std::memcpy(a.mutable_data(), t.bytes(), t.byteSize());
@@ -348,7 +349,7 @@ struct PyPlan {
 
   void save(const std::string &path, bool text) const {
     std::string bytes =
-        take(text ? rt::printPlanText(*plan) : rt::serializePlan(*plan));
+        take(text ? plan::printPlanText(*plan) : plan::serializePlan(*plan));
     // Atomic: a write error (a full disk) is a qopt.Error and leaves the
     // previous file as it was; raw_fd_ostream alone aborted the process.
     if (auto err = writeFileAtomically(path, [&](llvm::raw_ostream &os) {

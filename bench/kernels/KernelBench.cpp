@@ -31,7 +31,7 @@
 #include <random>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 

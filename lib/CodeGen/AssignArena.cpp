@@ -19,7 +19,9 @@
 
 using namespace qopt;
 using namespace qopt::codegen;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 /// Greedy placement by size: each tensor goes to the lowest 64-byte-aligned
 /// offset that no tensor alive at the same time occupies.

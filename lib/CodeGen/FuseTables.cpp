@@ -45,7 +45,9 @@
 
 using namespace qopt;
 using namespace qopt::codegen;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 namespace {
 

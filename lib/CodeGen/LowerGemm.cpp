@@ -38,7 +38,9 @@
 
 using namespace qopt;
 using namespace qopt::codegen;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 llvm::Expected<bool> PlanBuilder::lowerGemm(const Node &n) {
   constexpr bool none = false;

@@ -29,7 +29,9 @@
 
 using namespace qopt;
 using namespace qopt::codegen;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 static bool isByteInteger(ElementKind kind) {
   return kind == ElementKind::I8 || kind == ElementKind::U8;

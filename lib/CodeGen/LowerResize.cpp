@@ -20,7 +20,9 @@
 
 using namespace qopt;
 using namespace qopt::codegen;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 /// Probes larger than this (input elements) are left to the float step: the
 /// probe and its result are doubles.

@@ -19,7 +19,9 @@
 
 using namespace qopt;
 using namespace qopt::codegen;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 std::vector<int> codegen::findProducers(const Plan &plan) {
   std::vector<int> producer(plan.tensors.size(), -1);

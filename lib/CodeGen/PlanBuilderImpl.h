@@ -56,7 +56,7 @@ struct WeightedUnit {
   std::vector<int32_t> weightZeros;
   /// The input zero point, activation, residual and output grid; scales,
   /// biases and weight zero points per channel are the lowering's.
-  rt::Int8Epilogue epilogue;
+  kernels::Int8Epilogue epilogue;
 };
 
 /// Whether `centered` (a stored value minus its zero point) times each
@@ -71,7 +71,7 @@ const QuantType *getActivationGrid(const Value *v);
 
 /// The quantize steps' grid of per-tensor `q`, for a tensor stored with
 /// `flip` (PlanTensor::getStoredFlip).
-rt::QuantizeGrid getQuantizeGrid(const QuantType &q, uint8_t flip);
+kernels::QuantizeGrid getQuantizeGrid(const QuantType &q, uint8_t flip);
 
 /// `n` as a weighted unit with weights of `weightRank` dims quantized on
 /// `channelAxis` if per axis, or none when an int8 step cannot run it.
@@ -87,40 +87,42 @@ std::optional<std::vector<float>> getColumnBias(const Value *addend,
 class PlanBuilder {
 public:
   PlanBuilder(const Model &model, const PlanBuildOptions &options,
-              rt::Plan &plan);
+              plan::Plan &plan);
 
   llvm::Error build();
 
 private:
-  llvm::Expected<rt::Shape> staticShape(const Value *v) const;
-  int addTensor(std::string name, ElementKind kind, rt::Shape shape,
-                rt::PlanLayout layout);
+  llvm::Expected<interp::Shape> staticShape(const Value *v) const;
+  int addTensor(std::string name, ElementKind kind, interp::Shape shape,
+                plan::PlanLayout layout);
   /// The tensor holding `v` in `layout`, adding a reformat step if needed.
-  llvm::Expected<int> tensorFor(const Value *v, rt::PlanLayout layout);
+  llvm::Expected<int> tensorFor(const Value *v, plan::PlanLayout layout);
   /// A new home tensor for result `v`.
-  llvm::Expected<int> defineResult(const Value *v, rt::PlanLayout layout,
+  llvm::Expected<int> defineResult(const Value *v, plan::PlanLayout layout,
                                    ElementKind kind);
   /// The layout `v` lives in now: its home's, or Onnx for a value not yet
   /// computed or constant.
-  rt::PlanLayout homeLayout(const Value *v) const;
+  plan::PlanLayout homeLayout(const Value *v) const;
   /// Adds `step` reading `inputs` and writing `outputs`.
-  void addStep(std::unique_ptr<rt::PlanStep> step, const Node &n,
+  void addStep(std::unique_ptr<plan::PlanStep> step, const Node &n,
                std::vector<int> inputs, std::vector<int> outputs);
 
   /// The static shapes of `values`, in order (staticShape's error for the
   /// first without one).
-  llvm::Expected<std::vector<rt::Shape>>
+  llvm::Expected<std::vector<interp::Shape>>
   staticShapes(llvm::ArrayRef<const Value *> values) const;
   /// What lowering a single-result step takes: the tensors of `reads` in
   /// their layouts (tensorFor), a home for `result` in `resultLayout` as
   /// `resultKind` (defineResult), then the step `make` gives for that
   /// tensor, added reading and writing them. True, or the first error.
-  llvm::Expected<bool> addStepFor(
-      const Node &n,
-      llvm::ArrayRef<std::pair<const Value *, rt::PlanLayout>> reads,
-      const Value *result, rt::PlanLayout resultLayout, ElementKind resultKind,
-      llvm::function_ref<std::unique_ptr<rt::PlanStep>(const rt::PlanTensor &)>
-          make);
+  llvm::Expected<bool>
+  addStepFor(const Node &n,
+             llvm::ArrayRef<std::pair<const Value *, plan::PlanLayout>> reads,
+             const Value *result, plan::PlanLayout resultLayout,
+             ElementKind resultKind,
+             llvm::function_ref<
+                 std::unique_ptr<plan::PlanStep>(const plan::PlanTensor &)>
+                 make);
 
   /// n's lowering by its op (Lowerings.def), lowerTable for other ops.
   llvm::Expected<bool> lower(const Node &n);
@@ -133,8 +135,8 @@ private:
   /// Adds `step`, reading u's x (and residual) and writing its y in
   /// `layout`; false (nothing added) when the residual's shape is not y's.
   llvm::Expected<bool> addWeightedStep(const Node &n, const WeightedUnit &u,
-                                       rt::PlanLayout layout,
-                                       std::unique_ptr<rt::PlanStep> step);
+                                       plan::PlanLayout layout,
+                                       std::unique_ptr<plan::PlanStep> step);
   llvm::Expected<bool> lowerTable(const Node &n);
   llvm::Expected<bool> lowerMaxPool(const Node &n);
   /// q.pool's average modes on int8, AveragePool and GlobalAveragePool on
@@ -162,11 +164,11 @@ private:
   std::optional<std::vector<std::vector<uint8_t>>>
   requantizeTables(const Node &n, llvm::ArrayRef<const Value *> sources,
                    const Value *whole, int64_t rank, int64_t axis,
-                   rt::PlanLayout layout);
+                   plan::PlanLayout layout);
   /// n's reference kernel on `in`: its first result, or none when it
   /// refuses them.
-  std::optional<rt::Tensor> runReferenceKernel(const Node &n,
-                                               std::vector<rt::Tensor> in);
+  std::optional<interp::Tensor>
+  runReferenceKernel(const Node &n, std::vector<interp::Tensor> in);
   /// Every node: the interpreter's kernel, on NHWC operands when the op is
   /// elementwise and they are NHWC.
   llvm::Error addFloatStep(const Node &n);
@@ -179,12 +181,12 @@ private:
   /// For an f32 Add, Sub, Mul or Div of a 4-D tensor and one of [N, C, 1,
   /// 1], the latter (the float step runs it in the former's layout).
   const Value *getChannelOperand(const Node &n) const;
-  rt::KernelOp makeKernelOp(const Node &n);
+  interp::KernelOp makeKernelOp(const Node &n);
   const QuantType *copyType(const QuantType *q);
 
   const Graph &graph;
   const PlanBuildOptions &options;
-  rt::Plan &plan;
+  plan::Plan &plan;
   int64_t opset;
   llvm::DenseMap<const Value *, int> home;
   llvm::DenseMap<const Value *, int> twin;
@@ -192,7 +194,7 @@ private:
 
 /// Steps reading each tensor of a plan, and whether the plan returns it.
 struct Readers {
-  explicit Readers(const rt::Plan &plan)
+  explicit Readers(const plan::Plan &plan)
       : count(plan.tensors.size(), 0), isOutput(plan.tensors.size(), false) {
     for (const auto &s : plan.steps)
       for (int id : s ? s->inputs : std::vector<int>()) // null: removed
@@ -212,40 +214,40 @@ struct Readers {
 
 /// The step writing each tensor of a plan: its index, -1 where none does,
 /// -2 where more than one does.
-std::vector<int> findProducers(const rt::Plan &plan);
+std::vector<int> findProducers(const plan::Plan &plan);
 
 /// A copy step like `old` (name, op, rows) with `pieces`: its inputs the
 /// pieces' sources, its outputs `outputs`.
-std::unique_ptr<rt::ChannelCopyStep>
-rebuildCopy(const rt::ChannelCopyStep &old,
-            std::vector<rt::ChannelCopyStep::Piece> pieces,
+std::unique_ptr<plan::ChannelCopyStep>
+rebuildCopy(const plan::ChannelCopyStep &old,
+            std::vector<plan::ChannelCopyStep::Piece> pieces,
             std::vector<int> outputs);
 
 /// Table steps whose operand another table step writes for them alone,
 /// composed into one table (FuseTables.cpp); before arena placement.
-void fuseTableChains(rt::Plan &plan);
+void fuseTableChains(plan::Plan &plan);
 /// Table steps that read an int8 conv step's result alone, as the conv's
 /// output table (one operand) or pair table (two, the other of the
 /// result's shape) (FuseTables.cpp); after fuseTableChains.
-void fuseTablesIntoConvs(rt::Plan &plan);
+void fuseTablesIntoConvs(plan::Plan &plan);
 /// Float Relu steps whose operand an Add, Sub, Mul or Div float step
 /// writes for them alone, done by that step (FuseFloatActivations.cpp);
 /// before arena placement.
-void fuseReluIntoFloatArithmetic(rt::Plan &plan);
+void fuseReluIntoFloatArithmetic(plan::Plan &plan);
 /// Quantize steps whose f32 operand a channel copy step writes, done by
 /// the copy (FuseQuantize.cpp); before arena placement.
-void fuseQuantizeIntoCopies(rt::Plan &plan);
+void fuseQuantizeIntoCopies(plan::Plan &plan);
 /// Copy pieces reading channels another copy step wrote unchanged read
 /// them from its source; parts nothing reads then go (ForwardCopies.cpp);
 /// after fuseQuantizeIntoCopies.
-void forwardCopiedChannels(rt::Plan &plan);
+void forwardCopiedChannels(plan::Plan &plan);
 /// Every tensor's arena offset by liveness, and the arena's size
 /// (AssignArena.cpp); the last plan pass.
-void assignArena(rt::Plan &plan);
+void assignArena(plan::Plan &plan);
 /// Reformats into ONNX layout feeding a last-axis Concat (through a
 /// Reshape's copy or not) write into its result (PlaceReformats.cpp);
 /// before arena placement.
-void placeReformatsInConcats(rt::Plan &plan);
+void placeReformatsInConcats(plan::Plan &plan);
 
 } // namespace codegen
 } // namespace qopt

@@ -97,17 +97,17 @@ public:
   // The timers' group prints its report when they go (LLVM's habit: to
   // stderr, or -info-output-file).
 
-  llvm::Error after(llvm::StringRef name, const rt::Plan &plan) {
+  llvm::Error after(llvm::StringRef name, const plan::Plan &plan) {
     if (options.printAfterAll ||
         llvm::is_contained(options.printAfter, name.str())) {
       os << "# *** Plan after " << name << " ***\n";
-      auto text = rt::printPlanText(plan);
+      auto text = plan::printPlanText(plan);
       if (!text)
         return text.takeError();
       os << *text;
     }
     if (options.verifyEach && name != "lower")
-      if (auto err = rt::verifyPlan(plan, plan.isPlaced()))
+      if (auto err = plan::verifyPlan(plan, plan.isPlaced()))
         return makeError("plan pass '" + name + "' produced an invalid plan: " +
                          llvm::toString(std::move(err)));
     return llvm::Error::success();
@@ -129,7 +129,7 @@ private:
 
 } // namespace
 
-llvm::Error qopt::runPlanPasses(rt::Plan &plan,
+llvm::Error qopt::runPlanPasses(plan::Plan &plan,
                                 llvm::ArrayRef<std::string> passes,
                                 const PlanPassOptions &options) {
   if (auto err = checkPlanPassOptions(options))

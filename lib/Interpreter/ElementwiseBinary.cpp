@@ -15,8 +15,9 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::elementwise;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::interp::elementwise;
 
 using llvm::Error;
 

@@ -15,8 +15,8 @@
 #include <cstdlib>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::elementwise;
+using namespace qopt::interp;
+using namespace qopt::interp::elementwise;
 
 using llvm::Error;
 

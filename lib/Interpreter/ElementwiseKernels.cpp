@@ -17,8 +17,8 @@
 #include "ElementwiseUtil.h"
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::elementwise;
+using namespace qopt::interp;
+using namespace qopt::interp::elementwise;
 
 using llvm::Error;
 
@@ -75,7 +75,7 @@ elementwise::broadcastAll(const KernelContext &ctx,
   return b;
 }
 
-void rt::registerElementwiseKernels(KernelRegistry &r) {
+void interp::registerElementwiseKernels(KernelRegistry &r) {
   registerUnaryKernels(r);
   registerBinaryKernels(r);
   registerCastKernels(r);

@@ -13,8 +13,9 @@
 #include "qopt/Kernels/ActivationMath.h"
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::elementwise;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::interp::elementwise;
 
 using llvm::Error;
 

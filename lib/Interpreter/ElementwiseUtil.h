@@ -25,7 +25,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace interp {
 namespace elementwise {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -116,7 +116,7 @@ void registerCastKernels(KernelRegistry &r);
 void registerReduceKernels(KernelRegistry &r);
 
 } // namespace elementwise
-} // namespace rt
+} // namespace interp
 } // namespace qopt
 
 #endif // QOPT_LIB_INTERPRETER_ELEMENTWISEUTIL_H

@@ -19,7 +19,8 @@
 #include <deque>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 namespace {
 
@@ -228,7 +229,7 @@ llvm::Error qActivationKernel(KernelContext &ctx) {
 
 } // namespace
 
-void rt::registerFusedKernels(KernelRegistry &r) {
+void interp::registerFusedKernels(KernelRegistry &r) {
   r.add(ops::QConv, qConvKernel);
   r.add(ops::QConvTranspose, qConvTransposeKernel);
   r.add(ops::QGemm, qGemmKernel);

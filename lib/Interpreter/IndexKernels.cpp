@@ -16,8 +16,8 @@
 #include <limits>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::shapeutil;
+using namespace qopt::interp;
+using namespace qopt::interp::shapeutil;
 
 namespace {
 
@@ -614,7 +614,7 @@ llvm::Error eyeLikeKernel(KernelContext &ctx) {
 
 } // namespace
 
-void rt::registerIndexKernels(KernelRegistry &r) {
+void interp::registerIndexKernels(KernelRegistry &r) {
   r.add(ops::Gather, gatherKernel);
   r.add(ops::GatherElements, gatherElementsKernel);
   r.add(ops::ScatterElements, scatterElementsKernel);

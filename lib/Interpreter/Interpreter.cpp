@@ -13,7 +13,7 @@
 #include <random>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 Interpreter::Interpreter(const Graph &graph, int64_t opset)
     : graph(graph), opset(opset) {
@@ -142,9 +142,9 @@ llvm::Expected<std::vector<Tensor>> Interpreter::run(const TensorMap &inputs,
 }
 
 llvm::Expected<TensorMap>
-rt::makeRandomInputs(const Graph &graph, uint64_t seed,
-                     const std::map<std::string, int64_t> &dims,
-                     InputDistribution dist) {
+interp::makeRandomInputs(const Graph &graph, uint64_t seed,
+                         const std::map<std::string, int64_t> &dims,
+                         InputDistribution dist) {
   std::vector<InputSpec> specs;
   for (const Value *in : graph.getInputs()) {
     const TensorType *t = in->getType();
@@ -183,9 +183,9 @@ rt::makeRandomInputs(const Graph &graph, uint64_t seed,
   return makeRandomInputs(specs, seed, dist);
 }
 
-llvm::Expected<TensorMap> rt::makeRandomInputs(llvm::ArrayRef<InputSpec> specs,
-                                               uint64_t seed,
-                                               InputDistribution dist) {
+llvm::Expected<TensorMap>
+interp::makeRandomInputs(llvm::ArrayRef<InputSpec> specs, uint64_t seed,
+                         InputDistribution dist) {
   TensorMap out;
   unsigned index = 0;
   for (const InputSpec &in : specs) {

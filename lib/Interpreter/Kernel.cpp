@@ -6,7 +6,7 @@
 #include "qopt/Support/ResourceLimits.h"
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 KernelOp KernelOp::fromNode(const Node &node) {
   KernelOp k;
@@ -114,8 +114,8 @@ llvm::Error KernelContext::chargeScratch(uint64_t count,
   return llvm::Error::success();
 }
 
-llvm::Expected<int64_t> rt::normalizeAxis(const KernelContext &ctx,
-                                          int64_t axis, int64_t rank) {
+llvm::Expected<int64_t> interp::normalizeAxis(const KernelContext &ctx,
+                                              int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
     return ctx.error("axis " + llvm::Twine(axis) +
                      " is out of range for rank " + llvm::Twine(rank));

@@ -26,7 +26,7 @@
 #include "qopt/IR/QuantMath.h"
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 namespace {
 
@@ -229,7 +229,7 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
 
 } // namespace
 
-void rt::registerMicrosoftKernels(KernelRegistry &r) {
+void interp::registerMicrosoftKernels(KernelRegistry &r) {
   r.add(ops::MsQLinearAdd, qlinearAddKernel);
   r.add(ops::MsQLinearMul, qlinearMulKernel);
   r.add(ops::MsQLinearAveragePool, qlinearAveragePoolKernel);

@@ -7,7 +7,7 @@
 #include <cmath>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 namespace {
 
@@ -649,7 +649,7 @@ llvm::Error hardmaxKernel(KernelContext &ctx) {
 
 } // namespace
 
-void rt::registerNNKernels(KernelRegistry &r) {
+void interp::registerNNKernels(KernelRegistry &r) {
   r.add(ops::Conv, convKernel);
   r.add(ops::ConvTranspose, convTransposeKernel);
   r.add(ops::Gemm, gemmKernel);

@@ -8,7 +8,7 @@
 #include <limits>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 using RowMatrix =
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -19,10 +19,10 @@ Shape ConvGeometry::outputShape() const {
   return s;
 }
 
-llvm::Error rt::windowGeometry(const KernelContext &ctx, const Shape &in,
-                               const Shape &kernel, const Shape &strides,
-                               const Shape &dilations, bool ceilMode,
-                               Shape &padBegin, Shape &padEnd, Shape &out) {
+llvm::Error interp::windowGeometry(const KernelContext &ctx, const Shape &in,
+                                   const Shape &kernel, const Shape &strides,
+                                   const Shape &dilations, bool ceilMode,
+                                   Shape &padBegin, Shape &padEnd, Shape &out) {
   size_t k = in.size();
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   std::vector<int64_t> pads =
@@ -77,8 +77,8 @@ llvm::Error rt::windowGeometry(const KernelContext &ctx, const Shape &in,
   return llvm::Error::success();
 }
 
-llvm::Expected<ConvGeometry> rt::convGeometry(const KernelContext &ctx,
-                                              const Shape &x, const Shape &w) {
+llvm::Expected<ConvGeometry>
+interp::convGeometry(const KernelContext &ctx, const Shape &x, const Shape &w) {
   if (x.size() < 3 || w.size() != x.size())
     return ctx.error("input " + shapeToString(x) + " and weight " +
                      shapeToString(w) + " do not form a convolution");
@@ -124,8 +124,8 @@ llvm::Expected<ConvGeometry> rt::convGeometry(const KernelContext &ctx,
   return g;
 }
 
-void rt::convolve(const ConvGeometry &g, const double *x, const double *w,
-                  const double *bias, double *y) {
+void interp::convolve(const ConvGeometry &g, const double *x, const double *w,
+                      const double *bias, double *y) {
   size_t k = g.inSpatial.size();
   int64_t inSize = 1, outSize = 1, kSize = 1;
   for (size_t i = 0; i < k; ++i) {
@@ -189,10 +189,10 @@ void rt::convolve(const ConvGeometry &g, const double *x, const double *w,
   }
 }
 
-llvm::Error rt::matmul(const KernelContext &ctx, const Shape &aShapeIn,
-                       const std::vector<double> &a, const Shape &bShapeIn,
-                       const std::vector<double> &b, Shape &outShape,
-                       std::vector<double> &out) {
+llvm::Error interp::matmul(const KernelContext &ctx, const Shape &aShapeIn,
+                           const std::vector<double> &a, const Shape &bShapeIn,
+                           const std::vector<double> &b, Shape &outShape,
+                           std::vector<double> &out) {
   if (aShapeIn.empty() || bShapeIn.empty())
     return ctx.error("MatMul operands must have rank >= 1");
   Shape aShape = aShapeIn, bShape = bShapeIn;

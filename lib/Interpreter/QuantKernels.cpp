@@ -17,7 +17,7 @@
 #include <cmath>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 namespace {
 
@@ -412,17 +412,17 @@ llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
 
 } // namespace
 
-llvm::Error rt::quantizeTensor(const KernelContext &ctx, const Tensor &x,
-                               const QuantType *q, Tensor &y) {
+llvm::Error interp::quantizeTensor(const KernelContext &ctx, const Tensor &x,
+                                   const QuantType *q, Tensor &y) {
   return quantize(ctx, x, fromType(q), y);
 }
 
-llvm::Error rt::dequantizeTensor(const KernelContext &ctx, const Tensor &x,
-                                 const QuantType *q, Tensor &y) {
+llvm::Error interp::dequantizeTensor(const KernelContext &ctx, const Tensor &x,
+                                     const QuantType *q, Tensor &y) {
   return dequantize(ctx, x, fromType(q), q->getExpressedKind(), y);
 }
 
-void rt::registerQuantKernels(KernelRegistry &r) {
+void interp::registerQuantKernels(KernelRegistry &r) {
   r.add(ops::QQuantize, qQuantizeKernel);
   r.add(ops::QDequantize, qDequantizeKernel);
   r.add(ops::QRequantize, qRequantizeKernel);

@@ -12,8 +12,8 @@
 #include <cstdint>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::elementwise;
+using namespace qopt::interp;
+using namespace qopt::interp::elementwise;
 
 using llvm::Error;
 

@@ -16,8 +16,8 @@
 #include <limits>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::shapeutil;
+using namespace qopt::interp;
+using namespace qopt::interp::shapeutil;
 
 namespace {
 
@@ -647,7 +647,7 @@ llvm::Error upsampleKernel(KernelContext &ctx) {
 
 } // namespace
 
-void rt::registerResizeKernels(KernelRegistry &r) {
+void interp::registerResizeKernels(KernelRegistry &r) {
   r.add(ops::Expand, expandKernel);
   r.add(ops::Tile, tileKernel);
   r.add(ops::Pad, padKernel);

@@ -21,8 +21,8 @@
 #include <limits>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::shapeutil;
+using namespace qopt::interp;
+using namespace qopt::interp::shapeutil;
 
 namespace {
 
@@ -631,7 +631,7 @@ llvm::Error spaceToDepthKernel(KernelContext &ctx) {
 
 } // namespace
 
-void rt::registerShapeKernels(KernelRegistry &r) {
+void interp::registerShapeKernels(KernelRegistry &r) {
   r.add(ops::Identity, identityKernel);
   r.add(ops::Shape, shapeKernel);
   r.add(ops::Size, sizeKernel);

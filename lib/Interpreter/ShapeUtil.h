@@ -18,7 +18,7 @@
 #include <cstring>
 
 namespace qopt {
-namespace rt {
+namespace interp {
 namespace shapeutil {
 
 using llvm::Twine;
@@ -210,7 +210,7 @@ inline llvm::Error emitReshaped(KernelContext &ctx, const Tensor &src,
 }
 
 } // namespace shapeutil
-} // namespace rt
+} // namespace interp
 } // namespace qopt
 
 #endif // QOPT_LIB_INTERPRETER_SHAPEUTIL_H

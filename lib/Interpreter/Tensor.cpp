@@ -9,9 +9,9 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
-std::optional<int64_t> rt::shapeNumElements(llvm::ArrayRef<int64_t> shape) {
+std::optional<int64_t> interp::shapeNumElements(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     if (d < 0 || __builtin_mul_overflow(n, d, &n))
@@ -19,14 +19,14 @@ std::optional<int64_t> rt::shapeNumElements(llvm::ArrayRef<int64_t> shape) {
   return n;
 }
 
-std::string rt::shapeToString(llvm::ArrayRef<int64_t> shape) {
+std::string interp::shapeToString(llvm::ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? "," : "") + std::to_string(shape[i]);
   return s + "]";
 }
 
-Shape rt::stridesOf(llvm::ArrayRef<int64_t> shape) {
+Shape interp::stridesOf(llvm::ArrayRef<int64_t> shape) {
   Shape strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * shape[i + 1];
@@ -322,8 +322,8 @@ bool Tensor::identicalTo(const Tensor &o) const {
          strs == o.strs;
 }
 
-std::optional<Shape> rt::broadcastShapes(llvm::ArrayRef<int64_t> a,
-                                         llvm::ArrayRef<int64_t> b) {
+std::optional<Shape> interp::broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                             llvm::ArrayRef<int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {

@@ -14,7 +14,7 @@
 #include <cstring>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace amx {
 
 constexpr int kTileRows = 16, kTileBytes = 64;
@@ -44,7 +44,7 @@ static inline void configureTiles() {
 }
 
 } // namespace amx
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_AMXTILES_H

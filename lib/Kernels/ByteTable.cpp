@@ -6,7 +6,7 @@
 #include <atomic>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 /// Kernels tests put in place of a family's (table::replaceForTesting).
@@ -17,8 +17,8 @@ void table::replaceForTesting(Isa isa, Kernel kernel) {
   tablesForTesting[size_t(isa)] = kernel;
 }
 
-void rt::lookupBytes(Isa isa, const uint8_t *table, const uint8_t *in,
-                     int64_t count, uint8_t *out) {
+void kernels::lookupBytes(Isa isa, const uint8_t *table, const uint8_t *in,
+                          int64_t count, uint8_t *out) {
   if (table::Kernel replaced = tablesForTesting[size_t(isa)])
     return replaced(table, in, count, out);
   // The AVX-512 families, where the CPU has VBMI too (Ice Lake and later,

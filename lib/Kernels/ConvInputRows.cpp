@@ -15,7 +15,7 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 

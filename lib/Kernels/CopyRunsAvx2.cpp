@@ -13,7 +13,7 @@
 
 #include <cstring>
 
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace copyruns {
 
 /// `runs` runs of `bytes` bytes (at least 1): run i from src + i *
@@ -21,7 +21,7 @@ void avx2(uint8_t *dst, int64_t dstStride, const uint8_t *src,
           int64_t srcStride, int64_t bytes, int64_t runs);
 
 } // namespace copyruns
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_COPYRUNSKERNELS_H

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 
@@ -102,7 +102,7 @@ CpuFeatures detect() {
 
 } // namespace
 
-llvm::StringRef rt::getIsaName(Isa isa) {
+llvm::StringRef kernels::getIsaName(Isa isa) {
   switch (isa) {
   case Isa::Scalar:
     return "scalar";
@@ -118,7 +118,7 @@ llvm::StringRef rt::getIsaName(Isa isa) {
   return "unknown";
 }
 
-llvm::Expected<Isa> rt::parseIsa(llvm::StringRef name) {
+llvm::Expected<Isa> kernels::parseIsa(llvm::StringRef name) {
   for (Isa isa :
        {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni, Isa::Amx})
     if (name == getIsaName(isa))
@@ -149,12 +149,12 @@ bool CpuFeatures::supports(Isa isa) const {
   return false;
 }
 
-const CpuFeatures &rt::getHostCpuFeatures() {
+const CpuFeatures &kernels::getHostCpuFeatures() {
   static const CpuFeatures features = detect();
   return features;
 }
 
-std::vector<Isa> rt::getSupportedIsas() {
+std::vector<Isa> kernels::getSupportedIsas() {
   std::vector<Isa> out;
   for (Isa isa :
        {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni, Isa::Amx})
@@ -163,7 +163,7 @@ std::vector<Isa> rt::getSupportedIsas() {
   return out;
 }
 
-llvm::Expected<Isa> rt::selectIsa() {
+llvm::Expected<Isa> kernels::selectIsa() {
   const char *forced = std::getenv("QOPT_ISA");
   if (!forced || !*forced)
     return getSupportedIsas().back();

@@ -27,6 +27,6 @@ struct Interior8 {
 };
 } // namespace
 
-void qopt::rt::depthwise::avx2(const Row &row, int32_t *acc) {
+void qopt::kernels::depthwise::avx2(const Row &row, int32_t *acc) {
   rowWithInterior<Interior8, Block8>(row, acc);
 }

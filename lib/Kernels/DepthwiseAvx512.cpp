@@ -42,6 +42,6 @@ struct Interior16 {
 };
 } // namespace
 
-void qopt::rt::depthwise::avx512(const Row &row, int32_t *acc) {
+void qopt::kernels::depthwise::avx512(const Row &row, int32_t *acc) {
   rowWithInterior<Interior16, Block16, Block8>(row, acc);
 }

@@ -14,7 +14,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace depthwise {
 struct Block8 {
   static constexpr int64_t kLanes = 8;
@@ -34,7 +34,7 @@ struct Block8 {
   }
 };
 } // namespace depthwise
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_DEPTHWISEBLOCK8_H

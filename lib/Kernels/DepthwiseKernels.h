@@ -22,7 +22,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace depthwise {
 
 /// One output row's geometry and constants.
@@ -199,7 +199,7 @@ void rowWithInterior(const Row &r, int32_t *acc) {
 }
 
 } // namespace depthwise
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_DEPTHWISEKERNELS_H

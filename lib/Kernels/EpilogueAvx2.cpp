@@ -90,9 +90,9 @@ struct Avx2Lanes {
 
 } // namespace
 
-void qopt::rt::epilogue::avx2(const Params &p, const int32_t *acc,
-                              int64_t pixels, int64_t channels,
-                              const uint8_t *residual, void *output,
-                              int64_t stride) {
+void qopt::kernels::epilogue::avx2(const Params &p, const int32_t *acc,
+                                   int64_t pixels, int64_t channels,
+                                   const uint8_t *residual, void *output,
+                                   int64_t stride) {
   runEpilogue<Avx2Lanes>(p, acc, pixels, channels, residual, output, stride);
 }

@@ -125,9 +125,9 @@ struct Avx512Lanes {
 
 } // namespace
 
-void qopt::rt::epilogue::avx512(const Params &p, const int32_t *acc,
-                                int64_t pixels, int64_t channels,
-                                const uint8_t *residual, void *output,
-                                int64_t stride) {
+void qopt::kernels::epilogue::avx512(const Params &p, const int32_t *acc,
+                                     int64_t pixels, int64_t channels,
+                                     const uint8_t *residual, void *output,
+                                     int64_t stride) {
   runEpilogue<Avx512Lanes>(p, acc, pixels, channels, residual, output, stride);
 }

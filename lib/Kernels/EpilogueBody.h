@@ -52,8 +52,8 @@
 
 namespace {
 
-using qopt::rt::epilogue::Params;
-using qopt::rt::epilogue::VectorActivation;
+using qopt::kernels::epilogue::Params;
+using qopt::kernels::epilogue::VectorActivation;
 
 /// `count` elements at `at` through a whole-vector load (`load` of a
 /// pointer to Element): the rest of the lanes zero.
@@ -105,7 +105,7 @@ QOPT_EPILOGUE_INLINE void storePadded(Element *out, int64_t count,
 /// sigmoid::expOfNegated on every lane, operation for operation.
 template <typename V>
 QOPT_EPILOGUE_INLINE typename V::F expOfNegatedLanes(typename V::F x) {
-  using namespace qopt::rt::sigmoid;
+  using namespace qopt::kernels::sigmoid;
   using F = typename V::F;
   F c = V::max(V::min(x, V::set1(kHighestX)), V::set1(kLowestX));
   F n = V::round(V::mul(c, V::set1(-kLog2E)));

@@ -30,7 +30,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 enum class Isa; // CpuFeatures.h, which the ISA files do not include
 namespace epilogue {
 
@@ -101,7 +101,7 @@ Kernel forFamily(Isa isa);
 void replaceForTesting(Isa isa, Kernel kernel);
 
 } // namespace epilogue
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_EPILOGUEKERNELS_H

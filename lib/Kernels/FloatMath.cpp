@@ -15,17 +15,17 @@
 #include <cstring>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace floatmath {
 namespace scalar {
 #include "FloatMathBody.h"
 } // namespace scalar
 } // namespace floatmath
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 const floatmath::Family &familyFor(Isa isa) {
@@ -49,24 +49,24 @@ void softmaxRowInDouble(const float *x, float *y, int64_t n) {
 }
 } // namespace
 
-void rt::erfFloats(Isa isa, const float *x, float *y, int64_t n) {
+void kernels::erfFloats(Isa isa, const float *x, float *y, int64_t n) {
   familyFor(isa).erf(x, y, n);
 }
 
-void rt::softmaxRows(Isa isa, const float *x, float *y, int64_t rows,
-                     int64_t n) {
+void kernels::softmaxRows(Isa isa, const float *x, float *y, int64_t rows,
+                          int64_t n) {
   auto row = familyFor(isa).softmaxRow;
   for (int64_t r = 0; r < rows; ++r, x += n, y += n)
     if (!row(x, y, n))
       softmaxRowInDouble(x, y, n);
 }
 
-void rt::hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
-                           double alpha, double beta) {
+void kernels::hardSigmoidFloats(Isa isa, const float *x, float *y, int64_t n,
+                                double alpha, double beta) {
   familyFor(isa).hardSigmoid(x, y, n, alpha, beta);
 }
 
-void rt::hardSwishFloats(Isa isa, const float *x, float *y, int64_t n) {
+void kernels::hardSwishFloats(Isa isa, const float *x, float *y, int64_t n) {
   familyFor(isa).hardSwish(x, y, n);
 }
 
@@ -95,9 +95,9 @@ void eachPanel(int64_t m, int64_t n, int64_t begin, int64_t end, double alpha,
 }
 } // namespace
 
-void rt::gemmColumns(Isa isa, const float *a, int64_t m, int64_t k,
-                     const float *b, int64_t n, int64_t begin, int64_t end,
-                     double alpha, const double *betaC, float *y) {
+void kernels::gemmColumns(Isa isa, const float *a, int64_t m, int64_t k,
+                          const float *b, int64_t n, int64_t begin, int64_t end,
+                          double alpha, const double *betaC, float *y) {
   auto sumColumns = familyFor(isa).sumColumns;
   eachPanel(
       m, n, begin, end, alpha, betaC, y,
@@ -106,10 +106,10 @@ void rt::gemmColumns(Isa isa, const float *a, int64_t m, int64_t k,
       });
 }
 
-void rt::gemmScaledColumns(Isa isa, const float *a, int64_t m, int64_t k,
-                           const int8_t *q, const float *scales, int64_t n,
-                           int64_t begin, int64_t end, double alpha,
-                           const double *betaC, float *y) {
+void kernels::gemmScaledColumns(Isa isa, const float *a, int64_t m, int64_t k,
+                                const int8_t *q, const float *scales, int64_t n,
+                                int64_t begin, int64_t end, double alpha,
+                                const double *betaC, float *y) {
   auto sumScaledColumns = familyFor(isa).sumScaledColumns;
   eachPanel(
       m, n, begin, end, alpha, betaC, y,
@@ -119,7 +119,8 @@ void rt::gemmScaledColumns(Isa isa, const float *a, int64_t m, int64_t k,
       });
 }
 
-float rt::int8ScaleOf(int64_t count, llvm::function_ref<float(int64_t)> value) {
+float kernels::int8ScaleOf(int64_t count,
+                           llvm::function_ref<float(int64_t)> value) {
   auto bitsOf = [](float v) {
     uint32_t bits;
     std::memcpy(&bits, &v, sizeof(bits));

@@ -8,7 +8,7 @@
 #include "FloatMathKernels.h"
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace floatmath {
 namespace avx2 {
 #include "FloatMathBody.h"
@@ -16,5 +16,5 @@ namespace avx2 {
 
 const Family &avx2Family() { return avx2::kFamily; }
 } // namespace floatmath
-} // namespace rt
+} // namespace kernels
 } // namespace qopt

@@ -8,7 +8,7 @@
 #include "FloatMathKernels.h"
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace floatmath {
 namespace avx512 {
 #include "FloatMathBody.h"
@@ -16,5 +16,5 @@ namespace avx512 {
 
 const Family &avx512Family() { return avx512::kFamily; }
 } // namespace floatmath
-} // namespace rt
+} // namespace kernels
 } // namespace qopt

@@ -6,7 +6,7 @@
 // branches and blocks of 16 lanes for the sums, so each family computes
 // the same operations in the same order and gives the same bits.
 //
-// Include it inside a namespace of qopt::rt::floatmath, after
+// Include it inside a namespace of qopt::kernels::floatmath, after
 // FloatMathKernels.h; it includes nothing itself. kFamily is the table of
 // the loops for FloatMath.cpp's dispatch.
 //

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace floatmath {
 
 struct Family {
@@ -38,7 +38,7 @@ const Family &avx2Family();
 const Family &avx512Family();
 
 } // namespace floatmath
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_FLOATMATHKERNELS_H

@@ -31,8 +31,8 @@
 
 #include <cstring>
 
-using namespace qopt::rt;
-using namespace qopt::rt::gemm;
+using namespace qopt::kernels;
+using namespace qopt::kernels::gemm;
 
 namespace {
 

@@ -29,8 +29,8 @@
 
 #include "Intrinsics.h"
 
-using namespace qopt::rt;
-using namespace qopt::rt::gemm;
+using namespace qopt::kernels;
+using namespace qopt::kernels::gemm;
 
 namespace {
 

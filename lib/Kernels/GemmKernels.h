@@ -15,7 +15,7 @@
 #include <type_traits>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 enum class Isa; // CpuFeatures.h, which these files do not include
 namespace gemm {
 
@@ -215,7 +215,7 @@ static inline int64_t amxScratchBytes(int64_t k) {
 }
 
 } // namespace gemm
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_GEMMKERNELS_H

@@ -7,7 +7,7 @@
 
 #include "GemmKernels.h"
 
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 void gemm::scalar(const uint8_t *a, int64_t lda, int64_t m, const Panels &b,
                   int32_t *c, int64_t ldc) {

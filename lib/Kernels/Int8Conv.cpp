@@ -22,7 +22,7 @@
 #include <limits>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 
@@ -56,8 +56,8 @@ float activate(float v, Activation a, float alpha, float beta) {
 }
 
 /// The vector epilogue's name of an activation it runs.
-rt::epilogue::VectorActivation toVectorActivation(Activation a) {
-  using rt::epilogue::VectorActivation;
+kernels::epilogue::VectorActivation toVectorActivation(Activation a) {
+  using kernels::epilogue::VectorActivation;
   switch (a) {
   case Activation::Relu:
     return VectorActivation::Relu;
@@ -84,7 +84,8 @@ uint8_t roundOntoU8(float quotient, int32_t zero) {
 }
 
 /// Epilogues tests put in place of a family's (replaceForTesting).
-std::atomic<rt::epilogue::Kernel> epiloguesForTesting[size_t(Isa::Amx) + 1];
+std::atomic<kernels::epilogue::Kernel>
+    epiloguesForTesting[size_t(Isa::Amx) + 1];
 
 } // namespace
 
@@ -122,13 +123,13 @@ RequantizedAdd RequantizedAdd::swapped() const {
   return other;
 }
 
-rt::epilogue::Kernel rt::epilogue::forFamily(Isa isa) {
+kernels::epilogue::Kernel kernels::epilogue::forFamily(Isa isa) {
   if (Kernel replaced = epiloguesForTesting[size_t(isa)])
     return replaced;
   return isa == Isa::Avx512Vnni || isa == Isa::Amx ? avx512 : avx2;
 }
 
-void rt::epilogue::replaceForTesting(Isa isa, Kernel kernel) {
+void kernels::epilogue::replaceForTesting(Isa isa, Kernel kernel) {
   epiloguesForTesting[size_t(isa)] = kernel;
 }
 
@@ -434,7 +435,7 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
   int64_t first = channels.group * groupOutC + channels.first;
   int64_t count = channels.count;
   if (!zeroTerms.empty()) {
-    rt::epilogue::Params p{};
+    kernels::epilogue::Params p{};
     p.zeroTerm = zeroTerms.data() + first;
     p.scale = channelScales.data() + first;
     p.bias = e.bias.empty() ? nullptr : e.bias.data() + first;
@@ -463,7 +464,7 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
       operand = pairOperand + at;
     }
     size_t elementBytes = e.outputScale == 0 ? sizeof(float) : 1;
-    rt::epilogue::forFamily(packed[0].getIsa())(
+    kernels::epilogue::forFamily(packed[0].getIsa())(
         p, acc, pixels, count, operand,
         static_cast<char *>(output) + at * elementBytes, shape.outC);
     return;
@@ -631,7 +632,7 @@ struct ScalarBlock {
 };
 } // namespace
 
-void rt::depthwise::scalar(const Row &row, int32_t *acc) {
+void kernels::depthwise::scalar(const Row &row, int32_t *acc) {
   rowOf<ScalarBlock>(row, acc);
 }
 

@@ -12,7 +12,7 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 constexpr size_t kAlignment = 64;
@@ -98,7 +98,7 @@ const void *PackedInt8Weights::getPanel(int64_t p) const {
   return storage.get() + p * panelBytes;
 }
 
-size_t rt::getGemmScratchBytes(const PackedInt8Weights &b, int64_t m) {
+size_t kernels::getGemmScratchBytes(const PackedInt8Weights &b, int64_t m) {
   switch (b.getIsa()) {
   case Isa::Avx2:
     return size_t(m * gemm::avx2WidenedStride(b.getNumGroups())) *
@@ -127,9 +127,9 @@ static gemm::Panels getPanels(const PackedInt8Weights &b, int64_t panelBegin,
                       b.getDepth()};
 }
 
-void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
-                  const PackedInt8Weights &b, int32_t *c, int64_t ldc,
-                  void *scratch, int64_t panelBegin, int64_t panelEnd) {
+void kernels::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
+                       const PackedInt8Weights &b, int32_t *c, int64_t ldc,
+                       void *scratch, int64_t panelBegin, int64_t panelEnd) {
   gemm::Panels panels = getPanels(b, panelBegin, panelEnd);
   Isa family = b.getIsa();
   // Tiles multiply-add 6-8 times as fast as zmm vpdpbusd (the Xeon:
@@ -157,16 +157,17 @@ void rt::gemmU8S8(const uint8_t *a, int64_t lda, int64_t m,
   }
 }
 
-bool rt::hasGatheredGemm(const PackedInt8Weights &b, int64_t runBytes) {
+bool kernels::hasGatheredGemm(const PackedInt8Weights &b, int64_t runBytes) {
   Isa isa = b.getIsa();
   return (isa == Isa::Avx512Vnni || isa == Isa::AvxVnni) && runBytes > 0 &&
          runBytes % kGroupDepth == 0 && b.getDepth() % runBytes == 0;
 }
 
-void rt::gemmU8S8Gathered(const uint8_t *const *runs, int64_t taps,
-                          int64_t offset, int64_t m, const PackedInt8Weights &b,
-                          int32_t *c, int64_t ldc, int64_t panelBegin,
-                          int64_t panelEnd) {
+void kernels::gemmU8S8Gathered(const uint8_t *const *runs, int64_t taps,
+                               int64_t offset, int64_t m,
+                               const PackedInt8Weights &b, int32_t *c,
+                               int64_t ldc, int64_t panelBegin,
+                               int64_t panelEnd) {
   assert(taps > 0 && hasGatheredGemm(b, b.getDepth() / taps) &&
          "runs of whole k groups, for a family with gathered rows");
   gemm::Panels panels = getPanels(b, panelBegin, panelEnd);

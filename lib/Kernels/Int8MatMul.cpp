@@ -14,7 +14,7 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 Int8MatMul::Int8MatMul(Isa isa, int64_t k, int64_t n)
     : isa(isa), k(k), n(n), kPairs((k + 1) / 2), paddedN((n + 15) / 16 * 16) {}

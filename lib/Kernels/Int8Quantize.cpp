@@ -6,7 +6,7 @@
 #include <cmath>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 
@@ -28,10 +28,10 @@ uint8_t quantizeOne(float x, const quantize::Grid &g) {
 
 } // namespace
 
-void rt::quantizeFloatRuns(Isa isa, const float *x, int64_t xStride,
-                           int64_t count, int64_t runs,
-                           const QuantizeGrid &grid, uint8_t *out,
-                           int64_t outStride) {
+void kernels::quantizeFloatRuns(Isa isa, const float *x, int64_t xStride,
+                                int64_t count, int64_t runs,
+                                const QuantizeGrid &grid, uint8_t *out,
+                                int64_t outStride) {
   quantize::Grid g = kernelGrid(grid);
   if (isa == Isa::Avx512Vnni || isa == Isa::Amx) {
     quantize::avx512(x, xStride, count, runs, g, out, outStride);
@@ -46,9 +46,9 @@ void rt::quantizeFloatRuns(Isa isa, const float *x, int64_t xStride,
       out[i] = quantizeOne(x[i], g);
 }
 
-void rt::quantizeFloatPlanes(Isa isa, const float *x, int64_t planeStride,
-                             int64_t planes, int64_t count,
-                             const QuantizeGrid &grid, uint8_t *out) {
+void kernels::quantizeFloatPlanes(Isa isa, const float *x, int64_t planeStride,
+                                  int64_t planes, int64_t count,
+                                  const QuantizeGrid &grid, uint8_t *out) {
   quantize::Grid g = kernelGrid(grid);
   if (isa != Isa::Scalar) {
     quantize::avx2Planes(x, planeStride, planes, count, g, out);
@@ -59,7 +59,7 @@ void rt::quantizeFloatPlanes(Isa isa, const float *x, int64_t planeStride,
       out[i * planes + p] = quantizeOne(x[p * planeStride + i], g);
 }
 
-void rt::quantizeFloats(Isa isa, const float *x, int64_t count,
-                        const QuantizeGrid &grid, uint8_t *out) {
+void kernels::quantizeFloats(Isa isa, const float *x, int64_t count,
+                             const QuantizeGrid &grid, uint8_t *out) {
   quantizeFloatRuns(isa, x, 0, count, 1, grid, out, 0);
 }

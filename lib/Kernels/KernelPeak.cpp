@@ -7,9 +7,9 @@
 #include <chrono>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
-double rt::measurePeakGmacs(Isa isa) {
+double kernels::measurePeakGmacs(Isa isa) {
   int64_t (*loop)(int64_t, int32_t *) = nullptr;
   switch (isa) {
   case Isa::Avx2:

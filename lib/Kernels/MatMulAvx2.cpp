@@ -12,9 +12,9 @@ static __m256i load(const int16_t *p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
 }
 
-void qopt::rt::matmul::avx2Row(const int32_t *pairs, int64_t kPairs,
-                               const int16_t *packed, int64_t paddedN,
-                               int32_t *acc) {
+void qopt::kernels::matmul::avx2Row(const int32_t *pairs, int64_t kPairs,
+                                    const int16_t *packed, int64_t paddedN,
+                                    int32_t *acc) {
   int64_t stride = paddedN * 2;
   int64_t col = 0;
   for (; col + 32 <= paddedN; col += 32) {

@@ -10,9 +10,9 @@
 
 #include <immintrin.h>
 
-void qopt::rt::matmul::avx512Row(const int32_t *pairs, int64_t kPairs,
-                                 const int16_t *packed, int64_t paddedN,
-                                 int32_t *acc) {
+void qopt::kernels::matmul::avx512Row(const int32_t *pairs, int64_t kPairs,
+                                      const int16_t *packed, int64_t paddedN,
+                                      int32_t *acc) {
   int64_t stride = paddedN * 2; // s16 elements from one pair row to the next
   int64_t col = 0;
   for (; col + 64 <= paddedN; col += 64) {

@@ -18,7 +18,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace matmul {
 
 /// paddedN is a multiple of 16.
@@ -34,7 +34,7 @@ void avx512Row(const int32_t *pairs, int64_t kPairs, const int16_t *packed,
                int64_t paddedN, int32_t *acc);
 
 } // namespace matmul
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_MATMULKERNELS_H

@@ -10,9 +10,9 @@
 #include "Intrinsics.h"
 #include "PeakLoops.h"
 
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
-int64_t qopt::rt::peak::peakAmx(int64_t iterations, int32_t *sink) {
+int64_t qopt::kernels::peak::peakAmx(int64_t iterations, int32_t *sink) {
   alignas(64) uint8_t operands[amx::kTileRows][amx::kTileBytes];
   for (int r = 0; r < amx::kTileRows; ++r)
     for (int i = 0; i < amx::kTileBytes; ++i)

@@ -13,7 +13,7 @@
 
 #include <immintrin.h>
 
-int64_t qopt::rt::peak::peakAvx2(int64_t iterations, int32_t *sink) {
+int64_t qopt::kernels::peak::peakAvx2(int64_t iterations, int32_t *sink) {
   constexpr int kRows = 3, kCols = 2;
   __m256i acc[kRows][kCols], a[kRows], b[kCols];
   for (int r = 0; r < kRows; ++r) {

@@ -10,7 +10,7 @@
 
 #include <immintrin.h>
 
-int64_t qopt::rt::peak::peakAvx512Vnni(int64_t iterations, int32_t *sink) {
+int64_t qopt::kernels::peak::peakAvx512Vnni(int64_t iterations, int32_t *sink) {
   return runPeakLoop<__m512i, 24, 64>(
       iterations, sink, [](int v) { return _mm512_set1_epi32(v); },
       [](__m512i acc, __m512i a, __m512i b) {

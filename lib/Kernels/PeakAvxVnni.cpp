@@ -10,7 +10,7 @@
 
 #include <immintrin.h>
 
-int64_t qopt::rt::peak::peakAvxVnni(int64_t iterations, int32_t *sink) {
+int64_t qopt::kernels::peak::peakAvxVnni(int64_t iterations, int32_t *sink) {
   return runPeakLoop<__m256i, 12, 32>(
       iterations, sink, [](int v) { return _mm256_set1_epi32(v); },
       [](__m256i acc, __m256i a, __m256i b) {

@@ -14,7 +14,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace peak {
 /// Each runs `iterations` rounds and returns the MACs done (and a value the
 /// compiler cannot drop).
@@ -23,7 +23,7 @@ int64_t peakAvxVnni(int64_t iterations, int32_t *sink);
 int64_t peakAvx512Vnni(int64_t iterations, int32_t *sink);
 int64_t peakAmx(int64_t iterations, int32_t *sink);
 } // namespace peak
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_PEAKLOOPS_H

@@ -15,7 +15,7 @@
 
 #include <immintrin.h>
 
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace quantize {
 
 /// The grid as the kernels read it (Int8Quantize.h has the meaning).
@@ -35,7 +35,7 @@ void avx2Planes(const float *x, int64_t planeStride, int64_t planes,
                 int64_t count, const Grid &grid, uint8_t *out);
 
 } // namespace quantize
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_QUANTIZEKERNELS_H

@@ -36,7 +36,7 @@
 #define QOPT_LIB_KERNELS_SIGMOIDFLOAT_H
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace sigmoid {
 
 /// The constants, shared by all versions. x's clamp keeps e^-x finite
@@ -91,7 +91,7 @@ static inline float siluOverScale(float x, float scale) {
 }
 
 } // namespace sigmoid
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_SIGMOIDFLOAT_H

@@ -14,8 +14,8 @@
 
 #include <immintrin.h>
 
-void qopt::rt::table::avx2(const uint8_t *table, const uint8_t *in,
-                           int64_t count, uint8_t *out) {
+void qopt::kernels::table::avx2(const uint8_t *table, const uint8_t *in,
+                                int64_t count, uint8_t *out) {
   __m256i rows[16];
   for (int r = 0; r < 16; ++r)
     rows[r] = _mm256_broadcastsi128_si256(

@@ -31,8 +31,8 @@ inline __m512i lookUp64(__m512i x, __m512i t0, __m512i t1, __m512i t2,
 
 } // namespace
 
-void qopt::rt::table::avx512Vbmi(const uint8_t *table, const uint8_t *in,
-                                 int64_t count, uint8_t *out) {
+void qopt::kernels::table::avx512Vbmi(const uint8_t *table, const uint8_t *in,
+                                      int64_t count, uint8_t *out) {
   __m512i t[4];
   for (int i = 0; i < 4; ++i)
     t[i] = _mm512_loadu_si512(table + 64 * i);

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 enum class Isa; // CpuFeatures.h, which the ISA files do not include
 namespace table {
 
@@ -40,7 +40,7 @@ void avx512Vbmi(const uint8_t *table, const uint8_t *in, int64_t count,
 void replaceForTesting(Isa isa, Kernel kernel);
 
 } // namespace table
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_TABLEKERNELS_H

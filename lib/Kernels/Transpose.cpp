@@ -4,11 +4,11 @@
 #include "TransposeKernels.h"
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
-void rt::transpose32(Isa isa, const uint32_t *in, int64_t inStride,
-                     int64_t rows, int64_t cols, uint32_t *out,
-                     int64_t outStride) {
+void kernels::transpose32(Isa isa, const uint32_t *in, int64_t inStride,
+                          int64_t rows, int64_t cols, uint32_t *out,
+                          int64_t outStride) {
   int64_t blockRows = 0, blockCols = 0;
   if (isa != Isa::Scalar) {
     transpose::avx2(in, inStride, rows, cols, out, outStride);

@@ -12,7 +12,7 @@
 
 #include <immintrin.h>
 
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 void transpose::avx2(const uint32_t *in, int64_t inStride, int64_t rows,
                      int64_t cols, uint32_t *out, int64_t outStride) {

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace transpose {
 
 /// Transpose.h's transpose32 on whole blocks of 8 x 8 elements: rows and
@@ -20,7 +20,7 @@ void avx2(const uint32_t *in, int64_t inStride, int64_t rows, int64_t cols,
           uint32_t *out, int64_t outStride);
 
 } // namespace transpose
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_LIB_KERNELS_TRANSPOSEKERNELS_H

@@ -26,7 +26,9 @@
 #include <optional>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 int64_t PlanTensor::numElements() const {
   // The builder took the shape from a checked static type.

@@ -23,7 +23,9 @@
 #include <optional>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 uint64_t planwork::elementsOf(const Shape &shape) {
   uint64_t n = 1;
@@ -55,7 +57,7 @@ uint64_t PlanStep::getWork(const Plan &plan) const {
   return macs > 0 ? uint64_t(macs) : getElementsTouched(plan);
 }
 
-llvm::Error rt::checkPlanBudget(const Plan &plan) {
+llvm::Error plan::checkPlanBudget(const Plan &plan) {
   ResourceLimits limits = getResourceLimits();
   uint64_t constants = 0, scratch = 0;
   for (const PlanTensor &t : plan.tensors)
@@ -89,7 +91,7 @@ llvm::Error rt::checkPlanBudget(const Plan &plan) {
   return llvm::Error::success();
 }
 
-llvm::Error rt::checkMostlyInt8(const Plan &plan) {
+llvm::Error plan::checkMostlyInt8(const Plan &plan) {
   uint64_t int8Macs = 0, floatTotal = 0;
   const FloatStep *largest = nullptr;
   uint64_t largestMacs = 0;

@@ -27,8 +27,10 @@
 #include <variant>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::planfile;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::plan::planfile;
 
 static_assert(std::variant_size_v<Attribute::Storage> ==
                   size_t(AttrTag::EmptyList) + 1,
@@ -456,8 +458,8 @@ std::unique_ptr<Plan> planfile::decodePlan(FieldSource &in, uint32_t version,
   return PlanDecoder(in, version, isa).plan();
 }
 
-llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef file,
-                                                   Isa isa) {
+llvm::Expected<std::unique_ptr<Plan>> plan::readPlan(llvm::StringRef file,
+                                                     Isa isa) {
   using namespace llvm::support;
   if (!isPlanFile(file))
     return planFileError("not a qopt plan (it does not start with " +
@@ -494,16 +496,16 @@ llvm::Expected<std::unique_ptr<Plan>> rt::readPlan(llvm::StringRef file,
   return std::move(plan);
 }
 
-llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanFile(llvm::StringRef path,
-                                                       Isa isa) {
+llvm::Expected<std::unique_ptr<Plan>> plan::loadPlanFile(llvm::StringRef path,
+                                                         Isa isa) {
   auto buffer = readFileWithinLimit(path);
   if (!buffer)
     return planFileError(llvm::toString(buffer.takeError()));
   return loadPlanBytes((*buffer)->getBuffer(), isa);
 }
 
-llvm::Expected<std::unique_ptr<Plan>> rt::loadPlanBytes(llvm::StringRef bytes,
-                                                        Isa isa) {
+llvm::Expected<std::unique_ptr<Plan>> plan::loadPlanBytes(llvm::StringRef bytes,
+                                                          Isa isa) {
   if (isPlanText(bytes))
     return parsePlanText(bytes, isa);
   return readPlan(bytes, isa);

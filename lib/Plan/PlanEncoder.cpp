@@ -18,8 +18,10 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::planfile;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::plan::planfile;
 
 //===----------------------------------------------------------------------===//
 // Enum spellings of the text form
@@ -318,11 +320,11 @@ llvm::Error planfile::encodePlan(const Plan &plan, FieldSink &out) {
   return PlanEncoder(out).plan(plan);
 }
 
-bool rt::isPlanFile(llvm::StringRef bytes) {
+bool plan::isPlanFile(llvm::StringRef bytes) {
   return bytes.startswith(kPlanFileMagic);
 }
 
-llvm::Expected<std::string> rt::serializePlan(const Plan &plan) {
+llvm::Expected<std::string> plan::serializePlan(const Plan &plan) {
   BinarySink sink;
   if (auto err = encodePlan(plan, sink))
     return std::move(err);

@@ -32,7 +32,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace plan {
 namespace planfile {
 
 /// An enum as fields hold it: what it is ("element kind", for messages) and
@@ -71,9 +71,10 @@ public:
   virtual void note(const llvm::Twine &text) {}
 
   void flag(bool v, const char *label) { u8(v ? 1 : 0, label); }
-  void grid(const QuantizeGrid &g);
+  void grid(const kernels::QuantizeGrid &g);
   /// A flag labelled `label`, then the grid if there is one.
-  void optionalGrid(const std::optional<QuantizeGrid> &g, const char *label);
+  void optionalGrid(const std::optional<kernels::QuantizeGrid> &g,
+                    const char *label);
 };
 
 /// Where a decoder's fields come from. The first failure sticks: later
@@ -105,9 +106,9 @@ public:
   /// Records the first failure; returns false.
   bool fail(const llvm::Twine &why);
   bool flag(const char *what);
-  QuantizeGrid grid();
+  kernels::QuantizeGrid grid();
   /// FieldSink::optionalGrid's fields.
-  std::optional<QuantizeGrid> optionalGrid(const char *what);
+  std::optional<kernels::QuantizeGrid> optionalGrid(const char *what);
   template <typename E> E enumValue(EnumNames names, const char *what) {
     return static_cast<E>(enumByte(names, what));
   }
@@ -129,9 +130,9 @@ public:
   void attribute(const Attribute &a);
   void quantType(const QuantType *q);
   /// An int8 conv kernel's geometry, weights (unpacked OIHW) and epilogue.
-  void conv(const Int8Conv &c);
+  void conv(const kernels::Int8Conv &c);
   void window(const PoolStep::Window &w);
-  void requantizedAdd(const RequantizedAdd &add, const char *label);
+  void requantizedAdd(const kernels::RequantizedAdd &add, const char *label);
 
   FieldSink &out;
 
@@ -145,7 +146,7 @@ private:
 /// unwinds.
 class PlanDecoder {
 public:
-  PlanDecoder(FieldSource &in, uint32_t version, Isa isa)
+  PlanDecoder(FieldSource &in, uint32_t version, kernels::Isa isa)
       : in(in), version(version), isa(isa) {}
 
   std::unique_ptr<Plan> plan();
@@ -157,8 +158,8 @@ public:
   const QuantType *quantType(Context &types);
   /// A conv or gemm step's kernel (PlanEncoder::conv's fields, those of
   /// `version`), checked; none after fail().
-  std::optional<Int8Conv> conv(const std::string &name);
-  RequantizedAdd requantizedAdd(const char *what);
+  std::optional<kernels::Int8Conv> conv(const std::string &name);
+  kernels::RequantizedAdd requantizedAdd(const char *what);
   PoolStep::Window window();
 
   FieldSource &in;
@@ -166,7 +167,7 @@ public:
   /// after it.
   const uint32_t version;
   /// The kernels' instruction set in the plan being built.
-  const Isa isa;
+  const kernels::Isa isa;
 
 private:
   bool tensor(PlanTensor &t);
@@ -188,10 +189,11 @@ llvm::Error encodePlan(const Plan &plan, FieldSink &out);
 /// Reads a plan of format `version` (the fields of that version) for
 /// `isa`; null after a failure, which `in` holds. The plan is not
 /// verified.
-std::unique_ptr<Plan> decodePlan(FieldSource &in, uint32_t version, Isa isa);
+std::unique_ptr<Plan> decodePlan(FieldSource &in, uint32_t version,
+                                 kernels::Isa isa);
 
 } // namespace planfile
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_LIB_PLAN_PLANFIELDS_H

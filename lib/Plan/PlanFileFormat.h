@@ -26,7 +26,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace plan {
 namespace planfile {
 
 constexpr size_t kHeaderBytes = 32;
@@ -48,7 +48,7 @@ enum class AttrTag : uint8_t {
 };
 
 } // namespace planfile
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_LIB_PLAN_PLANFILEFORMAT_H

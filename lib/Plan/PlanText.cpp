@@ -37,8 +37,10 @@
 #include <map>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::planfile;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::plan::planfile;
 
 namespace {
 
@@ -495,7 +497,7 @@ llvm::Error textError(const llvm::Twine &msg) {
 
 } // namespace
 
-bool rt::isPlanText(llvm::StringRef bytes) {
+bool plan::isPlanText(llvm::StringRef bytes) {
   while (!bytes.empty()) {
     auto [line, rest] = bytes.split('\n');
     llvm::StringRef l = line.trim();
@@ -507,15 +509,15 @@ bool rt::isPlanText(llvm::StringRef bytes) {
   return false;
 }
 
-llvm::Expected<std::string> rt::printPlanText(const Plan &plan) {
+llvm::Expected<std::string> plan::printPlanText(const Plan &plan) {
   TextSink sink;
   if (auto err = encodePlan(plan, sink))
     return std::move(err);
   return sink.finish();
 }
 
-llvm::Expected<std::unique_ptr<Plan>> rt::parsePlanText(llvm::StringRef text,
-                                                        Isa isa) {
+llvm::Expected<std::unique_ptr<Plan>> plan::parsePlanText(llvm::StringRef text,
+                                                          Isa isa) {
   TextSource in(text);
   uint64_t version = in.u64(kHeaderLabel.data());
   if (!in.failed &&

@@ -27,7 +27,9 @@
 #include <cmath>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 llvm::Error PlanVerifier::verify() {
   if (plan.arenaBytes > kMaxPlanBytes)
@@ -197,6 +199,6 @@ llvm::Error PlanVerifier::checkWindow(const PoolStep::Window &w) {
   return PoolStep::checkGeometry(w);
 }
 
-llvm::Error rt::verifyPlan(const Plan &plan, bool requirePlacement) {
+llvm::Error plan::verifyPlan(const Plan &plan, bool requirePlacement) {
   return PlanVerifier(plan, requirePlacement).verify();
 }

@@ -15,7 +15,7 @@
 #include "llvm/ADT/Twine.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 class PlanVerifier {
 public:
@@ -47,7 +47,7 @@ public:
   /// checkOperands without the counts.
   llvm::Error checkIds(const PlanStep &s, bool optional) const;
   /// Tensor `id` is NHWC with `shape`, i8 or u8 (`int8`) or else f32.
-  llvm::Error expectNhwc(int id, const Shape &shape, bool int8,
+  llvm::Error expectNhwc(int id, const interp::Shape &shape, bool int8,
                          const llvm::Twine &role) const;
   /// Tensor `id` is `rows` x `columns` in ONNX layout (its last dim the
   /// columns), int8 or f32.
@@ -55,7 +55,8 @@ public:
                          const llvm::Twine &role) const;
   /// A quantize grid onto int8 tensor `y`: a positive finite scale, a zero
   /// point of y's type, y's signedness and stored flip.
-  llvm::Error checkGrid(const QuantizeGrid &g, const PlanTensor &y) const;
+  llvm::Error checkGrid(const kernels::QuantizeGrid &g,
+                        const PlanTensor &y) const;
   /// A pool window's parameters in range, no window wholly in the padding.
   static llvm::Error checkWindow(const PoolStep::Window &w);
 
@@ -67,7 +68,7 @@ private:
   std::vector<bool> referenced;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_LIB_PLAN_PLANVERIFIER_H

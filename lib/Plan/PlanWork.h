@@ -12,16 +12,16 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace plan {
 namespace planwork {
 
 /// The elements of `shape` (negative dims as 0), saturating at 2^64 - 1.
-uint64_t elementsOf(const Shape &shape);
+uint64_t elementsOf(const interp::Shape &shape);
 /// Taps of a window that lie inside the input, per output.
 uint64_t tapsInside(int64_t kernelH, int64_t kernelW, int64_t inH, int64_t inW);
 
 } // namespace planwork
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_LIB_PLAN_PLANWORK_H

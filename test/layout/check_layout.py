@@ -6,7 +6,8 @@ against the table below: a public header `qopt/<Library>/...` of a library
 the including one may depend on, or a private header of its own folder
 (a plain name, or a path inside the folder). No file outside unittests/
 includes anything from unittests/, and only lib/Onnx includes onnx or
-protobuf headers. Prints each violation with its file and line; exits 1
+protobuf headers. The libraries with a namespace of their own (qopt::kernels,
+qopt::interp, qopt::plan) are the only ones to open it. Prints each violation with its file and line; exits 1
 if there is any.
 
 usage: test/layout/check_layout.py [repository root]
@@ -37,6 +38,10 @@ OTHERS = {
 EXTERNAL = re.compile(r"^(onnx|google)/")
 STRING_ERROR = re.compile(r"\bcreateStringError\b|\bmake_error<\s*(llvm::)?StringError\b")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
+# Libraries with a namespace of their own (qopt::<name>): only their files
+# open it, and nothing opens the shared `rt` namespace they replaced.
+NAMESPACES = {"Kernels": "kernels", "Interpreter": "interp", "Plan": "plan"}
+OPENS_NAMESPACE = re.compile(r"^\s*namespace\s+(?:qopt::)?(\w+)\s*\{")
 
 
 def check(root):
@@ -66,6 +71,13 @@ def check(root):
                     and owner != "Kernels"):
                 problems.append(f"{rel}:{number}: makes an error without qopt/Support/Error.h "
                                 "(makeError, makeSystemError)")
+            opened = OPENS_NAMESPACE.match(line)
+            if opened and opened.group(1) == "rt":
+                problems.append(f"{rel}:{number}: opens namespace rt (each library has its own)")
+            elif (opened and opened.group(1) in NAMESPACES.values()
+                    and NAMESPACES.get(owner) != opened.group(1)):
+                problems.append(f"{rel}:{number}: opens namespace {opened.group(1)}, "
+                                f"which belongs to another library")
             m = INCLUDE.match(line)
             if not m:
                 continue

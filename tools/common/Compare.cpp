@@ -10,10 +10,10 @@
 #include <cmath>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
-OutputComparison rt::compareTensors(llvm::StringRef name, const Tensor &a,
-                                    const Tensor &b) {
+OutputComparison qopt::compareTensors(llvm::StringRef name, const Tensor &a,
+                                      const Tensor &b) {
   OutputComparison c;
   c.name = name.str();
   c.elements = a.numElements();
@@ -101,7 +101,8 @@ void ComparisonReport::print(llvm::raw_ostream &os) const {
 }
 
 llvm::Expected<ComparisonReport>
-rt::compareModels(const Model &a, const Model &b, const CompareOptions &opts) {
+qopt::compareModels(const Model &a, const Model &b,
+                    const CompareOptions &opts) {
   auto ia = Interpreter::create(a);
   if (!ia)
     return ia.takeError();

@@ -11,7 +11,7 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 static const struct {
   ElementKind kind;
@@ -40,8 +40,8 @@ static llvm::StringRef headerField(llvm::StringRef header,
   return rest.take_until([](char c) { return c == ',' || c == '}'; }).trim();
 }
 
-llvm::Expected<Tensor> rt::parseNpy(llvm::StringRef bytes,
-                                    llvm::StringRef what) {
+llvm::Expected<Tensor> qopt::parseNpy(llvm::StringRef bytes,
+                                      llvm::StringRef what) {
   if (bytes.size() < 10 || !bytes.startswith("\x93NUMPY"))
     return makeError(what + ": not a .npy file");
   uint8_t major = bytes[6];
@@ -93,14 +93,14 @@ llvm::Expected<Tensor> rt::parseNpy(llvm::StringRef bytes,
   return t;
 }
 
-llvm::Expected<Tensor> rt::readNpy(llvm::StringRef path) {
+llvm::Expected<Tensor> qopt::readNpy(llvm::StringRef path) {
   auto buf = readFileWithinLimit(path);
   if (!buf)
     return makeError(path + ": " + llvm::toString(buf.takeError()));
   return parseNpy((*buf)->getBuffer(), path);
 }
 
-std::string rt::serializeNpy(const Tensor &t) {
+std::string qopt::serializeNpy(const Tensor &t) {
   const char *descr = "<f4";
   for (const auto &d : kDescrs)
     if (d.kind == t.kind())
@@ -135,7 +135,7 @@ template <typename T> static void appendLE(std::string &s, T v) {
 }
 
 llvm::Expected<std::vector<std::pair<std::string, Tensor>>>
-rt::readNpz(llvm::StringRef path) {
+qopt::readNpz(llvm::StringRef path) {
   auto buf = readFileWithinLimit(path);
   if (!buf)
     return makeError(path + ": " + llvm::toString(buf.takeError()));
@@ -170,7 +170,7 @@ rt::readNpz(llvm::StringRef path) {
   return out;
 }
 
-std::string rt::npzMemberName(llvm::StringRef name) {
+std::string qopt::npzMemberName(llvm::StringRef name) {
   std::string member;
   for (char c : name) {
     unsigned char u = static_cast<unsigned char>(c);
@@ -180,7 +180,7 @@ std::string rt::npzMemberName(llvm::StringRef name) {
 }
 
 llvm::Expected<std::string>
-rt::serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members) {
+qopt::serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members) {
   // A zip without ZIP64: 16-bit counts and name lengths, 32-bit offsets.
   constexpr size_t kMaxMembers = 0xffff, kMaxNameBytes = 0xffff;
   constexpr uint64_t kMaxArchiveBytes = 0xffffffffu;

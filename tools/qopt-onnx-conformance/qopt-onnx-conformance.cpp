@@ -68,13 +68,14 @@ struct Outcome {
   std::string detail;
 };
 
-std::string compareOutput(const rt::Tensor &got, const rt::Tensor &want) {
+std::string compareOutput(const interp::Tensor &got,
+                          const interp::Tensor &want) {
   if (got.kind() != want.kind())
     return "type " + getElementKindName(got.kind()).str() + ", expected " +
            getElementKindName(want.kind()).str();
   if (got.shape() != want.shape())
-    return "shape " + rt::shapeToString(got.shape()) + ", expected " +
-           rt::shapeToString(want.shape());
+    return "shape " + interp::shapeToString(got.shape()) + ", expected " +
+           interp::shapeToString(want.shape());
   if (got.kind() == ElementKind::String)
     return got.strings() == want.strings() ? "" : "strings differ";
   bool isFloat = isFloatKind(got.kind());
@@ -129,15 +130,16 @@ const std::map<std::string, std::string> kKnownDataDeviations = {
 /// initializers, default<cpu>, the plan on the first input. Fails or skips
 /// as runTest does; fills `got` on success.
 Outcome runAsPlan(const std::string &modelPath, const Graph &g,
-                  const rt::TensorMap &inputs, std::vector<rt::Tensor> &got) {
+                  const interp::TensorMap &inputs,
+                  std::vector<interp::Tensor> &got) {
   std::map<std::string, DenseElementsRef> bound;
-  rt::TensorMap live;
+  interp::TensorMap live;
   for (unsigned i = 0; i < g.getNumInputs(); ++i) {
     std::string name = g.getInput(i)->getName().str();
     auto it = inputs.find(name);
     if (it == inputs.end())
       continue;
-    const rt::Tensor &t = it->second;
+    const interp::Tensor &t = it->second;
     if (i == 0) {
       live[name] = t;
       continue;
@@ -152,7 +154,7 @@ Outcome runAsPlan(const std::string &modelPath, const Graph &g,
   auto model = importOnnxFileWithInputsBound(modelPath, ctx, bound);
   if (!model)
     return {Outcome::Skip, "import: " + llvm::toString(model.takeError())};
-  std::map<std::string, rt::Shape> shapes;
+  std::map<std::string, interp::Shape> shapes;
   for (auto &[name, t] : live)
     shapes[name] = t.shape();
   if (auto err = bindStaticInputShapes(**model, {}, shapes))
@@ -162,7 +164,7 @@ Outcome runAsPlan(const std::string &modelPath, const Graph &g,
   plugins.anchor = reinterpret_cast<void *>(&runAsPlan);
   if (auto err = runPipelineWithPlugins(**model, "default<cpu>", plugins))
     return {Outcome::Fail, "default<cpu>: " + llvm::toString(std::move(err))};
-  auto isa = rt::selectIsa();
+  auto isa = kernels::selectIsa();
   if (!isa)
     return {Outcome::Fail, llvm::toString(isa.takeError())};
   auto plan = buildPlan(**model, PlanBuildOptions{*isa});
@@ -192,12 +194,12 @@ Outcome runTest(const std::string &dir) {
   auto model = loadModelFile(modelPath, ctx);
   if (!model)
     return {Outcome::Skip, "import: " + llvm::toString(model.takeError())};
-  auto interp = rt::Interpreter::create(**model);
-  if (!interp)
-    return {Outcome::Skip, llvm::toString(interp.takeError())};
+  auto reference = interp::Interpreter::create(**model);
+  if (!reference)
+    return {Outcome::Skip, llvm::toString(reference.takeError())};
   const Graph &g = (*model)->getGraph();
   // Expected data: test_data_set_*/ (ONNX) or io.npz (tract).
-  std::vector<std::pair<rt::TensorMap, std::vector<rt::Tensor>>> sets;
+  std::vector<std::pair<interp::TensorMap, std::vector<interp::Tensor>>> sets;
   std::error_code ec;
   std::vector<std::string> setDirs;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
@@ -206,8 +208,8 @@ Outcome runTest(const std::string &dir) {
       setDirs.push_back(it->path());
   std::sort(setDirs.begin(), setDirs.end());
   for (const std::string &sd : setDirs) {
-    rt::TensorMap inputs;
-    std::vector<rt::Tensor> outputs;
+    interp::TensorMap inputs;
+    std::vector<interp::Tensor> outputs;
     std::vector<std::string> inFiles = sortedFiles(sd, "input_");
     // Inputs bind to graph inputs in order (by name when the .pb has one).
     for (size_t i = 0; i < inFiles.size(); ++i) {
@@ -220,12 +222,12 @@ Outcome runTest(const std::string &dir) {
           return {Outcome::Skip, "more input files than graph inputs"};
         name = g.getInput(i)->getName().str();
       }
-      rt::Tensor t = rt::Tensor::fromDense(**d);
+      interp::Tensor t = interp::Tensor::fromDense(**d);
       // Older test data stores bfloat16/float16 inputs as uint16 bits.
       ElementKind want = g.lookupValue(name)->getType()->getStorageKind();
       if (t.kind() == ElementKind::U16 &&
           (want == ElementKind::BF16 || want == ElementKind::F16)) {
-        rt::Tensor re(want, t.shape());
+        interp::Tensor re(want, t.shape());
         if (t.byteSize())
           std::memcpy(re.bytes(), t.bytes(), t.byteSize());
         t = std::move(re);
@@ -236,14 +238,14 @@ Outcome runTest(const std::string &dir) {
       auto d = readTensorProtoFile(f);
       if (!d)
         return {Outcome::Skip, llvm::toString(d.takeError())};
-      rt::Tensor t = rt::Tensor::fromDense(**d);
+      interp::Tensor t = interp::Tensor::fromDense(**d);
       size_t i = outputs.size();
       ElementKind want = i < g.getNumOutputs()
                              ? g.getOutput(i)->getType()->getStorageKind()
                              : ElementKind::Unknown;
       if (t.kind() == ElementKind::U16 &&
           (want == ElementKind::BF16 || want == ElementKind::F16)) {
-        rt::Tensor re(want, t.shape());
+        interp::Tensor re(want, t.shape());
         if (t.byteSize())
           std::memcpy(re.bytes(), t.bytes(), t.byteSize());
         t = std::move(re);
@@ -253,11 +255,11 @@ Outcome runTest(const std::string &dir) {
     sets.push_back({std::move(inputs), std::move(outputs)});
   }
   if (sets.empty() && llvm::sys::fs::exists(dir + "/io.npz")) {
-    auto npz = rt::readNpz(dir + "/io.npz");
+    auto npz = readNpz(dir + "/io.npz");
     if (!npz)
       return {Outcome::Skip, llvm::toString(npz.takeError())};
-    rt::TensorMap inputs;
-    std::vector<rt::Tensor> outputs;
+    interp::TensorMap inputs;
+    std::vector<interp::Tensor> outputs;
     for (auto &[name, t] : *npz) {
       if (g.getNumInputs() == 1 && name == "input")
         inputs[g.getInput(0)->getName().str()] = t;
@@ -283,17 +285,17 @@ Outcome runTest(const std::string &dir) {
       if (!same)
         return {Outcome::Skip, "test data for input '" + in->getName().str() +
                                    "' has shape " +
-                                   rt::shapeToString(it->second.shape()) +
+                                   interp::shapeToString(it->second.shape()) +
                                    ", the model declares " + typeToString(t)};
     }
-    std::vector<rt::Tensor> got;
+    std::vector<interp::Tensor> got;
     if (asPlan) {
       Outcome o = runAsPlan(modelPath, g, inputs, got);
       if (o.kind != Outcome::Pass)
         return o;
       planSteps = o.detail;
     } else {
-      auto outputs = (*interp)->run(inputs);
+      auto outputs = (*reference)->run(inputs);
       if (!outputs)
         return {Outcome::Fail, llvm::toString(outputs.takeError())};
       got = std::move(*outputs);

@@ -29,26 +29,27 @@ static double millisecondsSince(Clock::time_point start) {
       .count();
 }
 
-llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
+llvm::Error qopt::benchPlan(const plan::Plan &plan,
+                            const interp::TensorMap &inputs,
                             const PlanBenchOptions &options,
                             llvm::raw_ostream &os) {
   unsigned runs = std::max(1u, options.runs);
   std::vector<double> stepMs(plan.steps.size(), 0.0);
-  std::map<const rt::PlanStep *, size_t> stepIndex;
+  std::map<const plan::PlanStep *, size_t> stepIndex;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     stepIndex[plan.steps[i].get()] = i;
 
-  rt::PlanRunOptions warmUp{options.threads};
+  plan::PlanRunOptions warmUp{options.threads};
   if (auto out = plan.run(inputs, warmUp); !out)
     return out.takeError();
 
-  rt::PlanRunOptions timed{options.threads};
+  plan::PlanRunOptions timed{options.threads};
   Clock::time_point stepStart;
   if (options.profile) {
-    timed.beforeStep = [&](const rt::PlanStep &, rt::PlanRun &) {
+    timed.beforeStep = [&](const plan::PlanStep &, plan::PlanRun &) {
       stepStart = Clock::now();
     };
-    timed.afterStep = [&](const rt::PlanStep &step, rt::PlanRun &) {
+    timed.afterStep = [&](const plan::PlanStep &step, plan::PlanRun &) {
       stepMs[stepIndex[&step]] += millisecondsSince(stepStart);
     };
   }
@@ -73,8 +74,9 @@ llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
           : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   unsigned threads = timed.getThreadCount();
   os << "plan: " << runs << " runs, " << threads << " threads, isa "
-     << rt::getIsaName(plan.isa) << ": median " << llvm::format("%.3f", median)
-     << " ms, min " << llvm::format("%.3f", sorted.front()) << " ms"
+     << kernels::getIsaName(plan.isa) << ": median "
+     << llvm::format("%.3f", median) << " ms, min "
+     << llvm::format("%.3f", sorted.front()) << " ms"
      << (options.profile ? " (with per-step timing)" : "") << "\n";
   if (!options.profile)
     return llvm::Error::success();
@@ -84,17 +86,17 @@ llvm::Error qopt::benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
     ms /= runs;
     total += ms;
   }
-  double peak = rt::measurePeakGmacs(plan.isa) * threads;
+  double peak = kernels::measurePeakGmacs(plan.isa) * threads;
   if (peak > 0)
     os << "peak: " << llvm::format("%.1f", peak / threads)
-       << " GMAC/s per core (" << rt::getIsaName(plan.isa)
+       << " GMAC/s per core (" << kernels::getIsaName(plan.isa)
        << " register-only loop); % peak is of " << threads
        << (threads == 1 ? " core" : " cores") << "\n";
   os << "step  kind          op                         ms   share   "
         "GMAC/s  %peak  name\n";
   std::map<std::string, double> byKind;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const rt::PlanStep &s = *plan.steps[i];
+    const plan::PlanStep &s = *plan.steps[i];
     byKind[s.getKindName().str()] += stepMs[i];
     os << llvm::format("%4zu  %-12s  %-20s %9.3f  %5.1f%%  ", i,
                        s.getKindName().str().c_str(), s.op.c_str(), stepMs[i],

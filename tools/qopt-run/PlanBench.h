@@ -17,7 +17,7 @@ struct PlanBenchOptions {
 /// Runs `plan` as `options` say and prints the median and minimum run time
 /// and, with profile, each step's share: time, % of the run, GMAC/s for
 /// int8 convs, then the time by kind of step and the plan's memory.
-llvm::Error benchPlan(const rt::Plan &plan, const rt::TensorMap &inputs,
+llvm::Error benchPlan(const plan::Plan &plan, const interp::TensorMap &inputs,
                       const PlanBenchOptions &options, llvm::raw_ostream &os);
 
 } // namespace qopt

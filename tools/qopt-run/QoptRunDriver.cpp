@@ -36,7 +36,7 @@ using namespace qopt;
 /// Whether `head` starts with a plan file's magic, or as a plan's text form
 /// (after comment lines).
 static bool startsAsPlan(llvm::StringRef head) {
-  return rt::isPlanFile(head) || rt::isPlanText(head);
+  return plan::isPlanFile(head) || plan::isPlanText(head);
 }
 
 /// The same for the file at `path`, within its first 64 KiB.
@@ -81,9 +81,9 @@ class OpByOpTally {
 public:
   explicit OpByOpTally(const RunOptions &options) : options(options) {}
 
-  void add(llvm::StringRef what, llvm::StringRef name, const rt::Tensor &got,
-           const rt::Tensor &want) {
-    rt::OutputComparison c = rt::compareTensors(name, got, want);
+  void add(llvm::StringRef what, llvm::StringRef name,
+           const interp::Tensor &got, const interp::Tensor &want) {
+    OutputComparison c = compareTensors(name, got, want);
     ++compared;
     double scale = 0;
     for (int64_t e = 0; !c.integer && e < want.numElements(); ++e)
@@ -103,7 +103,7 @@ public:
       return;
     ++bad;
     llvm::outs() << "DIFF " << what << " output '" << c.name << "': ";
-    rt::ComparisonReport one;
+    ComparisonReport one;
     one.outputs.push_back(c);
     one.print(llvm::outs());
   }
@@ -132,19 +132,20 @@ private:
 /// Integer outputs may differ by --max-lsb, float ones by --atol relative to
 /// the largest magnitude of that output.
 static llvm::Expected<int> runOpByOp(const RunOptions &options,
-                                     const rt::Interpreter &interp,
-                                     const rt::TensorMap &inputs) {
-  auto members = rt::readNpz(options.opByOp);
+                                     const interp::Interpreter &interp,
+                                     const interp::TensorMap &inputs) {
+  auto members = readNpz(options.opByOp);
   if (!members)
     return members.takeError();
-  std::map<std::string, rt::Tensor> reference(members->begin(), members->end());
-  rt::Interpreter::Hooks hooks;
-  hooks.operandOverride = [&](const Value &v) -> const rt::Tensor * {
+  std::map<std::string, interp::Tensor> reference(members->begin(),
+                                                  members->end());
+  interp::Interpreter::Hooks hooks;
+  hooks.operandOverride = [&](const Value &v) -> const interp::Tensor * {
     auto it = reference.find(v.getName().str());
     return it == reference.end() ? nullptr : &it->second;
   };
   OpByOpTally tally(options);
-  hooks.afterNode = [&](const Node &n, llvm::ArrayRef<rt::Tensor> outs) {
+  hooks.afterNode = [&](const Node &n, llvm::ArrayRef<interp::Tensor> outs) {
     for (unsigned i = 0; i < n.getNumResults(); ++i) {
       auto it = reference.find(n.getResult(i)->getName().str());
       if (it != reference.end() && outs[i].isValid())
@@ -162,12 +163,12 @@ static llvm::Expected<int> runOpByOp(const RunOptions &options,
 /// reference's (so each step's difference is its own); then the plan runs
 /// end to end and its outputs are compared too, for information.
 static llvm::Expected<int>
-comparePlanWithReference(const RunOptions &options, const rt::Plan &plan,
-                         const rt::Interpreter &interp,
-                         const rt::TensorMap &inputs) {
-  std::map<std::string, rt::Tensor> reference(inputs.begin(), inputs.end());
-  rt::Interpreter::Hooks hooks;
-  hooks.afterNode = [&](const Node &n, llvm::ArrayRef<rt::Tensor> outs) {
+comparePlanWithReference(const RunOptions &options, const plan::Plan &plan,
+                         const interp::Interpreter &interp,
+                         const interp::TensorMap &inputs) {
+  std::map<std::string, interp::Tensor> reference(inputs.begin(), inputs.end());
+  interp::Interpreter::Hooks hooks;
+  hooks.afterNode = [&](const Node &n, llvm::ArrayRef<interp::Tensor> outs) {
     for (unsigned i = 0; i < n.getNumResults(); ++i)
       if (outs[i].isValid())
         reference[n.getResult(i)->getName().str()] = outs[i];
@@ -177,9 +178,9 @@ comparePlanWithReference(const RunOptions &options, const rt::Plan &plan,
     return expected.takeError();
 
   OpByOpTally tally(options);
-  rt::PlanRunOptions runOptions;
+  plan::PlanRunOptions runOptions;
   runOptions.threads = options.threads;
-  runOptions.beforeStep = [&](const rt::PlanStep &step, rt::PlanRun &run) {
+  runOptions.beforeStep = [&](const plan::PlanStep &step, plan::PlanRun &run) {
     for (int id : step.inputs) {
       auto it = id < 0 ? reference.end() : reference.find(run.tensor(id).name);
       if (it != reference.end() && !run.tensor(id).constant)
@@ -188,15 +189,15 @@ comparePlanWithReference(const RunOptions &options, const rt::Plan &plan,
   };
   // The last step writing each tensor: one that several steps write (the
   // reformats placed in a Concat's result) is compared once all have.
-  std::vector<const rt::PlanStep *> lastWriter(plan.tensors.size(), nullptr);
+  std::vector<const plan::PlanStep *> lastWriter(plan.tensors.size(), nullptr);
   for (const auto &step : plan.steps)
     for (int id : step->outputs)
       if (id >= 0)
         lastWriter[id] = step.get();
-  runOptions.afterStep = [&](const rt::PlanStep &step, rt::PlanRun &run) {
+  runOptions.afterStep = [&](const plan::PlanStep &step, plan::PlanRun &run) {
     // A reformat's result is its operand's value in the other layout,
     // unless it is placed in a larger result (a Reshape's or a Concat's).
-    const auto *reformat = llvm::dyn_cast<rt::ReformatStep>(&step);
+    const auto *reformat = llvm::dyn_cast<plan::ReformatStep>(&step);
     if (reformat && !reformat->rowStride)
       return;
     for (int id : step.outputs) {
@@ -212,14 +213,14 @@ comparePlanWithReference(const RunOptions &options, const rt::Plan &plan,
     return outs.takeError();
   int status = tally.finish("plan vs reference, step by step");
 
-  auto outputs = plan.run(inputs, rt::PlanRunOptions{options.threads});
+  auto outputs = plan.run(inputs, plan::PlanRunOptions{options.threads});
   if (!outputs)
     return outputs.takeError();
-  rt::ComparisonReport endToEnd;
+  ComparisonReport endToEnd;
   const Graph &graph = interp.getGraph();
   for (size_t i = 0; i < outputs->size(); ++i)
-    endToEnd.outputs.push_back(rt::compareTensors(
-        graph.getOutput(i)->getName(), (*outputs)[i], (*expected)[i]));
+    endToEnd.outputs.push_back(compareTensors(graph.getOutput(i)->getName(),
+                                              (*outputs)[i], (*expected)[i]));
   llvm::outs() << "plan vs reference, end to end (differences accumulate "
                   "through the layers):\n";
   endToEnd.print(llvm::outs());
@@ -227,33 +228,34 @@ comparePlanWithReference(const RunOptions &options, const rt::Plan &plan,
 }
 
 /// The outputs of `other` on the reference interpreter.
-static llvm::Expected<std::vector<rt::Tensor>>
-runReference(const Model &other, const rt::TensorMap &inputs) {
-  auto interp = rt::Interpreter::create(other);
-  if (!interp)
-    return interp.takeError();
-  return (*interp)->run(inputs);
+static llvm::Expected<std::vector<interp::Tensor>>
+runReference(const Model &other, const interp::TensorMap &inputs) {
+  auto reference = interp::Interpreter::create(other);
+  if (!reference)
+    return reference.takeError();
+  return (*reference)->run(inputs);
 }
 
 /// One comparison per output, each named `label` + the output's name.
 static llvm::Error addComparisons(llvm::StringRef label,
-                                  const std::vector<rt::Tensor> &got,
-                                  const std::vector<rt::Tensor> &reference,
+                                  const std::vector<interp::Tensor> &got,
+                                  const std::vector<interp::Tensor> &reference,
                                   llvm::ArrayRef<std::string> outputNames,
-                                  rt::ComparisonReport &report) {
+                                  ComparisonReport &report) {
   if (got.size() != reference.size())
     return makeError("the models have " + llvm::Twine(reference.size()) +
                      " and " + llvm::Twine(got.size()) + " outputs");
   for (size_t i = 0; i < reference.size(); ++i)
-    report.outputs.push_back(rt::compareTensors((label + outputNames[i]).str(),
-                                                got[i], reference[i]));
+    report.outputs.push_back(
+        compareTensors((label + outputNames[i]).str(), got[i], reference[i]));
   return llvm::Error::success();
 }
 
-static llvm::Error compareRuns(const Model &other, const rt::TensorMap &inputs,
-                               const std::vector<rt::Tensor> &reference,
+static llvm::Error compareRuns(const Model &other,
+                               const interp::TensorMap &inputs,
+                               const std::vector<interp::Tensor> &reference,
                                llvm::ArrayRef<std::string> outputNames,
-                               rt::ComparisonReport &report) {
+                               ComparisonReport &report) {
   auto got = runReference(other, inputs);
   if (!got)
     return got.takeError();
@@ -264,13 +266,15 @@ static llvm::Error compareRuns(const Model &other, const rt::TensorMap &inputs,
 /// result that prints as the model does, or as an earlier pipeline's result,
 /// shares that graph's outputs instead of running again (exact-pass checks
 /// give one model many pipelines, most of which change nothing).
-static llvm::Error compareAfterPipelines(
-    const RunOptions &options, const Model &model, Context &ctx,
-    const rt::TensorMap &inputs, const std::vector<rt::Tensor> &reference,
-    llvm::ArrayRef<std::string> outputNames, rt::ComparisonReport &report) {
+static llvm::Error
+compareAfterPipelines(const RunOptions &options, const Model &model,
+                      Context &ctx, const interp::TensorMap &inputs,
+                      const std::vector<interp::Tensor> &reference,
+                      llvm::ArrayRef<std::string> outputNames,
+                      ComparisonReport &report) {
   // The model prints once: its text gives its fingerprint and each copy.
   std::string text = printWhole(model);
-  std::map<std::string, std::vector<rt::Tensor>> outputsByGraph;
+  std::map<std::string, std::vector<interp::Tensor>> outputsByGraph;
   outputsByGraph[textFingerprint(text)] = reference;
   for (const std::string &pipeline : options.comparePasses) {
     auto after = parseModel(text, "<copy>", ctx);
@@ -322,7 +326,7 @@ private:
   llvm::Error createInterpreter();
   llvm::Error buildModelPlan();
   llvm::Expected<int> runAndCompare();
-  llvm::Error writeOutputs(const std::vector<rt::Tensor> &outputs) const;
+  llvm::Error writeOutputs(const std::vector<interp::Tensor> &outputs) const;
   /// `err` as an error about the model file.
   llvm::Error inModel(llvm::Error err) const {
     return makeError(llvm::Twine(options.modelPath) + ": " +
@@ -334,14 +338,14 @@ private:
   /// The model or plan file's bytes, when it is a stream (isStream).
   std::unique_ptr<llvm::MemoryBuffer> streamed;
   std::unique_ptr<Model> model;
-  std::unique_ptr<rt::Plan> plan;
+  std::unique_ptr<plan::Plan> plan;
   /// The reference interpreter, where it runs: a plan that only runs (or is
   /// timed) does without it, so its memory is not the plan's. It is made
   /// after the plan is built, since building folds constants in the graph.
-  std::unique_ptr<rt::Interpreter> interp;
+  std::unique_ptr<interp::Interpreter> interp;
   std::map<std::string, int64_t> dims;
-  rt::TensorMap given;
-  rt::TensorMap inputs;
+  interp::TensorMap given;
+  interp::TensorMap inputs;
   /// Named as the graph the outputs come from names them (after the
   /// pipeline, for --plan).
   std::vector<std::string> outputNames;
@@ -378,7 +382,7 @@ llvm::Expected<int> Runner::run() {
   importMs = millisecondsSince(phaseStart);
   if (auto err = checkFlagCombinations())
     return err;
-  unsigned available = rt::PlanRunOptions::getAvailableThreads();
+  unsigned available = plan::PlanRunOptions::getAvailableThreads();
   if (options.threads > available)
     llvm::errs() << "qopt-run: note: --threads=" << options.threads
                  << ": this process may run on " << available
@@ -433,11 +437,11 @@ llvm::Error Runner::loadPlanFile() {
     if (given)
       return makeError(llvm::Twine(options.modelPath) + ": " + name +
                        " needs a model; a plan file runs as it is");
-  auto isa = rt::selectIsa();
+  auto isa = kernels::selectIsa();
   if (!isa)
     return isa.takeError();
-  auto loaded = streamed ? rt::loadPlanBytes(streamed->getBuffer(), *isa)
-                         : rt::loadPlanFile(options.modelPath, *isa);
+  auto loaded = streamed ? plan::loadPlanBytes(streamed->getBuffer(), *isa)
+                         : plan::loadPlanFile(options.modelPath, *isa);
   if (!loaded)
     return inModel(loaded.takeError());
   plan = std::move(*loaded);
@@ -453,7 +457,7 @@ llvm::Expected<int> Runner::runPlanPassesOnFile() {
   if (auto err = runPlanPasses(*plan, options.runPlanPassNames,
                                options.planPassOptions))
     return inModel(std::move(err));
-  auto text = rt::printPlanText(*plan);
+  auto text = plan::printPlanText(*plan);
   if (!text)
     return text.takeError();
   llvm::outs() << *text;
@@ -514,7 +518,7 @@ llvm::Error Runner::readGivenInputs() {
       known = in->isGraphInput();
     if (!known)
       return makeError("--input: the model has no input named '" + name + "'");
-    auto t = rt::readNpy(file);
+    auto t = readNpy(file);
     if (!t)
       return t.takeError();
     given[name.str()] = std::move(*t);
@@ -525,7 +529,7 @@ llvm::Error Runner::readGivenInputs() {
 /// --plan: static input shapes, then --plan-passes.
 llvm::Error Runner::prepareModelForPlan() {
   // A plan is built for static shapes: the inputs' it will run on.
-  std::map<std::string, rt::Shape> givenShapes;
+  std::map<std::string, interp::Shape> givenShapes;
   for (auto &[name, t] : given)
     givenShapes[name] = t.shape();
   if (auto err = bindStaticInputShapes(*model, dims, givenShapes))
@@ -549,15 +553,15 @@ llvm::Error Runner::makeInputs() {
   else
     for (const Value *out : model->getGraph().getOutputs())
       outputNames.push_back(out->getName().str());
-  std::vector<rt::InputSpec> planInputs;
+  std::vector<interp::InputSpec> planInputs;
   if (plan)
     for (int id : plan->inputs)
       planInputs.push_back({plan->tensors[id].name, plan->tensors[id].kind,
                             plan->tensors[id].shape});
-  auto random = plan ? rt::makeRandomInputs(planInputs, options.seed,
-                                            options.distribution)
-                     : rt::makeRandomInputs(model->getGraph(), options.seed,
-                                            dims, options.distribution);
+  auto random = plan ? interp::makeRandomInputs(planInputs, options.seed,
+                                                options.distribution)
+                     : interp::makeRandomInputs(model->getGraph(), options.seed,
+                                                dims, options.distribution);
   size_t numInputs =
       plan ? planInputs.size() : model->getGraph().getNumInputs();
   if (random) {
@@ -576,7 +580,7 @@ llvm::Error Runner::createInterpreter() {
   if (!model || interp ||
       (options.runPlan && !options.compareReference && options.opByOp.empty()))
     return llvm::Error::success();
-  auto created = rt::Interpreter::create(*model);
+  auto created = interp::Interpreter::create(*model);
   if (!created)
     return created.takeError();
   interp = std::move(*created);
@@ -585,7 +589,7 @@ llvm::Error Runner::createInterpreter() {
 
 /// --plan: the plan of the model after --plan-passes.
 llvm::Error Runner::buildModelPlan() {
-  auto isa = rt::selectIsa();
+  auto isa = kernels::selectIsa();
   if (!isa)
     return isa.takeError();
   phaseStart = Clock::now();
@@ -605,8 +609,9 @@ llvm::Error Runner::buildModelPlan() {
 }
 
 /// -o: the outputs as .npz, or .npy for one.
-llvm::Error Runner::writeOutputs(const std::vector<rt::Tensor> &outputs) const {
-  std::vector<std::pair<std::string, rt::Tensor>> named;
+llvm::Error
+Runner::writeOutputs(const std::vector<interp::Tensor> &outputs) const {
+  std::vector<std::pair<std::string, interp::Tensor>> named;
   for (size_t i = 0; i < outputs.size(); ++i)
     named.push_back({outputNames[i], outputs[i]});
   const std::string &path = options.outputPath;
@@ -615,16 +620,16 @@ llvm::Error Runner::writeOutputs(const std::vector<rt::Tensor> &outputs) const {
     return makeError("-o " + path + ": .npy holds one output; use .npz");
   std::string bytes;
   if (npy) {
-    bytes = rt::serializeNpy(named[0].second);
+    bytes = serializeNpy(named[0].second);
   } else {
-    auto archive = rt::serializeNpz(named);
+    auto archive = serializeNpz(named);
     if (!archive)
       return makeError("-o " + path + ": " +
                        llvm::toString(archive.takeError()));
     bytes = std::move(*archive);
     // Say where a name went that the archive could not hold as it is.
     for (const auto &[name, tensor] : named) {
-      std::string member = rt::npzMemberName(name);
+      std::string member = npzMemberName(name);
       if (member != name)
         llvm::errs() << "qopt-run: note: output '" << toPrintableLine(name, 256)
                      << "' is the member '" << toPrintableLine(member, 256)
@@ -641,7 +646,7 @@ llvm::Error Runner::writeOutputs(const std::vector<rt::Tensor> &outputs) const {
 /// (--compare, --compare-passes, --expect) or listed.
 llvm::Expected<int> Runner::runAndCompare() {
   auto start = Clock::now();
-  auto outputs = plan ? plan->run(inputs, rt::PlanRunOptions{options.threads})
+  auto outputs = plan ? plan->run(inputs, plan::PlanRunOptions{options.threads})
                       : interp->run(inputs);
   auto elapsed = Clock::now() - start;
   if (!outputs)
@@ -657,7 +662,7 @@ llvm::Expected<int> Runner::runAndCompare() {
     if (auto err = writeOutputs(*outputs))
       return err;
 
-  rt::ComparisonReport report;
+  ComparisonReport report;
   bool comparing = false;
   if (!options.compareWith.empty()) {
     auto other = loadModelFile(options.compareWith, ctx);
@@ -680,22 +685,21 @@ llvm::Expected<int> Runner::runAndCompare() {
     if (index == outputNames.size())
       return makeError("--expect: the model has no output named '" + name +
                        "'");
-    auto t = rt::readNpy(file);
+    auto t = readNpy(file);
     if (!t)
       return t.takeError();
-    report.outputs.push_back(rt::compareTensors(name, (*outputs)[index], *t));
+    report.outputs.push_back(compareTensors(name, (*outputs)[index], *t));
     comparing = true;
   }
   if (!comparing) {
     for (size_t i = 0; i < outputs->size(); ++i)
       llvm::outs() << outputNames[i] << ": "
                    << getElementKindName((*outputs)[i].kind()) << " "
-                   << rt::shapeToString((*outputs)[i].shape()) << "\n";
+                   << interp::shapeToString((*outputs)[i].shape()) << "\n";
     return 0;
   }
   report.print(llvm::outs());
-  rt::CompareTolerance tol{options.absTolerance, options.maxLsb,
-                           options.minCosine};
+  CompareTolerance tol{options.absTolerance, options.maxLsb, options.minCosine};
   if (!report.within(tol)) {
     llvm::errs() << "qopt-run: outputs differ beyond the tolerance (atol="
                  << formatDouble(options.absTolerance)

@@ -30,7 +30,7 @@ struct RunOptions {
   std::vector<std::string> dims;
   std::vector<std::string> expectFiles;
   uint64_t seed = 1;
-  rt::InputDistribution distribution = rt::InputDistribution::Uniform;
+  interp::InputDistribution distribution = interp::InputDistribution::Uniform;
   std::string outputPath;
   std::string compareWith;
   std::vector<std::string> comparePasses;

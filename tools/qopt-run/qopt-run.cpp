@@ -52,11 +52,9 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Seed for random inputs"),
 static cl::list<std::string>
     dimValues("dim", cl::desc("Value of a symbolic dimension ('?' = unnamed)"),
               cl::value_desc("name=N"), cl::cat(runCategory));
-static cl::opt<rt::InputDistribution>
-    distribution("dist", cl::desc("Random input distribution"),
-                 rt::inputDistributionValues(),
-                 cl::init(rt::InputDistribution::Uniform),
-                 cl::cat(runCategory));
+static cl::opt<interp::InputDistribution> distribution(
+    "dist", cl::desc("Random input distribution"), inputDistributionValues(),
+    cl::init(interp::InputDistribution::Uniform), cl::cat(runCategory));
 static cl::opt<std::string> outputPath("o",
                                        cl::desc("Write outputs (.npz or .npy)"),
                                        cl::value_desc("file"),

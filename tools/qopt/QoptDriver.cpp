@@ -318,10 +318,10 @@ llvm::Error Driver::measureCost() {
   auto before = loadModelFile(options.inputPath, beforeCtx);
   if (!before)
     return errorInFile(before.takeError(), options.inputPath);
-  rt::CompareOptions compare;
+  CompareOptions compare;
   compare.seed = options.measureSeed;
   compare.distribution = options.measureDist;
-  auto report = rt::compareModels(**before, *model, compare);
+  auto report = compareModels(**before, *model, compare);
   if (!report)
     return errorInFile(report.takeError(), "-measure-cost");
   llvm::errs() << "measured cost (reference interpreter, seed "
@@ -384,13 +384,13 @@ llvm::Error Driver::writePlan() {
   auto plan = [&] {
     auto timer = timePhase("plan", "build the CPU plan");
     return buildPlan(*model,
-                     PlanBuildOptions{rt::Isa::Scalar, options.planPasses,
+                     PlanBuildOptions{kernels::Isa::Scalar, options.planPasses,
                                       options.allowFloatPlan});
   }();
   if (!plan)
     return errorInFile(plan.takeError(), options.inputPath);
-  auto bytes = options.emit == EmitKind::PlanText ? rt::printPlanText(**plan)
-                                                  : rt::serializePlan(**plan);
+  auto bytes = options.emit == EmitKind::PlanText ? plan::printPlanText(**plan)
+                                                  : plan::serializePlan(**plan);
   if (!bytes)
     return errorInFile(bytes.takeError(), options.inputPath);
   auto saveTimer = timePhase("save", "write the plan file");

@@ -47,7 +47,7 @@ struct QoptOptions {
   std::vector<std::string> reportPaths;
   bool checkFixes = true;
   bool measureCost = false;
-  rt::InputDistribution measureDist = rt::InputDistribution::Uniform;
+  interp::InputDistribution measureDist = interp::InputDistribution::Uniform;
   uint64_t measureSeed = 1;
   /// The -passes text as given (reports and explanations quote it).
   std::string passPipeline;

@@ -119,10 +119,10 @@ static cl::opt<bool> measureCost(
              "the pipeline and print each output's cosine and max abs "
              "difference (what the lossy steps cost, measured)"),
     cl::cat(qoptCategory));
-static cl::opt<rt::InputDistribution>
+static cl::opt<interp::InputDistribution>
     measureDist("dist", cl::desc("Input distribution for -measure-cost"),
-                rt::inputDistributionValues(),
-                cl::init(rt::InputDistribution::Uniform),
+                inputDistributionValues(),
+                cl::init(interp::InputDistribution::Uniform),
                 cl::cat(qoptCategory));
 static cl::opt<uint64_t> measureSeed("seed",
                                      cl::desc("Seed for -measure-cost inputs"),

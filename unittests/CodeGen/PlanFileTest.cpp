@@ -17,7 +17,9 @@
 #include <random>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 namespace {
 

@@ -18,7 +18,9 @@
 #include <thread>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include <memory>
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 struct Built {
   Context ctx;
@@ -39,10 +39,11 @@ inline std::unique_ptr<Built> build(const char *text) {
 
 /// The plan's outputs at 1 and 2 threads equal the interpreter's bit for
 /// bit.
-inline void expectMatchesInterpreter(const Built &b, const TensorMap &inputs) {
-  auto interp = Interpreter::create(*b.model);
-  ASSERT_TRUE(bool(interp));
-  auto want = (*interp)->run(inputs);
+inline void expectMatchesInterpreter(const Built &b,
+                                     const interp::TensorMap &inputs) {
+  auto reference = interp::Interpreter::create(*b.model);
+  ASSERT_TRUE(bool(reference));
+  auto want = (*reference)->run(inputs);
   ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
   for (unsigned threads : {1u, 2u}) {
     auto got = b.plan->run(inputs, PlanRunOptions{threads});
@@ -54,7 +55,7 @@ inline void expectMatchesInterpreter(const Built &b, const TensorMap &inputs) {
   }
 }
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_UNITTESTS_CODEGEN_PLANTESTSUPPORT_H

@@ -65,9 +65,9 @@ void expectFoldsExactly(const FoldCase &c, FoldOptions options = {}) {
   if (auto err = verifyModel(*after))
     FAIL() << llvm::toString(std::move(err)) << "\n"
            << printModelToString(*after);
-  auto report = rt::compareModels(*before, *after);
+  auto report = compareModels(*before, *after);
   ASSERT_TRUE(bool(report)) << llvm::toString(report.takeError());
-  for (const rt::OutputComparison &o : report->outputs)
+  for (const OutputComparison &o : report->outputs)
     EXPECT_TRUE(o.identical && !o.shapeOrTypeDiffers)
         << o.name << " differs after folding:\n"
         << printModelToString(*after);

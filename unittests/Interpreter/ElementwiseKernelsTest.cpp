@@ -10,7 +10,7 @@
 #include <limits>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 namespace {
 

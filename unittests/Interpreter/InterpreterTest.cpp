@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 namespace {
 std::unique_ptr<Model> parse(Context &ctx, llvm::StringRef text) {

@@ -9,7 +9,7 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::interp;
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 // Every byte value through a random table, at lengths around the 32- and
 // 64-byte blocks and unaligned offsets, and in place: each path (the

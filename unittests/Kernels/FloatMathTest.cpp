@@ -12,7 +12,7 @@
 #include <vector>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 

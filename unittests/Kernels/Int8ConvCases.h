@@ -17,7 +17,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace convtest {
 
 struct Case {
@@ -162,7 +162,7 @@ struct ChannelSweep {
 };
 
 } // namespace convtest
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_UNITTESTS_RUNTIME_INT8CONVCASES_H

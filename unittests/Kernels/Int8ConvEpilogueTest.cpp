@@ -11,8 +11,8 @@
 #include <random>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::convtest;
+using namespace qopt::kernels;
+using namespace qopt::kernels::convtest;
 
 namespace {
 

@@ -29,7 +29,7 @@
 #endif
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <random>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 namespace {
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 inline std::vector<Isa> getTestedIsas() {
   std::vector<Isa> isas = getSupportedIsas();
@@ -67,7 +67,7 @@ inline std::vector<Isa> getTestedIsas() {
   return isas;
 }
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_UNITTESTS_RUNTIME_TESTEDISAS_H

@@ -7,7 +7,7 @@
 #include <vector>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::kernels;
 
 // Every row and column count around the 8 x 8 blocks, between padded rows
 // in both directions: each element lands where the plain loop puts it,

@@ -56,9 +56,9 @@ TEST(DiagnosticTest, SystemErrorsKeepTheirCode) {
 }
 
 TEST(DiagnosticTest, PlanVerifierPointsAtTheStep) {
-  rt::Plan plan;
-  plan.steps.push_back(std::make_unique<rt::ReformatStep>("to NHWC"));
-  llvm::Error err = rt::verifyPlan(plan, /*requirePlacement=*/false);
+  plan::Plan plan;
+  plan.steps.push_back(std::make_unique<plan::ReformatStep>("to NHWC"));
+  llvm::Error err = plan::verifyPlan(plan, /*requirePlacement=*/false);
   ASSERT_TRUE(bool(err));
   DiagLocation where = getLocation(err);
   EXPECT_EQ(where.kind, DiagLocation::Kind::Step);

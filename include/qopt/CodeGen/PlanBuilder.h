@@ -26,10 +26,10 @@ class Model;
 
 struct PlanBuildOptions {
   /// The int8 kernels' instruction set.
-  rt::Isa isa = rt::Isa::Scalar;
+  kernels::Isa isa = kernels::Isa::Scalar;
   /// The plan passes after lowering: which to skip, what to print and time.
   PlanPassOptions passes;
-  /// Build a plan whose arithmetic is mostly float (rt::checkMostlyInt8)
+  /// Build a plan whose arithmetic is mostly float (plan::checkMostlyInt8)
   /// instead of refusing it. The tools' -allow-float-plan.
   bool allowFloatPlan = true;
 };
@@ -42,7 +42,7 @@ constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
 /// changes it (LLVM's CodeGenPrepare): constant subgraphs fold, a weight's
 /// Q/DQ read by a float step included; the values it computes stay
 /// the same, so the model still serves as the plan's reference.
-llvm::Expected<std::unique_ptr<rt::Plan>>
+llvm::Expected<std::unique_ptr<plan::Plan>>
 buildPlan(Model &model, const PlanBuildOptions &options);
 
 } // namespace qopt

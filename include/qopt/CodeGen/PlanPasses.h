@@ -41,7 +41,7 @@ struct PlanPassInfo {
   llvm::StringRef name;
   /// One line for -print-plan-passes.
   llvm::StringRef summary;
-  void (*run)(rt::Plan &plan);
+  void (*run)(plan::Plan &plan);
   /// A pass the plan cannot run without (it may not be disabled).
   bool required = false;
 };
@@ -76,7 +76,7 @@ llvm::Error checkPlanPassOptions(const PlanPassOptions &options);
 /// Runs `passes` (names; empty: the whole pipeline) on `plan` in order, with
 /// the options' instrumentation. "lower" in printAfter prints the plan as
 /// it comes in.
-llvm::Error runPlanPasses(rt::Plan &plan, llvm::ArrayRef<std::string> passes,
+llvm::Error runPlanPasses(plan::Plan &plan, llvm::ArrayRef<std::string> passes,
                           const PlanPassOptions &options);
 
 } // namespace qopt

@@ -27,7 +27,7 @@ class Model;
 class Node;
 class Value;
 
-namespace rt {
+namespace interp {
 
 using TensorMap = std::map<std::string, Tensor>;
 
@@ -92,7 +92,7 @@ llvm::Expected<TensorMap>
 makeRandomInputs(llvm::ArrayRef<InputSpec> inputs, uint64_t seed,
                  InputDistribution dist = InputDistribution::Uniform);
 
-} // namespace rt
+} // namespace interp
 } // namespace qopt
 
 #endif // QOPT_INTERPRETER_INTERPRETER_H

@@ -21,7 +21,7 @@
 namespace qopt {
 class Node;
 
-namespace rt {
+namespace interp {
 
 /// What a kernel knows of the op it runs: its name, attributes and the
 /// quantized types of its operands and results (types owned by a Context
@@ -127,7 +127,7 @@ void registerMicrosoftKernels(KernelRegistry &r);
 llvm::Expected<int64_t> normalizeAxis(const KernelContext &ctx, int64_t axis,
                                       int64_t rank);
 
-} // namespace rt
+} // namespace interp
 } // namespace qopt
 
 #endif // QOPT_INTERPRETER_KERNEL_H

@@ -14,7 +14,7 @@
 #include "qopt/Interpreter/Kernel.h"
 
 namespace qopt {
-namespace rt {
+namespace interp {
 
 /// Sizes of an N-D convolution (x: [N, C, D1..Dk], w: [M, C/group, K1..Kk]).
 struct ConvGeometry {
@@ -76,7 +76,7 @@ llvm::Error quantizeTensor(const KernelContext &ctx, const Tensor &x,
 llvm::Error dequantizeTensor(const KernelContext &ctx, const Tensor &x,
                              const QuantType *q, Tensor &y);
 
-} // namespace rt
+} // namespace interp
 } // namespace qopt
 
 #endif // QOPT_INTERPRETER_NNUTIL_H

@@ -21,7 +21,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace interp {
 
 using Shape = std::vector<int64_t>;
 
@@ -147,7 +147,7 @@ private:
 /// Row-major strides of a shape.
 Shape stridesOf(llvm::ArrayRef<int64_t> shape);
 
-} // namespace rt
+} // namespace interp
 } // namespace qopt
 
 #endif // QOPT_INTERPRETER_TENSOR_H

@@ -14,7 +14,7 @@
 #include <cmath>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 namespace act {
 
 inline double relu(double v) { return v < 0 ? 0.0 : v; }
@@ -51,7 +51,7 @@ inline double clip(double v, double lo, double hi) {
 }
 
 } // namespace act
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_ACTIVATIONMATH_H

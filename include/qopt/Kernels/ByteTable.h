@@ -16,14 +16,14 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// out[i] = table[in[i]] for i < count (`table` has 256 entries; `in` and
 /// `out` may be the same array).
 void lookupBytes(Isa isa, const uint8_t *table, const uint8_t *in,
                  int64_t count, uint8_t *out);
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_BYTETABLE_H

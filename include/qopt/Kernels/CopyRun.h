@@ -14,7 +14,7 @@
 #include <cstring>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// Copies n bytes between arrays that do not overlap: a run of at most 128
 /// bytes as two possibly overlapping runs of whole 8-, 16-, 32- or 64-byte
@@ -56,7 +56,7 @@ inline void copyRun(void *to, const void *from, int64_t n) {
       dst[i] = src[i];
 }
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_COPYRUN_H

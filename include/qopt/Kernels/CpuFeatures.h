@@ -19,7 +19,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// The int8 kernel families, slowest first.
 enum class Isa {
@@ -57,7 +57,7 @@ std::vector<Isa> getSupportedIsas();
 /// here), else the fastest this machine runs.
 llvm::Expected<Isa> selectIsa();
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_CPUFEATURES_H

@@ -32,7 +32,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// y[i] = erf(x[i]) for i < n.
 void erfFloats(Isa isa, const float *x, float *y, int64_t n);
@@ -82,7 +82,7 @@ inline int8_t int8ValueOf(float v, float scale) {
   return int8_t(std::nearbyint(v / scale));
 }
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_FLOATMATH_H

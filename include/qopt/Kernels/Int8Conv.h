@@ -64,7 +64,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 struct Int8ConvShape {
   int64_t batch = 1, inH = 1, inW = 1, inC = 1;
@@ -349,7 +349,7 @@ private:
   std::vector<uint8_t> paddingRun;
 };
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_INT8CONV_H

@@ -39,7 +39,7 @@
 #include <vector>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// Output channels per panel, and k values per group.
 constexpr int64_t kPanelChannels = 16;
@@ -101,7 +101,7 @@ void gemmU8S8Gathered(const uint8_t *const *runs, int64_t taps, int64_t offset,
                       int64_t ldc, int64_t panelBegin = 0,
                       int64_t panelEnd = -1);
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_INT8GEMM_H

@@ -24,7 +24,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// A strided int8 matrix as stored: element (r, c) is the byte at data +
 /// r * rowStride + c * columnStride, XORed with `flip`, read as s8 or u8;
@@ -69,7 +69,7 @@ private:
   int64_t k, n, kPairs, paddedN;
 };
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_INT8MATMUL_H

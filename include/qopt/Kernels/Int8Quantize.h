@@ -19,7 +19,7 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 struct QuantizeGrid {
   float scale = 1;
@@ -43,7 +43,7 @@ void quantizeFloatPlanes(Isa isa, const float *x, int64_t planeStride,
                          int64_t planes, int64_t count,
                          const QuantizeGrid &grid, uint8_t *out);
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_INT8QUANTIZE_H

@@ -13,7 +13,7 @@
 #include "qopt/Kernels/CpuFeatures.h"
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// One core's int8 GMAC/s with the instructions of `isa`'s GEMM (vpmaddwd
 /// for avx2, vpdpbusd for the VNNI families, tdpbusd for amx), the best of a
@@ -21,7 +21,7 @@ namespace rt {
 /// family this machine does not run.
 double measurePeakGmacs(Isa isa);
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_KERNELPEAK_H

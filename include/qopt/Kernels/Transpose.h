@@ -15,14 +15,14 @@
 #include <cstdint>
 
 namespace qopt {
-namespace rt {
+namespace kernels {
 
 /// out[c * outStride + r] = in[r * inStride + c] for r < rows, c < cols:
 /// 4-byte elements, moved as they are. The two may not overlap.
 void transpose32(Isa isa, const uint32_t *in, int64_t inStride, int64_t rows,
                  int64_t cols, uint32_t *out, int64_t outStride);
 
-} // namespace rt
+} // namespace kernels
 } // namespace qopt
 
 #endif // QOPT_KERNELS_TRANSPOSE_H

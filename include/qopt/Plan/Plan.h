@@ -44,7 +44,7 @@
 #include <optional>
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 enum class PlanLayout : uint8_t {
   /// The ONNX shape, row major, in the tensor's element kind.
@@ -59,12 +59,12 @@ struct PlanTensor {
   /// The element kind in the graph (i8 for an s8 tensor in either layout).
   ElementKind kind = ElementKind::Unknown;
   /// The ONNX (logical) shape.
-  Shape shape;
+  interp::Shape shape;
   PlanLayout layout = PlanLayout::Onnx;
   /// Offset in the arena, or -1 for a constant.
   int64_t arenaOffset = -1;
   /// The value of a constant tensor (ONNX layout).
-  std::shared_ptr<const Tensor> constant;
+  std::shared_ptr<const interp::Tensor> constant;
 
   int64_t numElements() const;
   size_t byteSize() const;
@@ -174,8 +174,8 @@ public:
   /// Runs with inputs by graph-input name; returns the outputs in order.
   /// The arena and scratch come from the last run that finished, when it
   /// had enough: a run allocates nothing else but its outputs.
-  llvm::Expected<std::vector<Tensor>>
-  run(const std::map<std::string, Tensor> &inputs,
+  llvm::Expected<std::vector<interp::Tensor>>
+  run(const std::map<std::string, interp::Tensor> &inputs,
       const PlanRunOptions &options = {}) const;
 
   std::vector<PlanTensor> tensors;
@@ -185,7 +185,7 @@ public:
   /// Arena bytes (64-byte aligned) a run needs.
   size_t arenaBytes = 0;
   /// The instruction set of the int8 kernels.
-  Isa isa = Isa::Scalar;
+  kernels::Isa isa = kernels::Isa::Scalar;
   /// Owns the quantized types the float steps' KernelOps point to.
   Context types;
 
@@ -226,19 +226,19 @@ public:
   const char *read(int id) const;
   char *write(int id) const;
   /// Tensor `id` as a Tensor (a copy, for the float steps).
-  Tensor copyOut(int id) const;
+  interp::Tensor copyOut(int id) const;
   /// The value of tensor `id` in ONNX layout and kind, whatever its layout.
-  Tensor readValue(int id) const;
+  interp::Tensor readValue(int id) const;
   /// Stores `value` (ONNX layout, the tensor's kind and shape) into tensor
   /// `id` in its layout; false when kind or shape differ.
-  bool writeValue(int id, const Tensor &value) const;
+  bool writeValue(int id, const interp::Tensor &value) const;
 
 private:
   const Plan &plan;
   char *arena;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_PLAN_H

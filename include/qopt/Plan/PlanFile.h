@@ -27,7 +27,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// The first bytes of every plan file.
 constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
@@ -50,7 +50,8 @@ llvm::Expected<std::string> serializePlan(const Plan &plan);
 
 /// The plan in `bytes` (a whole file), its conv and quantize steps set up
 /// for `isa`. Errors are one line: "plan file: <reason>".
-llvm::Expected<std::unique_ptr<Plan>> readPlan(llvm::StringRef bytes, Isa isa);
+llvm::Expected<std::unique_ptr<Plan>> readPlan(llvm::StringRef bytes,
+                                               kernels::Isa isa);
 
 /// Whether `bytes` are a plan's text form: its first line that is not
 /// blank or a `#` comment starts with "qopt plan:".
@@ -66,16 +67,16 @@ llvm::Expected<std::string> printPlanText(const Plan &plan);
 /// assign-arena plan pass) is accepted without them, for plan passes to
 /// run on, but cannot run. Errors are one line: "plan text: <reason>".
 llvm::Expected<std::unique_ptr<Plan>> parsePlanText(llvm::StringRef text,
-                                                    Isa isa);
+                                                    kernels::Isa isa);
 
 /// readPlan (or parsePlanText, for a text form) on the file at `path`.
 llvm::Expected<std::unique_ptr<Plan>> loadPlanFile(llvm::StringRef path,
-                                                   Isa isa);
+                                                   kernels::Isa isa);
 /// The same on a file's whole content.
 llvm::Expected<std::unique_ptr<Plan>> loadPlanBytes(llvm::StringRef bytes,
-                                                    Isa isa);
+                                                    kernels::Isa isa);
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_PLANFILE_H

@@ -20,8 +20,10 @@
 #include "qopt/Support/Error.h"
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::planfile;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::plan::planfile;
 
 /// The taps of one window dim inside the input padded at its end by
 /// `padEnd`, as the reference counts them for count_include_pad: from the

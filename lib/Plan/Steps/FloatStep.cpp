@@ -24,8 +24,10 @@
 #include "qopt/Support/ResourceLimits.h"
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::planfile;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::plan::planfile;
 
 llvm::Error FloatStep::writeFields(planfile::PlanEncoder &encoder) const {
   if (!KernelRegistry::get().lookup(op.op))

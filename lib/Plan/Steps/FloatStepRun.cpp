@@ -42,7 +42,9 @@
 #include <functional>
 
 using namespace qopt;
-using namespace qopt::rt;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
 
 //===----------------------------------------------------------------------===//
 // Float steps: the interpreter's kernel
@@ -675,7 +677,7 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     int64_t first = std::min(rows, tileBegin * kSoftmaxTileRows);
     int64_t last = std::min(rows, tileEnd * kSoftmaxTileRows);
     // f32 and vectorized (FloatMath.h): attention's hot op.
-    rt::softmaxRows(
+    kernels::softmaxRows(
         run.getPlan().isa,
         reinterpret_cast<const float *>(run.read(inputs[0])) + first * inner,
         reinterpret_cast<float *>(run.write(outputs[0])) + first * inner,

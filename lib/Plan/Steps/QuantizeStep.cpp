@@ -17,8 +17,10 @@
 #include <cstring>
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::planfile;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::plan::planfile;
 
 //===----------------------------------------------------------------------===//
 // Running

@@ -20,8 +20,10 @@
 #include <emmintrin.h> // SSE2, every x86-64 CPU
 
 using namespace qopt;
-using namespace qopt::rt;
-using namespace qopt::rt::planfile;
+using namespace qopt::plan;
+using namespace qopt::interp;
+using namespace qopt::kernels;
+using namespace qopt::plan::planfile;
 
 //===----------------------------------------------------------------------===//
 // Running

@@ -12,7 +12,7 @@
 #include "qopt/Plan/Steps/PoolStep.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// Average pooling of an NHWC tensor, int8 (q.pool's average and global
 /// average modes) or f32 (AveragePool, GlobalAveragePool): each result is
@@ -30,9 +30,9 @@ public:
     /// The value of each stored input byte (256), or none for f32 input.
     std::vector<float> values;
     /// The result's grid, or none for an f32 result.
-    std::optional<QuantizeGrid> output;
+    std::optional<kernels::QuantizeGrid> output;
   };
-  AveragePoolStep(std::string name, Isa isa, Params params)
+  AveragePoolStep(std::string name, kernels::Isa isa, Params params)
       : PlanStep(Kind::AveragePool, std::move(name)), isa(isa),
         params(std::move(params)) {}
   int64_t getNumTiles() const override {
@@ -52,11 +52,11 @@ public:
   }
 
 private:
-  Isa isa;
+  kernels::Isa isa;
   Params params;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_AVERAGE_POOL_STEP_H

@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// Concat or Split along the channels of NHWC tensors: each piece copies
 /// `channels` channels of every pixel from one tensor to another, through
@@ -27,7 +27,7 @@ public:
     std::vector<uint8_t> table; ///< empty: a copy
     /// Set: f32 channels quantized onto int8 bytes (Int8Quantize.h), the
     /// quantize step that read a copy's result done in the copy. No table.
-    std::optional<QuantizeGrid> grid;
+    std::optional<kernels::QuantizeGrid> grid;
   };
   ChannelCopyStep(std::string name, std::vector<Piece> pieces, int64_t rows);
   ~ChannelCopyStep() override;
@@ -52,7 +52,7 @@ private:
   std::vector<Gather> gathers;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_CHANNEL_COPY_STEP_H

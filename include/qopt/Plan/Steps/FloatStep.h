@@ -12,7 +12,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// An op the plan runs with the reference interpreter's kernel, on tensors
 /// in ONNX layout; or, for an elementwise op whose operands all have the
@@ -20,14 +20,15 @@ namespace rt {
 /// (int8 ones turned back into s8 around the kernel).
 class FloatStep : public PlanStep {
 public:
-  FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset);
+  FloatStep(std::string name, interp::KernelOp op, interp::KernelFn fn,
+            int64_t opset);
   using PlanStep::getNumTiles;
   /// Runs of elements where its arithmetic runs without the kernel (see
   /// sameShapeElements), else 1.
   int64_t getNumTiles(const PlanRun &run) const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
-  const KernelOp &getOp() const { return op; }
+  const interp::KernelOp &getOp() const { return op; }
   int64_t getOpset() const { return opset; }
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
   llvm::Error verify(const PlanVerifier &check) const override;
@@ -45,7 +46,7 @@ public:
   static constexpr const char *kReluAfter = "qopt.relu_after";
   bool hasReluAfter() const { return reluAfter; }
   /// Removes kReluAfter from the op's attributes, wherever it is.
-  static void removeReluAfter(KernelOp &op);
+  static void removeReluAfter(interp::KernelOp &op);
 
 private:
   /// The elements of an Add, Sub, Mul or Div of two f32 tensors (of the
@@ -68,8 +69,8 @@ private:
   /// rounded once); nothing for any other arithmetic.
   template <typename F> void withBinaryOp(F &&f) const;
 
-  KernelOp op;
-  KernelFn fn;
+  interp::KernelOp op;
+  interp::KernelFn fn;
   int64_t opset;
   /// The op's arithmetic when it is one runSameShapeArithmetic knows: the
   /// reference kernel's function of each element's double, rounded once.
@@ -123,7 +124,7 @@ private:
   mutable std::shared_ptr<const GemmWeights> gemm;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_FLOAT_STEP_H

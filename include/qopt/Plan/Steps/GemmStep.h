@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// An int8 Gemm/MatMul unit on row-major operands in ONNX layout:
 /// y[M x N] = epilogue(x[M x K] * w), x's leading dims flattened into M. It
@@ -20,13 +20,13 @@ namespace rt {
 /// are flipped to u8 around it, a chunk of rows at a time in scratch.
 class GemmStep : public PlanStep {
 public:
-  GemmStep(std::string name, Int8Conv conv)
+  GemmStep(std::string name, kernels::Int8Conv conv)
       : PlanStep(Kind::Gemm, std::move(name)), conv(std::move(conv)) {}
   /// Whether `s` is the conv of a Gemm: 1x1 over an M x 1 image, batch 1,
   /// no stride, pad, dilation or groups.
-  static bool isGemmShape(const Int8ConvShape &s);
+  static bool isGemmShape(const kernels::Int8ConvShape &s);
   /// The shape of a product of M x K and K x N.
-  static Int8ConvShape makeShape(int64_t m, int64_t k, int64_t n);
+  static kernels::Int8ConvShape makeShape(int64_t m, int64_t k, int64_t n);
   /// The conv's: groups of x's rows (M) times, when they are few (a batch
   /// of one), blocks of output channels.
   int64_t getNumTiles() const override { return conv.getNumTiles(); }
@@ -34,16 +34,16 @@ public:
   int64_t getMacs() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
-  const Int8Conv &getConv() const { return conv; }
+  const kernels::Int8Conv &getConv() const { return conv; }
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
   llvm::Error verify(const PlanVerifier &check) const override;
   static bool classof(const PlanStep *s) { return s->getKind() == Kind::Gemm; }
 
 private:
-  Int8Conv conv;
+  kernels::Int8Conv conv;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_GEMM_STEP_H

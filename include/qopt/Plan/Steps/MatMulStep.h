@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// An int8 MatMul of two activations (attention's Q K^T and softmax V):
 /// for each of `batches` products (the result's leading dims, each
@@ -28,7 +28,7 @@ public:
     float lhsScale = 1, rhsScale = 1;
     int32_t lhsZero = 0, rhsZero = 0;
     /// The result's grid, or none for an f32 result.
-    std::optional<QuantizeGrid> output;
+    std::optional<kernels::QuantizeGrid> output;
   };
   /// Rows of one product a tile computes.
   static constexpr int64_t kRowsPerTile = 32;
@@ -44,7 +44,7 @@ public:
            p.n <= kMaxSize;
   }
 
-  MatMulStep(std::string name, Isa isa, Params params)
+  MatMulStep(std::string name, kernels::Isa isa, Params params)
       : PlanStep(Kind::MatMul, std::move(name)), isa(isa), params(params),
         kernel(isa, params.k, params.n) {}
   const Params &getParams() const { return params; }
@@ -64,12 +64,12 @@ public:
   }
 
 private:
-  Isa isa;
+  kernels::Isa isa;
   Params params;
-  Int8MatMul kernel;
+  kernels::Int8MatMul kernel;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_MAT_MUL_STEP_H

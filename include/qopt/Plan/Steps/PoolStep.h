@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// MaxPool over an NHWC tensor (u8 as stored, or f32); the window skips
 /// padding, as ONNX's MaxPool does.
@@ -29,10 +29,10 @@ public:
   /// interpreter's rules for auto_pad, pads and ceil_mode), checked against
   /// the result shape `outShape`; the pads after the input go to `padEnd`
   /// when given.
-  static llvm::Expected<Window> getWindow(const KernelOp &op,
-                                          const Shape &inShape,
-                                          const Shape &outShape,
-                                          Shape *padEnd = nullptr);
+  static llvm::Expected<Window> getWindow(const interp::KernelOp &op,
+                                          const interp::Shape &inShape,
+                                          const interp::Shape &outShape,
+                                          interp::Shape *padEnd = nullptr);
   /// Whether every window of `w` (each parameter already in range) starts
   /// before the input ends and ends after it begins: none lies wholly in
   /// the padding, as ONNX Runtime requires (pads smaller than the window,
@@ -56,7 +56,7 @@ private:
   bool isFloat;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_POOL_STEP_H

@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// A per-tensor quantize of an f32 tensor onto int8 bytes (Int8Quantize.h):
 /// element by element in one layout, or from an NCHW f32 tensor straight
@@ -19,8 +19,8 @@ namespace rt {
 class QuantizeStep : public PlanStep {
 public:
   /// `shape`: the logical shape; `toNhwc`: an NCHW input written NHWC.
-  QuantizeStep(std::string name, Isa isa, QuantizeGrid grid, Shape shape,
-               bool toNhwc)
+  QuantizeStep(std::string name, kernels::Isa isa, kernels::QuantizeGrid grid,
+               interp::Shape shape, bool toNhwc)
       : PlanStep(Kind::Quantize, std::move(name)), isa(isa), grid(grid),
         shape(std::move(shape)), toNhwc(toNhwc) {
     assert((!toNhwc || this->shape.size() == 4) && "NCHW -> NHWC is 4-D");
@@ -31,8 +31,8 @@ public:
   int64_t getNumTiles() const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
-  const QuantizeGrid &getGrid() const { return grid; }
-  const Shape &getShape() const { return shape; }
+  const kernels::QuantizeGrid &getGrid() const { return grid; }
+  const interp::Shape &getShape() const { return shape; }
   bool isToNhwc() const { return toNhwc; }
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
   llvm::Error verify(const PlanVerifier &check) const override;
@@ -41,14 +41,14 @@ public:
   }
 
 private:
-  Isa isa;
-  QuantizeGrid grid;
-  Shape shape;
+  kernels::Isa isa;
+  kernels::QuantizeGrid grid;
+  interp::Shape shape;
   bool toNhwc;
   int64_t elements = 1;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_QUANTIZE_STEP_H

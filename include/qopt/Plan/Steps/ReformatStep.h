@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// The same 4-D tensor between the ONNX layout and NHWC (u8 for int8).
 class ReformatStep : public PlanStep {
@@ -27,7 +27,7 @@ public:
     return s->getKind() == Kind::Reformat;
   }
   /// Set by the builder: the logical NCHW shape.
-  Shape shape;
+  interp::Shape shape;
   /// Into ONNX layout only: where the N * C rows of H * W elements lie in
   /// the result tensor (a part of a Concat, written in place). Row (n, c)
   /// is its row n * batchRows + firstRow + c (batchRows 0: C), rows
@@ -36,7 +36,7 @@ public:
   int64_t rowStride = 0, columnOffset = 0, firstRow = 0, batchRows = 0;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_REFORMAT_STEP_H

@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// Nearest-neighbour Resize (or Upsample) over NHWC tensors: output pixel
 /// (oh, ow) of each image is input pixel (sourceRows[oh], sourceCols[ow]),
@@ -46,7 +46,7 @@ private:
   std::vector<int64_t> sourceRows, sourceCols;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_RESIZE_STEP_H

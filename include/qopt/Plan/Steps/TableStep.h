@@ -11,7 +11,7 @@
 #include "qopt/Plan/Plan.h"
 
 namespace qopt {
-namespace rt {
+namespace plan {
 
 /// One operand of a two-operand table read along one axis of the result as
 /// it is stored: element i of the result reads element (i / inner) % count
@@ -53,10 +53,10 @@ public:
   /// A two-operand table's arithmetic, when the builder found it gives
   /// every entry: a conv that takes the table in its epilogue computes it
   /// there instead of looking it up. Not part of a plan file.
-  const std::optional<RequantizedAdd> &getArithmetic() const {
+  const std::optional<kernels::RequantizedAdd> &getArithmetic() const {
     return arithmetic;
   }
-  void setArithmetic(const RequantizedAdd &add) {
+  void setArithmetic(const kernels::RequantizedAdd &add) {
     assert(arity == 2 && add.reproduces(table) &&
            "the arithmetic of this two-operand table");
     arithmetic = add;
@@ -70,10 +70,10 @@ private:
   std::vector<uint8_t> table;
   int64_t elements;
   Broadcast broadcast;
-  std::optional<RequantizedAdd> arithmetic;
+  std::optional<kernels::RequantizedAdd> arithmetic;
 };
 
-} // namespace rt
+} // namespace plan
 } // namespace qopt
 
 #endif // QOPT_PLAN_STEPS_TABLE_STEP_H

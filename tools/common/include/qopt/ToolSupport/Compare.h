@@ -17,7 +17,6 @@
 
 namespace qopt {
 class Model;
-namespace rt {
 
 struct OutputComparison {
   std::string name;
@@ -43,13 +42,13 @@ struct ComparisonReport {
   void print(llvm::raw_ostream &os) const;
 };
 
-OutputComparison compareTensors(llvm::StringRef name, const Tensor &a,
-                                const Tensor &b);
+OutputComparison compareTensors(llvm::StringRef name, const interp::Tensor &a,
+                                const interp::Tensor &b);
 
 struct CompareOptions {
   uint64_t seed = 1;
   std::map<std::string, int64_t> dims;
-  InputDistribution distribution = InputDistribution::Uniform;
+  interp::InputDistribution distribution = interp::InputDistribution::Uniform;
 };
 
 /// Runs both models on the same seeded inputs (drawn from a's inputs; both
@@ -58,7 +57,6 @@ llvm::Expected<ComparisonReport>
 compareModels(const Model &a, const Model &b,
               const CompareOptions &options = {});
 
-} // namespace rt
 } // namespace qopt
 
 #endif // QOPT_TOOLSUPPORT_COMPARE_H

@@ -12,17 +12,18 @@
 
 #include "llvm/Support/CommandLine.h"
 
-namespace qopt::rt {
+namespace qopt {
 
 inline llvm::cl::ValuesClass inputDistributionValues() {
-  return llvm::cl::values(
-      clEnumValN(InputDistribution::Uniform, "uniform", "floats in [-1, 1)"),
-      clEnumValN(InputDistribution::Image, "image",
-                 "smooth image-like values in [0, 1)"),
-      clEnumValN(InputDistribution::ImageNet, "imagenet",
-                 "image-like, ImageNet-normalised"));
+  return llvm::cl::values(clEnumValN(interp::InputDistribution::Uniform,
+                                     "uniform", "floats in [-1, 1)"),
+                          clEnumValN(interp::InputDistribution::Image, "image",
+                                     "smooth image-like values in [0, 1)"),
+                          clEnumValN(interp::InputDistribution::ImageNet,
+                                     "imagenet",
+                                     "image-like, ImageNet-normalised"));
 }
 
-} // namespace qopt::rt
+} // namespace qopt
 
 #endif // QOPT_TOOLSUPPORT_INPUTDISTRIBUTIONOPTION_H

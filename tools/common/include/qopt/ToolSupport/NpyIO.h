@@ -14,20 +14,20 @@
 #include <map>
 
 namespace qopt {
-namespace rt {
 
-llvm::Expected<Tensor> parseNpy(llvm::StringRef bytes, llvm::StringRef what);
-llvm::Expected<Tensor> readNpy(llvm::StringRef path);
-std::string serializeNpy(const Tensor &t);
+llvm::Expected<interp::Tensor> parseNpy(llvm::StringRef bytes,
+                                        llvm::StringRef what);
+llvm::Expected<interp::Tensor> readNpy(llvm::StringRef path);
+std::string serializeNpy(const interp::Tensor &t);
 
 /// Members by name without the ".npy" suffix, in archive order.
-llvm::Expected<std::vector<std::pair<std::string, Tensor>>>
+llvm::Expected<std::vector<std::pair<std::string, interp::Tensor>>>
 readNpz(llvm::StringRef path);
 /// The archive of `members` (by name, each "<npzMemberName(name)>.npy").
 /// Refused: more than 65,535 members, a member name over 65,535 bytes, two
 /// names that map to one member, 4 GiB or more (a zip without ZIP64).
-llvm::Expected<std::string>
-serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members);
+llvm::Expected<std::string> serializeNpz(
+    const std::vector<std::pair<std::string, interp::Tensor>> &members);
 
 /// The archive member a tensor `name` is written as (without ".npy"): the
 /// name with '/', '\\' and control bytes made '_', so no member names a
@@ -35,7 +35,6 @@ serializeNpz(const std::vector<std::pair<std::string, Tensor>> &members);
 /// ".._.._x", "/etc/x" is "_etc_x").
 std::string npzMemberName(llvm::StringRef name);
 
-} // namespace rt
 } // namespace qopt
 
 #endif // QOPT_TOOLSUPPORT_NPYIO_H
