@@ -59,9 +59,16 @@ if [ -d "$shared/models" ]; then
     "${rt_filter[@]}" | tail -25 || status=1
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
-    step "every shared and zoo model as exported: import, default pipelines, plan, accuracy vs fp32"
+    step "torch.ao exports (eager, FX, QAT; bench/gen_torchao_models.py at 96 px)"
+    torchao="$build/torchao-models"
+    if [ ! -f "$torchao/.complete" ]; then
+      /usr/bin/python3 "$root/bench/gen_torchao_models.py" "$torchao" --size 96 || status=1
+      [ $status -eq 0 ] && touch "$torchao/.complete"
+    fi
+    step "every shared, zoo and torch.ao model as exported: import, default pipelines, plan, accuracy vs fp32 (qopt-run and ONNX Runtime)"
     /usr/bin/python3 "$root/test/zoo/check_zoo.py" --qopt "$build/bin/qopt" \
-      --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/zoo" || status=1
+      --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/zoo" \
+      --extra "$torchao" --ort || status=1
   fi
   if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
     step "TensorRT's own engine graphs (trt-truth) against fusion-plan<trt>"

@@ -139,6 +139,27 @@ void FusionPlan::print(llvm::raw_ostream &os) const {
   printSummaryLine(summarize(), os);
 }
 
+/// Activation grids (per tensor, of a Q of a non-constant or a requantize)
+/// the backend cannot take for being asymmetric, where it takes symmetric
+/// i8 only.
+static unsigned countAsymmetricActivations(const Graph &graph,
+                                           const BackendRules &rules) {
+  if (!rules.activationZeroPointZero)
+    return 0;
+  unsigned count = 0;
+  for (const Node &n : graph.getNodes()) {
+    if (!(n.isa(ops::QQuantize) || n.isa(ops::QRequantize)) ||
+        getConstantData(n.getOperand(0)))
+      continue;
+    const QuantType *q = n.getResult()->getType()->getQuantType();
+    if (q && !q->isPerAxis() &&
+        (q->getZeroPoint() != 0 ||
+         !(typeSetOf(q->getStorageKind()) & rules.activationStorage)))
+      ++count;
+  }
+  return count;
+}
+
 void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
                             llvm::raw_ostream &os) {
   const BackendRules &rules = *plan.rules;
@@ -151,6 +172,13 @@ void qopt::printExplanation(const FusionPlan &plan, const Graph &graph,
      << rules.titleWithVersion() << " rules (" << rules.documentation << ")\n";
   for (const std::string &problem : plan.importProblems)
     os << "error: " << problem << " (" << rules.versionSource << ")\n";
+  if (unsigned n = countAsymmetricActivations(graph, rules))
+    os << "note: " << n << " activation grid" << (n == 1 ? " is" : "s are")
+       << " asymmetric (u8, or a zero point other than 0, as PyTorch's "
+          "torch.ao and ONNX Runtime's quantizer write them); "
+       << rules.title << " takes symmetric i8 only: qopt "
+       << "-passes='symmetrize-activations' moves them to the symmetric grid "
+          "of the same range (lossy, reported)\n";
   unsigned index = 0;
   for (const Leftover &l : plan.leftovers) {
     os << "[" << ++index << "] " << getLeftoverKindName(l.kind) << ": "

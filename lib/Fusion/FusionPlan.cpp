@@ -222,6 +222,17 @@ FloatCause gridCause(const std::string &where, const std::string &problem) {
     c.fixPipeline = "ensure-unique-dq,to-uint8-activations";
     c.fixInModel = "export uint8 activations (QUInt8)";
   }
+  // A backend taking symmetric i8 only: the grid covering the same range.
+  if (problem.find("activations; ") != std::string::npos &&
+      problem.find(" takes i8") != std::string::npos) {
+    c.fixPipeline = "symmetrize-activations";
+    c.fixInModel = "export symmetric int8 activations (qint8, zero point 0)";
+  }
+  if (llvm::StringRef(problem).startswith("zero point ") &&
+      problem.find("needs 0 (symmetric)") != std::string::npos) {
+    c.fixPipeline = "symmetrize-activations";
+    c.fixInModel = "export symmetric activations (zero point 0)";
+  }
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -195,4 +196,30 @@ llvm::Expected<unsigned> qopt::foldConstants(Graph &graph,
     ++folded;
   }
   return folded;
+}
+
+bool qopt::isNoOpCast(const Node &n) {
+  std::optional<int64_t> toAttr = n.getIntAttr("to");
+  if (!n.isa(ops::Cast) || n.getNumOperands() != 1 || !n.getOperand(0) ||
+      n.getNumResults() != 1 || !toAttr)
+    return false;
+  const TensorType *in = n.getOperand(0)->getType();
+  std::optional<ElementKind> to = elementKindFromOnnxDataType(*toAttr);
+  return to && *to != ElementKind::Unknown && in->getStorageKind() == *to &&
+         n.getResult()->getType() == in;
+}
+
+unsigned qopt::removeNoOpCasts(Graph &graph) {
+  unsigned removed = 0;
+  for (auto it = graph.getNodes().begin(); it != graph.getNodes().end();) {
+    Node &n = *it++;
+    if (!isNoOpCast(n) || n.getResult()->isGraphOutput() ||
+        n.getResult()->isCaptured())
+      continue;
+    n.getResult()->replaceAllUsesWith(n.getOperand(0));
+    n.dropAllOperands();
+    graph.eraseNode(&n);
+    ++removed;
+  }
+  return removed;
 }

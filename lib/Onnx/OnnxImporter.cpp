@@ -675,6 +675,8 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
     return folded.takeError();
   if (*folded)
     typesAsInferred.clear();
+  // torch.ao's Q -> Cast(to=UINT8) -> DQ is Q -> DQ.
+  removeNoOpCasts(model->getGraph());
   VerifyOptions verifyOptions;
   verifyOptions.typesAsInferred = &typesAsInferred;
   if (auto err = verifyModel(*model, verifyOptions))

@@ -119,6 +119,17 @@ struct BorrowScalesPass : PassInfoMixin<BorrowScalesPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+/// symmetrize-activations<trt|ort|cpu> (SymmetrizeActivations.cpp).
+struct SymmetrizeActivationsPass : PassInfoMixin<SymmetrizeActivationsPass> {
+  /// The backend whose fusion plan must get better for a region to change.
+  std::string backend = "trt";
+  static llvm::Expected<SymmetrizeActivationsPass>
+  parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  bool isLossy() const { return true; }
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 /// fuse<trt|ort|cpu> (Fuse.cpp).
 struct FusePass : PassInfoMixin<FusePass> {
   /// The backend whose fusion-plan units become q.* nodes.

@@ -6,6 +6,9 @@
 //   %i = onnx.Identity(%x)                       (uses read %x)
 //   %t = onnx.Transpose(%x) {perm = [0, 1, 2]}   (uses read %x)
 //   %r = onnx.Reshape(%x, %s) : same shape as %x (uses read %x)
+//   %c = onnx.Cast(%q) {to = 2} : tensor<..x!quant.uniform<u8:..>>
+//                                 the element type %q is stored in (uses read
+//                                 %q; torch.ao's Q -> Cast(to=UINT8) -> DQ)
 //
 // and a Relu or Clip that the following Q makes redundant (ONNX Runtime's
 // rule): when every user is a per-tensor q.quantize whose grid already
@@ -22,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/IR/ConstantFolding.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/QdqUtils.h"
@@ -35,7 +39,8 @@ bool sameStaticShape(const TensorType *a, const TensorType *b) {
          b->hasStaticShape() && a->getShape() == b->getShape();
 }
 
-/// Identity, identity-perm Transpose, shape-preserving Reshape.
+/// Identity, identity-perm Transpose, shape-preserving Reshape, a Cast to
+/// the stored type.
 struct RemoveNoOp : RewritePattern {
   RemoveNoOp() : RewritePattern("", 1, "remove-no-op") {}
   bool matchAndRewrite(Node &n, PatternRewriter &r) const override {
@@ -46,6 +51,8 @@ struct RemoveNoOp : RewritePattern {
     bool noOp = false;
     if (n.isa(ops::Identity)) {
       noOp = true;
+    } else if (n.isa(ops::Cast)) {
+      noOp = isNoOpCast(n);
     } else if (n.isa(ops::Transpose)) {
       std::vector<int64_t> perm = getIntsAttrOr(n, "perm");
       noOp = !perm.empty();

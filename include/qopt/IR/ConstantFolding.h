@@ -102,6 +102,17 @@ const DenseElements *getFoldableConstant(const Value *v,
 /// re-inferred node does not fit its new operand shapes.
 llvm::Expected<unsigned> foldConstants(Graph &graph, FoldOptions options = {});
 
+/// An onnx.Cast to the element type its operand is already stored in, with
+/// the operand's own type as its result type (torch.ao's
+/// `QuantizeLinear -> Cast(to=UINT8) -> DequantizeLinear`): it computes its
+/// operand.
+bool isNoOpCast(const Node &n);
+
+/// Removes every no-op Cast of `graph` whose result is neither a graph output
+/// nor read by a subgraph: its readers read the operand. Returns how many
+/// went. The importer runs it, so Q -> Cast(same) -> DQ is Q -> DQ.
+unsigned removeNoOpCasts(Graph &graph);
+
 } // namespace qopt
 
 #endif // QOPT_IR_CONSTANTFOLDING_H
