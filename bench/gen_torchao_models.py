@@ -218,7 +218,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("names", nargs="*", default=NAMES)
     ap.add_argument("--size", type=int, default=224)
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     os.makedirs(args.outdir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in args.names:
