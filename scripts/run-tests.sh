@@ -65,10 +65,18 @@ if [ -d "$shared/models" ]; then
       /usr/bin/python3 "$root/bench/gen_torchao_models.py" "$torchao" --size 96 || status=1
       [ $status -eq 0 ] && touch "$torchao/.complete"
     fi
-    step "every shared, zoo and torch.ao model as exported: import, default pipelines, plan, accuracy vs fp32 (qopt-run and ONNX Runtime)"
+    step "ONNX Runtime quantize_static's QDQ form of four fp32 models (bench/gen_ort_qdq_models.py)"
+    ortqdq="$build/ortqdq-models"
+    if [ ! -f "$ortqdq/.complete" ]; then
+      /usr/bin/python3 "$root/bench/gen_ort_qdq_models.py" "$ortqdq" \
+        "$torchao/torchao_eager_resnet18_fp32.onnx" "$torchao/torchao_eager_mobilenet_v2_fp32.onnx" \
+        "$shared/models/zoo/mobilenet_v3_small_fp32.onnx" "$shared/models/zoo/squeezenet1_0_fp32.onnx" &&
+        touch "$ortqdq/.complete" || status=1
+    fi
+    step "every shared, zoo, torch.ao and ORT-quantizer model as exported: import, default pipelines, plan, accuracy vs fp32 (qopt-run and ONNX Runtime)"
     /usr/bin/python3 "$root/test/zoo/check_zoo.py" --qopt "$build/bin/qopt" \
       --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/zoo" \
-      --extra "$torchao" --ort || status=1
+      --extra "$torchao" --extra "$ortqdq" --ort || status=1
   fi
   if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
     step "TensorRT's own engine graphs (trt-truth) against fusion-plan<trt>"

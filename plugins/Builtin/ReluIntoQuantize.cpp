@@ -13,7 +13,16 @@
 //
 // Every value on [0, 127] steps is unchanged; values that saturated at 127
 // steps now keep up to 255 (the cost report gives the range gained per
-// tensor). The Q's whole stored region is retyped, as in
+// tensor). A uint8 Q with a zero point z > 0 after a Relu (torch.ao's and
+// ONNX Runtime's quantizers calibrate it on the Relu's input) spends z steps
+// on negatives the Relu never gives; zero point 0 and the same scale keep
+// every value on [0, 255 - z] steps and the ones above up to 255:
+//
+//   %r = onnx.Relu(%c)
+//   %q = q.quantize(%r) : !quant.uniform<u8:f32, 0.05:60>
+//   =>
+//   %q = q.quantize(%c) : !quant.uniform<u8:f32, 0.05> The Q's whole stored
+//   region is retyped, as in
 // to-uint8-activations; all users of the Relu must be such Qs.
 //
 //===----------------------------------------------------------------------===//
@@ -63,8 +72,11 @@ PreservedAnalyses ReluIntoQuantizePass::run(Graph &g, AnalysisManager &am) {
     bool ok = true;
     for (auto [q, index] : getUsers(out)) {
       const QuantType *t = getStoredQuantType(q->getResult());
-      if (t->isPerAxis() || t->getStorageKind() != ElementKind::I8 ||
-          t->getZeroPoint() != 0 || (grid && t != grid)) {
+      bool i8AtZero =
+          t->getStorageKind() == ElementKind::I8 && t->getZeroPoint() == 0;
+      bool u8AboveZero =
+          t->getStorageKind() == ElementKind::U8 && t->getZeroPoint() > 0;
+      if (t->isPerAxis() || !(i8AtZero || u8AboveZero) || (grid && t != grid)) {
         ok = false;
         break;
       }
@@ -85,14 +97,20 @@ PreservedAnalyses ReluIntoQuantizePass::run(Graph &g, AnalysisManager &am) {
       continue;
     for (const StoredRegion &region : regions)
       retypeRegion(r, region, u8);
+    // Steps above 0 the old grid kept: 127 on i8 zp 0, 255 - z on u8.
+    double stepsBefore =
+        grid->getStorageKind() == ElementKind::I8
+            ? 127.0
+            : 255.0 - static_cast<double>(grid->getZeroPoint());
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "%" << out->getName() << ": " << relu->getOp() << " '"
        << (relu->getName().empty() ? relu->getResult()->getName()
                                    : relu->getName())
        << "' folded into " << quant::describeParams(u8)
-       << llvm::format("; values above %.4g (127 steps) now kept up to %.4g",
-                       127.0 * grid->getScale(), 255.0 * grid->getScale())
+       << llvm::format("; values above %.4g (%d steps) now kept up to %.4g",
+                       stepsBefore * grid->getScale(), int(stepsBefore),
+                       255.0 * grid->getScale())
        << " instead of clipping";
     am.getCostReport().recordNote(kPassName, os.str());
     r.replaceAllUsesWith(out, relu->getOperand(0));
