@@ -22,15 +22,6 @@
 // A Clip's lower bound is redundant when it quantizes to the storage
 // minimum, its upper bound when it quantizes to the maximum.
 //
-// A Relu between an activation Q -> DQ and its readers moves before the Q
-// (per tensor, Q(0) = z and DQ(z) = 0, so DQ(Q(relu(x))) = relu(DQ(Q(x)))):
-//
-//   %q = q.quantize(%a) : u8 0.1:60              %r = onnx.Relu(%a)
-//   %d = q.dequantize(%q)                  =>    %q = q.quantize(%r)
-//   %r = onnx.Relu(%d)                           %d = q.dequantize(%q)
-//
-// so that it sits next to the op that computes %a, as backends fuse it.
-//
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
@@ -132,47 +123,12 @@ struct RemoveClampBeforeQuantize : RewritePattern {
   }
 };
 
-/// A Relu reading an activation Q -> DQ moves before the Q: per tensor,
-/// Q is monotone with Q(0) = z and DQ(z) = 0, so
-/// DQ(Q(relu(x))) = DQ(max(Q(x), z)) = relu(DQ(Q(x))) for every x. The Relu
-/// then sits next to the op that computes x (an Add, a conv) for the
-/// backends to fuse, instead of between a DQ and a Q (torch.ao's separate
-/// nn.ReLU after a FloatFunctional add; ONNX Runtime's quantizer on a
-/// residual block).
-struct HoistReluOverQdq : RewritePattern {
-  HoistReluOverQdq() : RewritePattern("", 1, "hoist-relu-over-qdq") {}
-  bool matchAndRewrite(Node &n, PatternRewriter &r) const override {
-    if (!n.isa(ops::Relu))
-      return false;
-    Value *deq = n.getOperand(0);
-    Node *dq = getProducer(deq, ops::QDequantize);
-    if (!dq || !deq->hasOneUse() || deq->isGraphOutput() || deq->isCaptured())
-      return false;
-    Value *stored = dq->getOperand(0);
-    Node *q = getProducer(stored, ops::QQuantize);
-    const QuantType *t = getStoredQuantType(stored);
-    if (!q || !isActivationQuantize(*q) || !t || t->isPerAxis() ||
-        !stored->hasOneUse() || stored->isGraphOutput() ||
-        stored->isCaptured() || dq->getResult()->getType()->getQuantType())
-      return false;
-    Value *x = q->getOperand(0);
-    r.setRoot(&n);
-    r.setInsertionPoint(q);
-    Node *relu = r.create(ops::Relu, {x}, {{x->getType(), ""}});
-    q->setOperand(0, relu->getResult());
-    r.notifyModified(*q);
-    r.replaceNode(n, {deq});
-    return true;
-  }
-};
-
 } // namespace
 
 PreservedAnalyses CanonicalizePass::run(Graph &g, AnalysisManager &) {
   PatternList patterns;
   patterns.push_back(std::make_unique<RemoveNoOp>());
   patterns.push_back(std::make_unique<RemoveClampBeforeQuantize>());
-  patterns.push_back(std::make_unique<HoistReluOverQdq>());
   GreedyRewriteResult result = applyPatternsGreedily(g, patterns);
   return result.changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

@@ -21,8 +21,18 @@
 //   %r = onnx.Relu(%c)
 //   %q = q.quantize(%r) : !quant.uniform<u8:f32, 0.05:60>
 //   =>
-//   %q = q.quantize(%c) : !quant.uniform<u8:f32, 0.05> The Q's whole stored
-//   region is retyped, as in
+//   %q = q.quantize(%c) : !quant.uniform<u8:f32, 0.05>
+//
+// A Relu between a Q -> DQ and Qs on the same grid (torch.ao's nn.ReLU after
+// a residual add keeps the add's grid) first moves before the Q, exactly
+// (per tensor Q(0) = z and DQ(z) = 0, so Q(relu(DQ(Q(x)))) = Q(relu(x))),
+// and the Qs after it become that Q; then it folds as above:
+//
+//   %q = q.quantize(%a) : A; %d = q.dequantize(%q)
+//   %r = onnx.Relu(%d); %q2 = q.quantize(%r) : A
+//   =>
+//   %q = q.quantize(%a) : A with zero point 0   (uses of %q2 read %q) The Q's
+//   whole stored region is retyped, as in
 // to-uint8-activations; all users of the Relu must be such Qs.
 //
 //===----------------------------------------------------------------------===//
@@ -53,10 +63,65 @@ static bool isReluLike(const Node &n, double top) {
   return hi && hi->getNumElements() == 1 && hi->getAsDouble(0) >= top;
 }
 
+/// True when relu-into-q can fold a Relu into a Q on grid `t`.
+static bool foldableGrid(const QuantType *t) {
+  return !t->isPerAxis() &&
+         ((t->getStorageKind() == ElementKind::I8 && t->getZeroPoint() == 0) ||
+          (t->getStorageKind() == ElementKind::U8 && t->getZeroPoint() > 0));
+}
+
+/// Q2(Relu(DQ(Q1(x)))) with Q1 and every such Q2 on one foldable grid: the
+/// Relu goes before Q1 (exact: per tensor Q(0) = z and DQ(z) = 0), the Q2s
+/// become Q1 (their regions read Q1's integers), and the loop below folds
+/// the Relu into Q1. Only where each Q2 is its region's only producer, so
+/// that the whole of it takes Q1's new grid.
+static bool hoistBetweenQdq(PatternRewriter &r, Node &relu) {
+  if (!relu.isa(ops::Relu))
+    return false;
+  Value *deq = relu.getOperand(0);
+  Node *dq = getProducer(deq, ops::QDequantize);
+  if (!dq || !deq->hasOneUse() || deq->isGraphOutput() || deq->isCaptured())
+    return false;
+  Value *stored = dq->getOperand(0);
+  Node *q1 = getProducer(stored, ops::QQuantize);
+  const QuantType *t = getStoredQuantType(stored);
+  Value *out = relu.getResult();
+  if (!q1 || !isActivationQuantize(*q1) || !t || !foldableGrid(t) ||
+      !stored->hasOneUse() || stored->isGraphOutput() || stored->isCaptured() ||
+      out->isGraphOutput() || out->isCaptured() ||
+      !allUsersAre(out, ops::QQuantize))
+    return false;
+  for (auto [q2, index] : getUsers(out)) {
+    if (getStoredQuantType(q2->getResult()) != t)
+      return false;
+    StoredRegion region = collectStoredRegion(q2->getResult());
+    if (!region.blocker.empty() || region.producers.size() != 1)
+      return false;
+  }
+  Value *x = q1->getOperand(0);
+  r.setInsertionPoint(q1);
+  Node *moved = r.create(ops::Relu, {x}, {{x->getType(), ""}},
+                         std::vector<NamedAttribute>(), relu.getName().str());
+  q1->setOperand(0, moved->getResult());
+  r.notifyModified(*q1);
+  for (auto [q2, index] : getUsers(out))
+    r.replaceNode(*q2, {stored});
+  r.eraseNode(relu);
+  if (!deq->hasUses())
+    r.eraseNode(*dq);
+  return true;
+}
+
 PreservedAnalyses ReluIntoQuantizePass::run(Graph &g, AnalysisManager &am) {
   PatternRewriter r(g);
   Context &ctx = g.getContext();
   bool changed = false;
+  std::vector<Node *> between;
+  for (Node &n : g.getNodes())
+    if (n.isa(ops::Relu))
+      between.push_back(&n);
+  for (Node *relu : between)
+    changed |= hoistBetweenQdq(r, *relu);
   std::vector<Node *> relus;
   for (Node &n : g.getNodes())
     if (n.isa(ops::Relu) || n.isa(ops::Clip))
