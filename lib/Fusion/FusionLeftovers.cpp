@@ -65,7 +65,9 @@ void Planner::collectIslands() {
     }
     if (l.fixInModel.empty())
       l.fixInModel = c.fixInModel;
-    if (hasTrait(*n, OpTrait::Weighted))
+    if (hasTrait(*n, OpTrait::Weighted) || n->isa(ops::MatMulInteger) ||
+        n->isa(ops::ConvInteger) || n->isa(ops::MsMatMulIntegerToFloat) ||
+        n->isa(ops::MsDynamicQuantizeMatMul))
       l.floatMacs += countMacs(*n);
   }
   for (size_t i : mixedFix)
@@ -331,7 +333,8 @@ FusionPlan::Summary FusionPlan::summarize() const {
       continue;
     }
     ++s.units;
-    if (u.macs && !u.inputs.empty() && u.inputs.front().grid)
+    if (u.macs &&
+        (u.dynamicInt8 || (!u.inputs.empty() && u.inputs.front().grid)))
       s.int8Macs += u.macs;
     s.totalMacs += u.macs;
   }

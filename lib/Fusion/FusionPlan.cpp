@@ -322,6 +322,8 @@ void Planner::classify(Node &n) {
     return;
   }
   pendingReads.clear();
+  if (tryDynamic(n))
+    return;
   if (carriesIntegers(n) && tryCopy(n))
     return;
   pendingReads.clear();

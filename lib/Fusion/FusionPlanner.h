@@ -159,6 +159,11 @@ private:
   /// its DQ and it (not classified yet) runs as copies, or null.
   const QuantType *int8GridAhead(const Value *v) const;
   bool tryInt8Op(Node &n, const OpRule &rule);
+  /// Dynamic quantization (FusionDynamic.cpp): DynamicQuantizeLinear, the
+  /// integer matmul/conv with its Cast -> Mul by the scale product [-> Add
+  /// bias], ONNX Runtime's fused forms; as units where the backend has
+  /// dynamic quantization, else float with the reason.
+  bool tryDynamic(Node &n);
   /// Extends `unit` through its epilogue and onto its output Q. Returns
   /// false when the rule needs an output Q and there is none (`why` says
   /// why).

@@ -195,6 +195,10 @@ constexpr BackendRules kOrtRules = [] {
   r.concatRequantizes = true;
   r.reluFoldsIntoQ = true;
   r.int8ActivationsOnlyAsU8 = true;
+  // quantize_dynamic's MatMulInteger chain becomes MatMulIntegerToFloat
+  // (matmul_integer_to_float fusion, MLAS's u8 x s8 GEMM); ConvInteger and
+  // DynamicQuantizeLinear have kernels of their own.
+  r.dynamicQuantization = true;
   r.documentation =
       "onnxruntime/core/optimizer/qdq_transformer/selectors_actions "
       "(qdq_selector_action_transformer.cc, qdq_selectors.cc)";

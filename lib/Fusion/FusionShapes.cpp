@@ -38,7 +38,10 @@ int64_t qopt::countMacs(const Node &n) {
   bool conv = n.isa(ops::Conv) || n.isa(ops::QConv);
   bool convTranspose = n.isa(ops::ConvTranspose) || n.isa(ops::QConvTranspose);
   bool gemm = n.isa(ops::Gemm) || n.isa(ops::QGemm);
-  bool matmul = n.isa(ops::MatMul) || n.isa(ops::QMatmul);
+  bool matmul =
+      n.isa(ops::MatMul) || n.isa(ops::QMatmul) || n.isa(ops::MatMulInteger) ||
+      n.isa(ops::MsMatMulIntegerToFloat) || n.isa(ops::MsDynamicQuantizeMatMul);
+  conv = conv || n.isa(ops::ConvInteger);
   if (conv) {
     // Every output element: (C/group) * prod(kernel) products.
     int64_t perOutput = 1;

@@ -375,13 +375,12 @@ llvm::Error matMulIntegerKernel(KernelContext &ctx) {
   return llvm::Error::success();
 }
 
-llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
-  const Tensor *x = ctx.input(0);
-  if (!x || x->kind() != ElementKind::F32)
-    return ctx.error("DynamicQuantizeLinear needs a float input");
+/// ONNX DynamicQuantizeLinear's parameters of `x`: u8, the range of x and 0
+/// over 255 steps, the zero point rounded half to even and saturated.
+std::pair<float, int64_t> dynamicParams(const Tensor &x) {
   float lo = 0.0f, hi = 0.0f;
-  for (int64_t i = 0; i < x->numElements(); ++i) {
-    float v = x->data<float>()[i];
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    float v = x.data<float>()[i];
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
@@ -390,13 +389,24 @@ llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
       scale > 0 ? quant::saturateToStorage(std::nearbyintf(0.0f - lo / scale),
                                            ElementKind::U8)
                 : 0;
+  return {scale, zp};
+}
+
+void dynamicQuantize(const Tensor &x, float scale, int64_t zp, Tensor &y) {
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    y.setInt(i, scale > 0 ? quant::quantizeValue(x.data<float>()[i], scale, zp,
+                                                 ElementKind::U8)
+                          : 0);
+}
+
+llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x || x->kind() != ElementKind::F32)
+    return ctx.error("DynamicQuantizeLinear needs a float input");
+  auto [scale, zp] = dynamicParams(*x);
   if (auto err = ctx.allocateOutput(0, ElementKind::U8, x->shape()))
     return err;
-  for (int64_t i = 0; i < x->numElements(); ++i)
-    ctx.outputs[0].setInt(
-        i, scale > 0 ? quant::quantizeValue(x->data<float>()[i], scale, zp,
-                                            ElementKind::U8)
-                     : 0);
+  dynamicQuantize(*x, scale, zp, ctx.outputs[0]);
   if (ctx.wantsOutput(1)) {
     if (auto err = ctx.allocateOutput(1, ElementKind::F32, {}))
       return err;
@@ -408,6 +418,69 @@ llvm::Error dynamicQuantizeLinearKernel(KernelContext &ctx) {
     ctx.outputs[2].setInt(0, zp);
   }
   return llvm::Error::success();
+}
+
+/// ONNX Runtime's float result of an integer matmul: each int32 sum times
+/// a_scale x b_scale (the product in float, b_scale per tensor or per
+/// column of b), plus an optional bias per column, in float as its
+/// MatMulIntegerToFloat and the Cast -> Mul chain compute it.
+llvm::Error integerMatmulToFloat(KernelContext &ctx, const Tensor &a,
+                                 const Tensor *az, const Tensor &b,
+                                 const Tensor *bz, float aScale,
+                                 const Tensor &bScale, const Tensor *bias) {
+  Shape shape;
+  auto acc = integerMatmul(ctx, a, az, b, bz, shape);
+  if (!acc)
+    return acc.takeError();
+  int64_t columns = shape.empty() ? 1 : shape.back();
+  if (bScale.numElements() != 1 && bScale.numElements() != columns)
+    return ctx.error("b_scale must be a scalar or one per column of b");
+  if (bias && bias->numElements() != columns)
+    return ctx.error("bias must have one value per column of b");
+  if (auto err = ctx.allocateOutput(0, ElementKind::F32, shape))
+    return err;
+  float *y = ctx.outputs[0].data<float>();
+  for (size_t i = 0; i < acc->size(); ++i) {
+    int64_t column = static_cast<int64_t>(i) % columns;
+    float scale =
+        aScale * bScale.data<float>()[bScale.numElements() == 1 ? 0 : column];
+    float v = static_cast<float>(static_cast<int32_t>((*acc)[i])) * scale;
+    y[i] = bias ? v + bias->data<float>()[column] : v;
+  }
+  return llvm::Error::success();
+}
+
+/// com.microsoft.MatMulIntegerToFloat(A, B, a_scale, b_scale,
+/// a_zero_point?, b_zero_point?, bias?).
+llvm::Error matMulIntegerToFloatKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1), *as = ctx.input(2),
+               *bs = ctx.input(3);
+  if (!a || !b || !as || !bs)
+    return ctx.error("MatMulIntegerToFloat needs A, B, a_scale and b_scale");
+  if (as->numElements() != 1 || as->kind() != ElementKind::F32 ||
+      bs->kind() != ElementKind::F32)
+    return ctx.error("MatMulIntegerToFloat takes a float a_scale of one "
+                     "value and a float b_scale");
+  return integerMatmulToFloat(ctx, *a, ctx.input(4), *b, ctx.input(5),
+                              as->data<float>()[0], *bs, ctx.input(6));
+}
+
+/// com.microsoft.DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?,
+/// bias?): A quantized as DynamicQuantizeLinear does, then as above.
+llvm::Error dynamicQuantizeMatMulKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1), *bs = ctx.input(2);
+  if (!a || !b || !bs || a->kind() != ElementKind::F32 ||
+      bs->kind() != ElementKind::F32)
+    return ctx.error(
+        "DynamicQuantizeMatMul needs a float A, B and a float b_scale");
+  auto [scale, zp] = dynamicParams(*a);
+  auto q = Tensor::allocate(ElementKind::U8, a->shape());
+  if (!q)
+    return q.takeError();
+  dynamicQuantize(*a, scale, zp, *q);
+  Tensor qzp = Tensor::scalar(ElementKind::U8, static_cast<double>(zp));
+  return integerMatmulToFloat(ctx, *q, &qzp, *b, ctx.input(3), scale, *bs,
+                              ctx.input(4));
 }
 
 } // namespace
@@ -433,4 +506,6 @@ void interp::registerQuantKernels(KernelRegistry &r) {
   r.add(ops::ConvInteger, convIntegerKernel);
   r.add(ops::MatMulInteger, matMulIntegerKernel);
   r.add(ops::DynamicQuantizeLinear, dynamicQuantizeLinearKernel);
+  r.add(ops::MsMatMulIntegerToFloat, matMulIntegerToFloatKernel);
+  r.add(ops::MsDynamicQuantizeMatMul, dynamicQuantizeMatMulKernel);
 }

@@ -485,6 +485,8 @@ PreservedAnalyses FusePass::run(Graph &g, AnalysisManager &am) {
   rules.int8AttentionMaxSequence = 0;
   rules.geluEpilogue = false;
   rules.weightDequantizeCrossesDataMovement = false;
+  // Dynamic quantization has no q.* op: its chains stay as they are.
+  rules.dynamicQuantization = false;
   FusionPlan plan = computeFusionPlan(g, rules);
   Fuser fuser(g, am.getCostReport());
   return fuser.run(plan) ? PreservedAnalyses::none() : PreservedAnalyses::all();

@@ -36,6 +36,8 @@ std::vector<OpConstant> tableConstants() {
 std::string expectedId(llvm::StringRef name) {
   if (name.consume_front("onnx."))
     return name.str();
+  if (name.consume_front("com.microsoft."))
+    return "Ms" + name.str();
   std::string id;
   if (!name.consume_front("q."))
     return id;

@@ -118,6 +118,12 @@ struct BackendRules {
   /// The GELU after a weighted op (Gelu, or x * 0.5 * (1 + Erf(x / sqrt2)))
   /// joins its epilogue.
   bool geluEpilogue = false;
+  /// DynamicQuantizeLinear and the integer matmul/conv reading it (with the
+  /// Cast -> Mul by a_scale x b_scale after it), and ONNX Runtime's
+  /// com.microsoft DynamicQuantizeMatMul and MatMulIntegerToFloat, run as
+  /// INT8 kernels (ONNX Runtime's x86 MatMulIntegerToFloat,
+  /// DynamicQuantizeMatMul, ConvInteger).
+  bool dynamicQuantization = false;
   /// Int8 activations are taken only where the backend turns them into
   /// uint8 (ONNX Runtime's x86 kernels, QDQS8ToU8Transformer).
   bool int8ActivationsOnlyAsU8 = false;
@@ -182,6 +188,9 @@ struct FusionUnit {
   std::vector<Port> outputs;
   /// Multiply-accumulates of the anchor (weighted units).
   int64_t macs = 0;
+  /// Reads int8 whose grid is computed at run time (dynamic quantization):
+  /// its MACs are INT8 though its input ports carry no grid.
+  bool dynamicInt8 = false;
 
   Node *getAnchor() const { return members.front(); }
   /// True when the unit computes on int8 (every unit except float-output

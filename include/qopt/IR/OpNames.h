@@ -7,8 +7,9 @@
 //
 // Names: "onnx.X" is `X` (ops::Conv, ops::QuantizeLinear); "q.snake_case"
 // is `Q` + CamelCase (ops::QQuantize, ops::QConvTranspose, ops::QMatmul);
-// ops of other ONNX domains, which qopt does not model (see below), carry a
-// prefix for their domain: "com.microsoft.X" is `MsX` (ops::MsQLinearAdd).
+// ops of other ONNX domains carry a prefix for their domain:
+// "com.microsoft.X" is `MsX` (ops::MsMatMulIntegerToFloat, in the table;
+// ops::MsQLinearAdd, one of the opaque ones below).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,119 @@
+//===- FusionDynamic.cpp - Dynamic quantization as INT8 units -------------===//
+//
+// ONNX Runtime's quantize_dynamic writes each MatMul with a constant weight
+// as
+//
+//   %q, %s, %z = onnx.DynamicQuantizeLinear(%x)    "dynamic-quantize" unit
+//   %acc = onnx.MatMulInteger(%q, %W, %z, %wz)     "matmul" unit: the
+//   %f = onnx.Cast(%acc) {to = FLOAT}                integer product, its
+//   %p = onnx.Mul(%s, %ws)                           scale to float and an
+//   %y = onnx.Mul(%f, %p)                            optional bias, one
+//   [%y2 = onnx.Add(%y, %bias)]                      kernel
+//
+// (ConvInteger likewise), and ONNX Runtime's optimizer runs the chain as
+// MatMulIntegerToFloat (MLAS's u8 x s8 GEMM with the scale in its
+// epilogue); com.microsoft DynamicQuantizeMatMul and MatMulIntegerToFloat
+// are that kernel already. Where the backend has dynamic quantization these
+// are units and their MACs INT8; elsewhere they run in float, and the
+// reason says so (TensorRT's Q/DQ take constant scales only).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionPlanner.h"
+
+#include "qopt/Fusion/FusionPlan.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpNames.h"
+#include "qopt/Passes/QdqUtils.h"
+
+using namespace qopt;
+using namespace qopt::fusion;
+
+namespace {
+
+bool isDynamicOp(const Node &n) {
+  return n.isa(ops::DynamicQuantizeLinear) || n.isa(ops::MatMulInteger) ||
+         n.isa(ops::ConvInteger) || n.isa(ops::MsDynamicQuantizeMatMul) ||
+         n.isa(ops::MsMatMulIntegerToFloat);
+}
+
+/// The only user of `v`, when it is an op of kind `op` reading it once and
+/// `v` is not a graph output.
+Node *onlyUser(const Value *v, llvm::StringRef op) {
+  if (!v->hasOneUse() || v->isGraphOutput() || v->isCaptured())
+    return nullptr;
+  Node *user = v->getUses().front().user;
+  return user && user->isa(op) ? user : nullptr;
+}
+
+/// The other operand of a binary `n` than `v`.
+Value *otherOperand(const Node &n, const Value *v) {
+  if (n.getNumOperands() != 2)
+    return nullptr;
+  return n.getOperand(0) == v ? n.getOperand(1) : n.getOperand(0);
+}
+
+} // namespace
+
+bool Planner::tryDynamic(Node &n) {
+  if (!isDynamicOp(n))
+    return false;
+  if (!rules.dynamicQuantization) {
+    FloatCause c;
+    if (rules.name == "trt") {
+      c.reason =
+          "TensorRT has no dynamic quantization: " + n.getOpType().str() +
+          " takes scales computed at run time, TensorRT's Q/DQ "
+          "constant ones";
+      c.fixInModel = "calibrate and export static Q/DQ (constant scales) "
+                     "for TensorRT's INT8";
+    } else {
+      c.reason = rules.title.str() + " has no INT8 kernel for " +
+                 n.getOpType().str() + " (dynamic quantization)";
+      c.fixInModel = "export static Q/DQ (constant scales)";
+    }
+    markFloat(n, std::move(c));
+    return true;
+  }
+  FusionUnit unit;
+  unit.members.push_back(&n);
+  for (unsigned i = 0; i < n.getNumOperands(); ++i)
+    if (const Value *v = n.getOperand(i); v && !isConstantValue(v))
+      unit.inputs.push_back({v, nullptr});
+  if (n.isa(ops::DynamicQuantizeLinear)) {
+    unit.kind = "dynamic-quantize";
+    for (unsigned r = 0; r < n.getNumResults(); ++r)
+      unit.outputs.push_back({n.getResult(r), nullptr});
+    addUnit(std::move(unit));
+    return true;
+  }
+  unit.kind = n.isa(ops::ConvInteger) ? "conv" : "matmul";
+  unit.macs = countMacs(n);
+  unit.dynamicInt8 = true;
+  Value *out = n.getResult();
+  // The integer result scaled to float: Cast -> Mul by the scale product
+  // (a Mul of two scalars, itself part of the kernel) -> optional bias Add.
+  if (n.isa(ops::MatMulInteger) || n.isa(ops::ConvInteger))
+    if (Node *cast = onlyUser(out, ops::Cast))
+      if (Node *mul = onlyUser(cast->getResult(), ops::Mul)) {
+        Value *scale = otherOperand(*mul, cast->getResult());
+        Node *product = scale ? scale->getDefiningNode() : nullptr;
+        if (product && product->isa(ops::Mul) && scale->hasOneUse()) {
+          for (Node *m : {cast, mul, product}) {
+            unit.members.push_back(m);
+            if (floatNodes.erase(m))
+              llvm::erase_value(floatOrder, m);
+          }
+          out = mul->getResult();
+          if (Node *add = onlyUser(out, ops::Add))
+            if (Value *bias = otherOperand(*add, out);
+                bias && isConstantValue(bias)) {
+              unit.members.push_back(add);
+              out = add->getResult();
+            }
+        }
+      }
+  unit.outputs.push_back({out, nullptr});
+  addUnit(std::move(unit));
+  return true;
+}
