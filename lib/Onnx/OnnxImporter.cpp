@@ -675,7 +675,11 @@ llvm::Expected<std::unique_ptr<Model>> Importer::run() {
     return folded.takeError();
   if (*folded)
     typesAsInferred.clear();
-  // torch.ao's Q -> Cast(to=UINT8) -> DQ is Q -> DQ.
+  // torch.ao's Q -> Cast(to=UINT8) -> DQ is Q -> DQ (the Casts that go
+  // leave the verifier's set first).
+  for (Node &n : model->getGraph().getNodes())
+    if (isNoOpCast(n))
+      typesAsInferred.erase(&n);
   removeNoOpCasts(model->getGraph());
   VerifyOptions verifyOptions;
   verifyOptions.typesAsInferred = &typesAsInferred;

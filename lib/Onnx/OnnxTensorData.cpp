@@ -10,6 +10,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
@@ -122,9 +123,20 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
       return makeError(what + ": cannot open external data file '" + location +
                        "'");
     std::string data(len, '\0');
-    ssize_t got = ::pread(fd, data.data(), len, static_cast<off_t>(offset));
+    // One pread returns at most 0x7ffff000 bytes on Linux, and any call may
+    // return fewer than asked: read until the tensor is complete.
+    uint64_t done = 0;
+    while (done < len) {
+      ssize_t got = ::pread(fd, data.data() + done, len - done,
+                            static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        break;
+      done += static_cast<uint64_t>(got);
+    }
     ::close(fd);
-    if (got < 0 || static_cast<uint64_t>(got) != len)
+    if (done != len)
       return makeError(what + ": short read from external data file '" +
                        location + "'");
     return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
