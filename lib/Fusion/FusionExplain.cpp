@@ -86,7 +86,7 @@ std::string portText(const FusionUnit::Port &p) {
 void printPorts(llvm::ArrayRef<FusionUnit::Port> ports, llvm::raw_ostream &os) {
   bool first = true;
   for (const FusionUnit::Port &p : ports) {
-    os << (first ? "" : ", ") << portText(p);
+    os << (first ? "" : ", ") << toPrintableLine(portText(p));
     first = false;
   }
 }
@@ -126,7 +126,7 @@ void FusionPlan::print(llvm::raw_ostream &os) const {
   for (const FusionUnit &u : units) {
     os << "  unit #" << u.id << " " << u.kind << ": ";
     std::vector<const Node *> members(u.members.begin(), u.members.end());
-    os << nodeList(members, " + ") << "  in(";
+    os << toPrintableLine(nodeList(members, " + "), 1 << 16) << "  in(";
     printPorts(u.inputs, os);
     os << ") out(";
     printPorts(u.outputs, os);
@@ -134,7 +134,7 @@ void FusionPlan::print(llvm::raw_ostream &os) const {
   }
   for (const Leftover &l : leftovers)
     os << "  leftover " << getLeftoverKindName(l.kind) << ": "
-       << nodeList(l.nodes, " -> ") << "\n";
+       << toPrintableLine(nodeList(l.nodes, " -> "), 1 << 16) << "\n";
   os << "  summary: ";
   printSummaryLine(summarize(), os);
 }

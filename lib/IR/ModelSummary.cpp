@@ -3,6 +3,7 @@
 #include "qopt/IR/ModelSummary.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/Support/Error.h"
 
 #include <map>
 
@@ -30,10 +31,10 @@ void qopt::printModelSummary(const Model &model, llvm::raw_ostream &os) {
     for (const Value *r : n.getResults())
       noteType(r->getType());
   }
-  os << "graph @" << g.getName() << ": " << g.getNumInputs() << " inputs, "
-     << g.getNumOutputs() << " outputs, " << (g.getNumNodes() - initializers)
-     << " nodes, " << initializers << " initializers; opset "
-     << model.getDefaultOpsetVersion() << "\n";
+  os << "graph @" << toPrintableLine(g.getName()) << ": " << g.getNumInputs()
+     << " inputs, " << g.getNumOutputs() << " outputs, "
+     << (g.getNumNodes() - initializers) << " nodes, " << initializers
+     << " initializers; opset " << model.getDefaultOpsetVersion() << "\n";
   os << "  ops:";
   for (const auto &[op, count] : opCounts)
     os << " " << op << "=" << count;

@@ -3,6 +3,7 @@
 #include "qopt/Passes/CostReport.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Support/Error.h"
 
 #include "llvm/Support/Format.h"
 
@@ -37,6 +38,10 @@ size_t CostReport::count(llvm::StringRef pass) const {
                         [&](const Entry &e) { return e.pass == pass; });
 }
 
+/// A note quotes the model's names: one printable line each, whatever they
+/// hold (an escape sequence, a line break).
+static constexpr size_t kDetailLimit = 16384;
+
 void CostReport::print(llvm::raw_ostream &os) const {
   if (entries.empty())
     return;
@@ -53,17 +58,18 @@ void CostReport::print(llvm::raw_ostream &os) const {
     Total &t = totals[e.pass];
     if (!e.before) {
       ++t.notes;
-      os << "  " << e.pass << ": " << e.detail << "\n";
+      os << "  " << e.pass << ": " << toPrintableLine(e.detail, kDetailLimit)
+         << "\n";
       continue;
     }
     ++t.regrids;
     t.worst = std::max(t.worst, e.maxErrorLsb);
-    os << "  " << e.pass << ": %" << e.tensor << ": "
+    os << "  " << e.pass << ": %" << toPrintableLine(e.tensor) << ": "
        << quant::describeParams(e.before) << " -> "
        << quant::describeParams(e.after) << ", max error "
        << llvm::format("%.3g", e.maxErrorLsb) << " LSB";
     if (!e.detail.empty())
-      os << " (" << e.detail << ")";
+      os << " (" << toPrintableLine(e.detail, kDetailLimit) << ")";
     os << "\n";
   }
   for (const std::string &pass : order) {

@@ -56,7 +56,7 @@ public:
   PreservedAnalyses run(Graph &g, AnalysisManager &am) override {
     analysis.compute(g, am);
     llvm::errs() << "Printing analysis '" << analysis.name << "' for graph @"
-                 << g.getName() << ":\n";
+                 << toPrintableLine(g.getName()) << ":\n";
     if (auto *r = am.getCachedResult(g, analysis.key))
       r->print(llvm::errs());
     return PreservedAnalyses::all();

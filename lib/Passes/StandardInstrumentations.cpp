@@ -38,8 +38,8 @@ void StandardInstrumentations::printTimeReport() {
 
 void StandardInstrumentations::dump(llvm::StringRef banner,
                                     llvm::StringRef pass, const Graph &g) {
-  os << "// *** IR Dump " << banner << " " << pass << " on @" << g.getName()
-     << " ***\n"
+  os << "// *** IR Dump " << banner << " " << pass << " on @"
+     << toPrintableLine(g.getName()) << " ***\n"
      << printToString(g);
 }
 
@@ -51,11 +51,13 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
   pi.registerBeforePass([this, listed](llvm::StringRef pass, const Graph &g) {
     if (stopped) {
       if (options.debugPassManager)
-        os << "Skipping pass: " << pass << " on @" << g.getName() << "\n";
+        os << "Skipping pass: " << pass << " on @"
+           << toPrintableLine(g.getName()) << "\n";
       return false;
     }
     if (options.debugPassManager)
-      os << "Running pass: " << pass << " on @" << g.getName() << "\n";
+      os << "Running pass: " << pass << " on @" << toPrintableLine(g.getName())
+         << "\n";
     if (options.printBeforeAll || listed(options.printBefore, pass))
       dump("Before", pass, g);
     if (options.printChanged) {
@@ -88,11 +90,12 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
       changedBefore.pop_back();
       std::string after = printToString(g);
       if (after == before)
-        os << "// *** IR Dump After " << pass << " on @" << g.getName()
+        os << "// *** IR Dump After " << pass << " on @"
+           << toPrintableLine(g.getName())
            << " omitted because no change ***\n";
       else
-        os << "// *** IR Dump After " << pass << " on @" << g.getName()
-           << " ***\n"
+        os << "// *** IR Dump After " << pass << " on @"
+           << toPrintableLine(g.getName()) << " ***\n"
            << after;
     }
     if (options.verifyEach) {
@@ -106,10 +109,12 @@ void StandardInstrumentations::registerCallbacks(PassInstrumentation &pi) {
 
   if (options.debugPassManager) {
     pi.registerBeforeAnalysis([this](llvm::StringRef a, const Graph &g) {
-      os << "Running analysis: " << a << " on @" << g.getName() << "\n";
+      os << "Running analysis: " << a << " on @" << toPrintableLine(g.getName())
+         << "\n";
     });
     pi.registerAnalysisInvalidated([this](llvm::StringRef a, const Graph &g) {
-      os << "Invalidating analysis: " << a << " on @" << g.getName() << "\n";
+      os << "Invalidating analysis: " << a << " on @"
+         << toPrintableLine(g.getName()) << "\n";
     });
   }
 }

@@ -119,8 +119,8 @@ void Plan::print(llvm::raw_ostream &os) const {
       return;
     }
     const PlanTensor &t = tensors[id];
-    os << "%" << id << " '" << t.name << "' " << getElementKindName(t.kind)
-       << shapeToString(t.shape)
+    os << "%" << id << " '" << toPrintableLine(t.name) << "' "
+       << getElementKindName(t.kind) << shapeToString(t.shape)
        << (t.layout == PlanLayout::Nhwc ? " nhwc" : "")
        << (t.constant ? " const" : "");
   };
@@ -131,7 +131,7 @@ void Plan::print(llvm::raw_ostream &os) const {
     os << "  " << i << ": " << s.getKindName();
     if (!s.op.empty())
       os << " " << s.op;
-    os << " '" << s.getName() << "' (";
+    os << " '" << toPrintableLine(s.getName()) << "' (";
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       os << (k ? ", " : "");
       describe(s.inputs[k]);

@@ -79,7 +79,7 @@ bool ComparisonReport::within(const CompareTolerance &tol) const {
 
 void ComparisonReport::print(llvm::raw_ostream &os) const {
   for (const OutputComparison &c : outputs) {
-    os << c.name << ": ";
+    os << toPrintableLine(c.name) << ": ";
     if (c.shapeOrTypeDiffers) {
       os << "shape or type differs\n";
       continue;

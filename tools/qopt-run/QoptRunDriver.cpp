@@ -102,7 +102,8 @@ public:
     if (ok)
       return;
     ++bad;
-    llvm::outs() << "DIFF " << what << " output '" << c.name << "': ";
+    llvm::outs() << "DIFF " << what << " output '" << toPrintableLine(c.name)
+                 << "': ";
     ComparisonReport one;
     one.outputs.push_back(c);
     one.print(llvm::outs());
@@ -693,7 +694,7 @@ llvm::Expected<int> Runner::runAndCompare() {
   }
   if (!comparing) {
     for (size_t i = 0; i < outputs->size(); ++i)
-      llvm::outs() << outputNames[i] << ": "
+      llvm::outs() << toPrintableLine(outputNames[i]) << ": "
                    << getElementKindName((*outputs)[i].kind()) << " "
                    << interp::shapeToString((*outputs)[i].shape()) << "\n";
     return 0;
