@@ -357,6 +357,17 @@ llvm::Error opimpl::inferArgReduce(InferenceContext &ctx) {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
+/// ONNX gives a window's padding either by auto_pad or by pads: pads only
+/// with auto_pad NOTSET (or absent); its checker refuses both.
+static llvm::Error checkAutoPadWithoutPads(InferenceContext &ctx,
+                                           llvm::StringRef autoPad) {
+  if (!autoPad.empty() && autoPad != "NOTSET" && ctx.hasAttr("pads"))
+    return ctx.error("auto_pad " + autoPad +
+                     " and pads are both given; pads go with auto_pad "
+                     "NOTSET only");
+  return llvm::Error::success();
+}
+
 /// Spatial output sizes of a sliding window. `kernel` are the effective
 /// kernel sizes before dilation; reads pads/strides/dilations/auto_pad.
 llvm::Expected<Shape> opimpl::slidingWindowShape(InferenceContext &ctx,
@@ -388,6 +399,8 @@ llvm::Expected<Shape> opimpl::slidingWindowShape(InferenceContext &ctx,
   if (!pads)
     return pads.takeError();
   std::string autoPad = ctx.getString("auto_pad");
+  if (auto err = checkAutoPadWithoutPads(ctx, autoPad))
+    return err;
   Shape out{input[0], channels};
   for (size_t i = 0; i < spatial; ++i) {
     int64_t s = (*strides)[i], d = (*dilations)[i], k = kernel[i];
@@ -581,6 +594,8 @@ llvm::Error opimpl::inferConvTranspose(InferenceContext &ctx) {
     return i < v.size() ? v[i] : fill;
   };
   std::string autoPad = ctx.getString("auto_pad");
+  if (auto err = checkAutoPadWithoutPads(ctx, autoPad))
+    return err;
   for (size_t i = 0; i < spatial; ++i) {
     if (outputShape.size() == spatial) {
       out.push_back(Dim::fixed(outputShape[i]));

@@ -562,6 +562,11 @@ llvm::Error opimpl::inferResize(InferenceContext &ctx) {
     if (sizes->getNumElements() != static_cast<int64_t>(axes.size()))
       return ctx.error("sizes has " + llvm::Twine(sizes->getNumElements()) +
                        " values for " + llvm::Twine(axes.size()) + " axes");
+    for (int64_t i = 0; i < sizes->getNumElements(); ++i)
+      if (sizes->getAsInt(i) < 0)
+        return ctx.error("sizes holds " + llvm::Twine(sizes->getAsInt(i)) +
+                         " for axis " + llvm::Twine(axes[i]) +
+                         "; sizes are >= 0");
     std::string policy = ctx.getString("keep_aspect_ratio_policy");
     if (policy == "stretch") {
       for (size_t i = 0; i < axes.size(); ++i)

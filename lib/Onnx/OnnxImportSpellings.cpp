@@ -14,6 +14,7 @@
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/OpsetSpellings.h"
 #include "qopt/IR/QuantMath.h"
+#include "qopt/Support/FloatFormat.h"
 
 using namespace qopt;
 using namespace qopt::onnximport;
@@ -76,10 +77,12 @@ llvm::Error Importer::canonicalizeSpelling(const onnx::NodeProto &n,
 }
 
 /// Upsample (opsets 7-9) is Resize with asymmetric coordinates; Resize-10
-/// has no roi operand.
-void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
-                                  std::vector<Value *> &operands,
-                                  std::vector<NamedAttribute> &attrs) {
+/// has no roi operand. Upsample's scales are >= 1 (ONNX's checker refuses
+/// others): a constant one below is an error naming the node.
+llvm::Error Importer::canonicalizeResize(const onnx::NodeProto &n,
+                                         std::string &op,
+                                         std::vector<Value *> &operands,
+                                         std::vector<NamedAttribute> &attrs) {
   if (op == ops::Resize && opset < 11 && operands.size() == 2) {
     // Resize-10 maps coordinates asymmetrically and rounds nearest neighbours
     // down when upsampling, up when downsampling: say so in the newest
@@ -94,10 +97,27 @@ void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
     if (mode == "nearest")
       if (const char *nearest = resize10NearestMode(operands[2]))
         attrs.push_back({"nearest_mode", Attribute(nearest)});
-    return;
+    return llvm::Error::success();
   }
   if (op != ops::Upsample)
-    return;
+    return llvm::Error::success();
+  auto refuseBelowOne = [&](llvm::ArrayRef<float> scales) -> llvm::Error {
+    for (float v : scales)
+      if (!(v >= 1.0f))
+        return makeError(describeProto(n) + ": Upsample scale " +
+                         formatFloat(v) +
+                         " is below 1 (Upsample enlarges; "
+                         "Resize takes smaller scales)");
+    return llvm::Error::success();
+  };
+  if (operands.size() >= 2 && operands[1])
+    if (const DenseElements *d = getConstantData(operands[1])) {
+      std::vector<float> v;
+      for (int64_t i = 0; i < d->getNumElements(); ++i)
+        v.push_back(static_cast<float>(d->getAsDouble(i)));
+      if (auto err = refuseBelowOne(v))
+        return err;
+    }
   op = ops::Resize;
   std::string mode = "nearest";
   for (auto it = attrs.begin(); it != attrs.end();) {
@@ -106,6 +126,8 @@ void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
     if (it->name == "scales" && it->value.getIf<std::vector<float>>()) {
       // Upsample-7 keeps the scales in an attribute.
       const std::vector<float> &v = *it->value.getIf<std::vector<float>>();
+      if (auto err = refuseBelowOne(v))
+        return err;
       DenseElementsRef data = quant::makeDenseF32({int64_t(v.size())}, v);
       Graph &graph = model->getGraph();
       Node *c = graph.createNode(
@@ -126,4 +148,5 @@ void Importer::canonicalizeResize(const onnx::NodeProto &n, std::string &op,
   // Resize(X, roi, scales): Upsample's scales move to position 2.
   if (operands.size() >= 2)
     operands = {operands[0], nullptr, operands[1]};
+  return llvm::Error::success();
 }

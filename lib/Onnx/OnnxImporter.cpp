@@ -540,7 +540,8 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
     if (isDefaultDomain(n.domain())) {
       if (auto err = canonicalizeSpelling(n, op, operands, attrs))
         return err;
-      canonicalizeResize(n, op, operands, attrs);
+      if (auto err = canonicalizeResize(n, op, operands, attrs))
+        return err;
     }
 
     std::vector<ResultSpec> results;

@@ -84,9 +84,9 @@ private:
   llvm::Error canonicalizeSpelling(const onnx::NodeProto &n, llvm::StringRef op,
                                    std::vector<Value *> &operands,
                                    std::vector<NamedAttribute> &attrs);
-  void canonicalizeResize(const onnx::NodeProto &n, std::string &op,
-                          std::vector<Value *> &operands,
-                          std::vector<NamedAttribute> &attrs);
+  llvm::Error canonicalizeResize(const onnx::NodeProto &n, std::string &op,
+                                 std::vector<Value *> &operands,
+                                 std::vector<NamedAttribute> &attrs);
   void recordParamNames(int node, const QuantType *q,
                         std::vector<NamedAttribute> &attrs);
   llvm::Error emitOutputs();

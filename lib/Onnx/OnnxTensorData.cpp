@@ -144,6 +144,11 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
   }
 
   if (t.has_raw_data()) {
+    // ONNX's checker refuses a tensor that holds its values twice.
+    if (t.float_data_size() || t.int32_data_size() || t.int64_data_size() ||
+        t.double_data_size() || t.uint64_data_size() || t.string_data_size())
+      return makeError(what + ": holds raw_data and a typed data field "
+                              "both; a tensor keeps its values in one");
     if (t.raw_data().size() != *bytes)
       return makeError(what + ": raw_data has " +
                        llvm::Twine(t.raw_data().size()) + " bytes, expected " +
