@@ -1,6 +1,7 @@
 //===- PassManager.cpp - Passes, analyses and their manager ---------------===//
 
 #include "qopt/Passes/PassManager.h"
+#include "qopt/Support/Error.h"
 
 #include "qopt/IR/Graph.h"
 #include <algorithm>
@@ -125,7 +126,26 @@ PreservedAnalyses PassManager::run(Graph &g, AnalysisManager &am) {
     bool container = pass->isContainer();
     if (!container && pi && !pi->runBeforePass(pass->name(), g))
       continue;
-    PreservedAnalyses pa = pass->run(g, am);
+    PreservedAnalyses pa = PreservedAnalyses::none();
+    if (pi && !container) {
+      // A plugin's pass may throw: one error naming it, not an abort.
+      std::string thrown;
+      try {
+        pa = pass->run(g, am);
+      } catch (const std::exception &e) {
+        thrown = e.what();
+      } catch (...) {
+        thrown = "an exception that is no std::exception";
+      }
+      if (!thrown.empty()) {
+        am.invalidate(g, PreservedAnalyses::none());
+        pi->reportError(makeError("pass '" + toPrintableLine(pass->name()) +
+                                  "' threw: " + toPrintableLine(thrown)));
+        break;
+      }
+    } else {
+      pa = pass->run(g, am);
+    }
     am.invalidate(g, pa);
     if (!container && pi)
       pi->runAfterPass(pass->name(), g, pa);

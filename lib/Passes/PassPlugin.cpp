@@ -37,9 +37,24 @@ llvm::Expected<PassPlugin> PassPlugin::load(const std::string &path) {
 
 llvm::Error PassPlugin::registerWith(PassRegistry &registry) const {
   registry.setCurrentPlugin(info.pluginName);
-  info.registerCallbacks(registry);
+  // A plugin is someone else's code: an exception out of it is one error
+  // line naming the plugin, not an abort.
+  std::string thrown;
+  try {
+    info.registerCallbacks(registry);
+  } catch (const std::exception &e) {
+    thrown = e.what();
+  } catch (...) {
+    thrown = "an exception that is no std::exception";
+  }
   registry.setCurrentPlugin("qopt");
-  return registry.takeRegistrationError();
+  llvm::Error err = registry.takeRegistrationError();
+  if (thrown.empty())
+    return err;
+  llvm::consumeError(std::move(err));
+  return makeError(
+      "pass plugin '" + toPrintableLine(info.pluginName) + "' (" + path +
+      ") threw while registering its passes: " + toPrintableLine(thrown));
 }
 
 llvm::Error qopt::loadPluginsFromDirectory(llvm::StringRef dir,
@@ -64,7 +79,9 @@ llvm::Error qopt::loadPluginsFromDirectory(llvm::StringRef dir,
 std::vector<std::string> qopt::defaultPluginDirectories(const char *argv0,
                                                         void *mainAddr) {
   std::vector<std::string> dirs;
-  if (auto env = llvm::sys::Process::GetEnv("QOPT_PLUGIN_PATH")) {
+  // Set and empty is as unset: the built-in passes stay.
+  if (auto env = llvm::sys::Process::GetEnv("QOPT_PLUGIN_PATH");
+      env && !env->empty()) {
     llvm::SmallVector<llvm::StringRef, 4> parts;
     llvm::StringRef(*env).split(parts, ':', -1, false);
     for (llvm::StringRef p : parts)

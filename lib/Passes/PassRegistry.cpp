@@ -113,7 +113,37 @@ PassRegistry::PassRegistry() {
     owners[n] = "pipeline keyword";
 }
 
+/// Why `name` cannot be a pass, analysis or pipeline name, or empty: the
+/// pipeline text separates, parameterizes and nests with , < > ( ) = ;.
+static std::string whyNotAName(llvm::StringRef name) {
+  if (name.empty())
+    return "an empty name";
+  for (char c : name)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f ||
+        llvm::StringRef(",<>()=;").contains(c))
+      return "a name holding '" + toPrintableLine(llvm::StringRef(&c, 1)) +
+             "' (names are the pipeline's words: no spaces, control bytes or "
+             ", < > ( ) = ;)";
+  return {};
+}
+
 bool PassRegistry::checkUnique(llvm::StringRef kind, llvm::StringRef name) {
+  // Passes are the pipeline text's words; analyses and pipelines are
+  // registered with their parameters (fusion-plan<trt>, default<trt>).
+  std::string why = kind == "pass" ? whyNotAName(name) : "";
+  if (!why.empty()) {
+    llvm::Error err =
+        makeError("plugin '" + toPrintableLine(currentPlugin) + "' registers " +
+                  kind + " '" + toPrintableLine(name) + "': " + why);
+    if (!registrationError)
+      llvm::handleAllErrors(std::move(err),
+                            [&](std::unique_ptr<llvm::ErrorInfoBase> e) {
+                              registrationError = std::move(e);
+                            });
+    else
+      llvm::consumeError(std::move(err));
+    return false;
+  }
   auto it = owners.find(name.str());
   if (it == owners.end()) {
     owners[name.str()] =

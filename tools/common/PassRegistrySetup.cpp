@@ -13,7 +13,8 @@ using namespace qopt;
 
 /// $QOPT_PLUGIN_PATH's directories, else the setup's or the executable's.
 static std::vector<std::string> pluginDirectories(const PluginSetup &setup) {
-  if (!setup.directories || llvm::sys::Process::GetEnv("QOPT_PLUGIN_PATH"))
+  auto env = llvm::sys::Process::GetEnv("QOPT_PLUGIN_PATH");
+  if (!setup.directories || (env && !env->empty()))
     return defaultPluginDirectories(setup.argv0, setup.anchor);
   return *setup.directories;
 }
