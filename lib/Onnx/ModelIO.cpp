@@ -51,10 +51,13 @@ qopt::loadModelBytes(llvm::StringRef bytes, llvm::StringRef path,
       return std::move(err);
     return model;
   }
+  // The model's folder ("." for a bare file name); none for stdin.
   llvm::SmallString<256> dir;
   if (path != "-") {
     dir = path;
     llvm::sys::path::remove_filename(dir);
+    if (dir.empty())
+      dir = ".";
   }
   return importOnnxBuffer(bytes, dir, ctx);
 }
@@ -105,5 +108,7 @@ qopt::readTensorProtoFile(llvm::StringRef path) {
     return makeError(DiagLocation::file(path), path + ": not a TensorProto");
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
   return onnxbridge::tensorFromProto(t, dir, "tensor '" + t.name() + "'");
 }

@@ -109,6 +109,8 @@ llvm::Expected<std::unique_ptr<Model>> qopt::importOnnxFileWithInputsBound(
       return buffer.takeError();
     llvm::SmallString<256> dir(path);
     llvm::sys::path::remove_filename(dir);
+    if (dir.empty())
+      dir = ".";
     return importOnnxBuffer((*buffer)->getBuffer(), dir, ctx);
   }
   if (found && status.getSize() > getResourceLimits().memoryBytes)
@@ -134,6 +136,8 @@ llvm::Expected<std::unique_ptr<Model>> qopt::importOnnxFileWithInputsBound(
     return std::move(bindError);
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
   return Importer(*proto, dir, ctx).run();
 }
 

@@ -28,6 +28,14 @@ static llvm::Expected<std::string> resolveExternalPath(llvm::StringRef base,
                                                        llvm::StringRef what) {
   if (loc.empty())
     return makeError(what + ": external data has no location");
+  // A model read from stdin or from bytes has no folder: resolving its
+  // files against the working directory would hand any file there over as
+  // weights. The caller gives a folder explicitly, or there is none.
+  if (base.empty())
+    return makeError(what + ": external data file '" + loc +
+                     "' needs the model's folder, and a model read from stdin "
+                     "or from bytes has none: load it from its file, or give "
+                     "its folder (Python: qopt.load(data, base_dir=...))");
   if (llvm::sys::path::is_absolute(loc))
     return makeError(what + ": external data path '" + loc +
                      "' is absolute; it must be relative to the model");
@@ -36,11 +44,11 @@ static llvm::Expected<std::string> resolveExternalPath(llvm::StringRef base,
     if (*it == "..")
       return makeError(what + ": external data path '" + loc +
                        "' escapes the model directory");
-  llvm::SmallString<256> full(base.empty() ? "." : base);
+  llvm::SmallString<256> full(base);
   llvm::sys::path::append(full, loc);
   // Symbolic links may not lead out of the model's directory either.
   llvm::SmallString<256> realBase, realFull;
-  if (!llvm::sys::fs::real_path(base.empty() ? "." : base, realBase) &&
+  if (!llvm::sys::fs::real_path(base, realBase) &&
       !llvm::sys::fs::real_path(full, realFull)) {
     llvm::StringRef f = realFull, b = realBase;
     if (!f.startswith(b) || (f.size() > b.size() && f[b.size()] != '/'))

@@ -23,15 +23,18 @@ from . import _qopt
 __all__ = ["Error", "Model", "Explanation", "Plan", "load", "passes"]
 
 
-def load(source):
+def load(source, base_dir=None):
     """A Model from a path (.onnx or .qir), ONNX bytes (e.g.
-    onnx.ModelProto.SerializeToString()), or .qir text."""
+    onnx.ModelProto.SerializeToString()), or .qir text. ONNX bytes with
+    external data need `base_dir`, the folder their files are in (never
+    the working directory by default)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         head = data.lstrip()[:64]
         if head.startswith((b"graph @", b"model {", b"//", b"!")):
             return Model(_qopt.Model.from_qir(data.decode("utf-8"), "<bytes>"))
-        return Model(_qopt.Model.from_onnx(data, _os.getcwd(), "<bytes>"))
+        folder = _os.fspath(base_dir) if base_dir is not None else ""
+        return Model(_qopt.Model.from_onnx(data, folder, "<bytes>"))
     if isinstance(source, _os.PathLike):
         source = _os.fspath(source)
     if not isinstance(source, str):

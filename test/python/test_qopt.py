@@ -273,3 +273,19 @@ def test_one_model_from_threads_at_once():
     # default<trt> reaches its fixed point on the first run: the model ends
     # as one run leaves it, however the calls interleaved.
     assert m.qir() == after_once
+
+
+def test_bytes_with_external_data_need_their_folder(tmp_path):
+    """ONNX bytes have no folder: external data is refused unless base_dir
+    names one (never the working directory)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "inputs", "onnx", "good")
+    data = open(os.path.join(here, "external_data.onnx"), "rb").read()
+    cwd = os.getcwd()
+    try:
+        os.chdir(here)  # the .bin is right here, and still not taken
+        with pytest.raises(qopt.Error, match="needs the model's folder"):
+            qopt.load(data)
+    finally:
+        os.chdir(cwd)
+    m = qopt.load(data, base_dir=here)
+    assert "graph @external_data" in m.qir()

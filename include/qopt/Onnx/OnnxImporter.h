@@ -48,7 +48,7 @@ llvm::Expected<std::unique_ptr<Model>> importOnnxFileWithInputsBound(
     const std::map<std::string, DenseElementsRef> &bound);
 
 /// Lowers a serialized model held in memory. `baseDir` resolves external
-/// data files.
+/// data files; empty (stdin, bytes), external data is refused.
 llvm::Expected<std::unique_ptr<Model>>
 importOnnxBuffer(llvm::StringRef bytes, llvm::StringRef baseDir, Context &ctx);
 
