@@ -30,6 +30,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 
 using namespace qopt;
 
@@ -502,11 +503,31 @@ llvm::Error Runner::checkFlagCombinations() const {
 
 /// --dim and --input: the dims' values and the inputs read from files.
 llvm::Error Runner::readGivenInputs() {
+  // The dims the model's inputs leave open: their names, and "?" for an
+  // unnamed one. A --dim naming none of them would be silently ignored.
+  std::set<std::string> open;
+  if (model)
+    for (const Value *in : model->getGraph().getInputs())
+      if (in->getType()->hasRank())
+        for (const Dim &dim : in->getType()->getShape())
+          if (!dim.isStatic())
+            open.insert(dim.isSymbolic() ? dim.symbol : "?");
   for (llvm::StringRef d : options.dims) {
     auto [name, value] = d.split('=');
     int64_t v;
     if (value.getAsInteger(10, v) || v < 0)
-      return makeError("--dim expects name=N, got '" + d + "'");
+      return makeError("--dim expects name=N, got '" + toPrintableLine(d) +
+                       "'");
+    if (model && !open.count(name.str())) {
+      std::string known;
+      for (const std::string &o : open)
+        known += (known.empty() ? "" : ", ") + toPrintableLine(o);
+      return makeError("--dim: no input of the model has a dimension named '" +
+                       toPrintableLine(name) + "'" +
+                       (known.empty()
+                            ? std::string(" (every input is static)")
+                            : " (its open dimensions: " + known + ")"));
+    }
     dims[name.str()] = v;
   }
   for (llvm::StringRef spec : options.inputFiles) {

@@ -193,6 +193,9 @@ int main(int argc, char **argv) {
   if (cl::Option *timePasses = cl::getRegisteredOptions().lookup("time-passes"))
     timePasses->addCategory(runCategory);
   cl::HideUnrelatedOptions(runCategory);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "qopt-run (qopt) version " QOPT_VERSION "\n";
+  });
   cl::ParseCommandLineOptions(argc, argv,
                               "qopt-run: run a model on qopt's reference "
                               "interpreter\n");
