@@ -108,10 +108,14 @@ static std::string onnxOpName(const Node &n) {
   return n.getDialect() == "onnx" ? n.getOpType().str() : n.getOp().str();
 }
 
-std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
+std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset,
+                                           bool target) {
+  // The opset asked for (-target-opset) or the one the model has.
+  const std::string has =
+      target ? ", the target opset is " : ", the model has opset ";
   auto needs = [&](const std::string &what, int64_t since) {
-    return what + " needs opset " + std::to_string(since) +
-           ", the model has opset " + std::to_string(opset);
+    return what + " needs opset " + std::to_string(since) + has +
+           std::to_string(opset);
   };
   if (const OpDef *def = n.getOpDef()) {
     // Resize is written back as Upsample from opset 7 to 9 (the exporter
@@ -142,22 +146,20 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset) {
   llvm::SmallVector<const QuantType *, 2> quants;
   collectQuantTypes(n, quants);
   if (opset < 10)
-    return "QuantizeLinear/DequantizeLinear need opset 10, the model has "
-           "opset " +
+    return "QuantizeLinear/DequantizeLinear need opset 10" + has +
            std::to_string(opset);
   for (const QuantType *q : quants) {
     std::string what = typeToString(q);
     if (q->isPerAxis() && opset < 13)
-      return "per-axis quantization (" + what +
-             ") needs opset 13, the model has opset " + std::to_string(opset);
+      return "per-axis quantization (" + what + ") needs opset 13" + has +
+             std::to_string(opset);
     if (q->getExpressedKind() != ElementKind::F32 && opset < 19)
       return getElementKindName(q->getExpressedKind()).str() + " scales (" +
-             what + ") need opset 19, the model has opset " +
-             std::to_string(opset);
+             what + ") need opset 19" + has + std::to_string(opset);
     ElementKind s = q->getStorageKind();
     if ((s == ElementKind::I16 || s == ElementKind::U16) && opset < 21)
-      return "16-bit quantization (" + what +
-             ") needs opset 21, the model has opset " + std::to_string(opset);
+      return "16-bit quantization (" + what + ") needs opset 21" + has +
+             std::to_string(opset);
   }
   return {};
 }
@@ -205,7 +207,7 @@ static std::string retargetSoftmax(Node &n, int64_t from, int64_t to) {
 llvm::Error qopt::retargetOpset(Model &model, int64_t opset) {
   int64_t from = model.getDefaultOpsetVersion();
   for (Node &n : model.getGraph().getNodes()) {
-    std::string why = whyNotExpressibleAtOpset(n, opset);
+    std::string why = whyNotExpressibleAtOpset(n, opset, /*target=*/true);
     if (why.empty())
       why = retargetSoftmax(n, from, opset);
     if (why.empty() && n.isa("onnx.Resize") && from < 11 && opset >= 11 &&

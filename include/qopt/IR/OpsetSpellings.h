@@ -35,8 +35,10 @@ llvm::ArrayRef<AttrOperandSpelling> getAttrOperandSpellings(llvm::StringRef op);
 
 /// Why `n` cannot be written at default-domain opset `opset`, or empty:
 /// the op's first version, per-axis Q/DQ (13), f16/bf16 scales (19), 16-bit
-/// quantized types (21).
-std::string whyNotExpressibleAtOpset(const Node &n, int64_t opset);
+/// quantized types (21). `target`: `opset` is the one asked for
+/// (-target-opset), not the model's own; the reason says which.
+std::string whyNotExpressibleAtOpset(const Node &n, int64_t opset,
+                                     bool target = false);
 
 /// Resize-10's nearest rounding in Resize-11 terms: "floor" when every
 /// constant scale that is not 1 upsamples, "ceil" when every one
