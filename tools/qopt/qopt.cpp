@@ -26,6 +26,7 @@
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace qopt;
@@ -291,6 +292,16 @@ int main(int argc, char **argv) {
     llvm::outs() << "Plan passes (after lowering, in this order):\n";
     printPlanPasses(llvm::outs());
     return 0;
+  }
+  // No input file and a terminal on stdin: a model is not about to be typed
+  // in; say how to run qopt instead of waiting (opt refuses bitcode on a
+  // terminal the same way). An explicit "-" still reads the terminal.
+  if (!inputPath.getNumOccurrences() &&
+      llvm::sys::Process::StandardInIsUserInput()) {
+    llvm::errs() << "qopt: error: no input model (stdin is a terminal)\n"
+                 << "usage: qopt [options] <model.onnx|model.qir|-> "
+                    "[-passes=...] [-o out]; qopt --help lists the options\n";
+    return 1;
   }
   auto planPassOptions = getPlanPassOptionsFromFlags();
   if (!planPassOptions)
