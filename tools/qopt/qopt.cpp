@@ -73,13 +73,13 @@ static cl::opt<int64_t> targetOpset(
     cl::desc("Write the model for this default-domain ONNX opset: older "
              "spellings (Reshape's shape attribute, ...) are written back, "
              "and nodes that opset cannot express are an error"),
-    cl::init(0));
+    cl::init(0), cl::cat(qoptCategory));
 
 static cl::opt<bool> externalData(
     "external-data",
     cl::desc("Write ONNX initializers of 1 KiB or more to <output>.data next "
              "to the model (automatic when the weights pass 2 GiB)"),
-    cl::init(false));
+    cl::init(false), cl::cat(qoptCategory));
 
 static cl::opt<bool> disableOutput(
     "disable-output",
