@@ -64,10 +64,13 @@ if [ -d "$shared/models" ]; then
     if [ ! -f "$torchao/.complete" ]; then
       # All but FX MobileNetV3-Large (its export alone takes 15 s; the
       # eager one is the same network through the same exporter).
-      /usr/bin/python3 "$root/bench/gen_torchao_models.py" "$torchao" --size 96 \
+      if /usr/bin/python3 "$root/bench/gen_torchao_models.py" "$torchao" --size 96 \
         torchao_eager_resnet18 torchao_eager_mobilenet_v2 torchao_eager_mobilenet_v3_large \
-        torchao_fx_resnet18 torchao_fx_mobilenet_v2 torchao_qat_residual_concat || status=1
-      [ $status -eq 0 ] && touch "$torchao/.complete"
+        torchao_fx_resnet18 torchao_fx_mobilenet_v2 torchao_qat_residual_concat; then
+        touch "$torchao/.complete"
+      else
+        status=1
+      fi
     fi
     step "ONNX Runtime quantize_static's QDQ form of four fp32 models (bench/gen_ort_qdq_models.py)"
     ortqdq="$build/ortqdq-models"
