@@ -132,16 +132,9 @@ bool PassRegistry::checkUnique(llvm::StringRef kind, llvm::StringRef name) {
   // registered with their parameters (fusion-plan<trt>, default<trt>).
   std::string why = kind == "pass" ? whyNotAName(name) : "";
   if (!why.empty()) {
-    llvm::Error err =
+    keepRegistrationError(
         makeError("plugin '" + toPrintableLine(currentPlugin) + "' registers " +
-                  kind + " '" + toPrintableLine(name) + "': " + why);
-    if (!registrationError)
-      llvm::handleAllErrors(std::move(err),
-                            [&](std::unique_ptr<llvm::ErrorInfoBase> e) {
-                              registrationError = std::move(e);
-                            });
-    else
-      llvm::consumeError(std::move(err));
+                  kind + " '" + toPrintableLine(name) + "': " + why));
     return false;
   }
   auto it = owners.find(name.str());
@@ -150,19 +143,21 @@ bool PassRegistry::checkUnique(llvm::StringRef kind, llvm::StringRef name) {
         (kind + " '" + name + "' from plugin '" + currentPlugin + "'").str();
     return true;
   }
-  llvm::Error err = makeError("plugin '" + currentPlugin + "' registers " +
-                              kind + " '" + name +
-                              "', but that name is "
-                              "already taken by " +
-                              it->second);
-  if (!registrationError)
-    llvm::handleAllErrors(std::move(err),
-                          [&](std::unique_ptr<llvm::ErrorInfoBase> e) {
-                            registrationError = std::move(e);
-                          });
-  else
-    llvm::consumeError(std::move(err));
+  keepRegistrationError(
+      makeError("plugin '" + currentPlugin + "' registers " + kind + " '" +
+                name + "', but that name is already taken by " + it->second));
   return false;
+}
+
+void PassRegistry::keepRegistrationError(llvm::Error err) {
+  if (registrationError) {
+    llvm::consumeError(std::move(err));
+    return;
+  }
+  llvm::handleAllErrors(std::move(err),
+                        [&](std::unique_ptr<llvm::ErrorInfoBase> e) {
+                          registrationError = std::move(e);
+                        });
 }
 
 void PassRegistry::registerPass(llvm::StringRef name,

@@ -56,11 +56,10 @@ static constexpr const char *kPass = "borrow-scales";
 llvm::Expected<BorrowScalesPass>
 BorrowScalesPass::parse(llvm::StringRef params) {
   BorrowScalesPass p;
-  p.backend = params.trim().empty() ? "trt" : params.trim().str();
-  if (!lookupBackendRules(p.backend))
-    return makeError(
-        "'borrow-scales' takes a backend (trt, ort or cpu), got '" + p.backend +
-        "'");
+  auto backend = parseBackendParam(kPass, params);
+  if (!backend)
+    return backend.takeError();
+  p.backend = std::move(*backend);
   return p;
 }
 

@@ -7,6 +7,11 @@
 
 namespace qopt {
 
+/// The backend a pass decides by (`pass<trt|ort|cpu>`, trt when empty), or
+/// an error naming the pass.
+llvm::Expected<std::string> parseBackendParam(llvm::StringRef pass,
+                                              llvm::StringRef params);
+
 struct DeadCodeEliminationPass : PassInfoMixin<DeadCodeEliminationPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };

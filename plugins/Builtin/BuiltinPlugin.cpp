@@ -6,10 +6,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/Fusion/FusionPlan.h"
 #include "qopt/Passes/PassPlugin.h"
 #include "qopt/Passes/PassRegistry.h"
+#include "qopt/Support/Error.h"
 
 using namespace qopt;
+
+llvm::Expected<std::string> qopt::parseBackendParam(llvm::StringRef pass,
+                                                    llvm::StringRef params) {
+  std::string backend = params.trim().empty() ? "trt" : params.trim().str();
+  if (!lookupBackendRules(backend))
+    return makeError("'" + pass + "' takes a backend (trt, ort or cpu), got '" +
+                     backend + "'");
+  return backend;
+}
 
 static void registerBuiltinPasses(PassRegistry &registry) {
 #define PASS(NAME, CLASS, DESCRIPTION)                                         \

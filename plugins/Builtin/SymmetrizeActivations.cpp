@@ -57,11 +57,10 @@ static constexpr const char *kPass = "symmetrize-activations";
 llvm::Expected<SymmetrizeActivationsPass>
 SymmetrizeActivationsPass::parse(llvm::StringRef params) {
   SymmetrizeActivationsPass p;
-  p.backend = params.trim().empty() ? "trt" : params.trim().str();
-  if (!lookupBackendRules(p.backend))
-    return makeError("'" + llvm::Twine(kPass) +
-                     "' takes a backend (trt, ort or cpu), got '" + p.backend +
-                     "'");
+  auto backend = parseBackendParam(kPass, params);
+  if (!backend)
+    return backend.takeError();
+  p.backend = std::move(*backend);
   return p;
 }
 

@@ -118,6 +118,8 @@ private:
   llvm::Error buildInto(PassManager &pm, const std::vector<Element> &elems,
                         unsigned depth) const;
   bool checkUnique(llvm::StringRef kind, llvm::StringRef name);
+  /// Keeps `err` as the registration error unless one is kept already.
+  void keepRegistrationError(llvm::Error err);
 
   std::string currentPlugin = "qopt";
   std::map<std::string, PassEntry> passes;
