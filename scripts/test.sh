@@ -33,8 +33,14 @@ phase_done "release build"
 phase_done "release tests"
 if [ "${QOPT_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo; echo "== ASan + UBSan build with libFuzzer targets (clang-14)"
+  # A unity build: each library's sources compile in batches of eight, so
+  # the headers and their templates are parsed, optimized and instrumented
+  # once per batch, not once per file (1,900 -> about 750 s of CPU). The
+  # release tree builds file by file, as users build, and so checks that
+  # each file includes what it uses.
   CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$root/build-asan" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DQOPT_ENABLE_FUZZERS=ON -DQOPT_BUILD_BENCH=OFF >/dev/null || exit 1
+    -DCMAKE_BUILD_TYPE=Release -DQOPT_ENABLE_FUZZERS=ON -DQOPT_BUILD_BENCH=OFF \
+    -DCMAKE_UNITY_BUILD=ON >/dev/null || exit 1
   cmake --build "$root/build-asan" || exit 1
   phase_done "sanitizer build"
   QOPT_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 "$root/scripts/run-tests.sh" "$root/build-asan" || status=1

@@ -39,10 +39,6 @@ using namespace qopt::kernels;
 
 namespace {
 
-bool isByteInteger(ElementKind kind) {
-  return kind == ElementKind::I8 || kind == ElementKind::U8;
-}
-
 bool isPerAxis(const Value *v) {
   const QuantType *q = v->getType()->getQuantType();
   return q && q->isPerAxis();

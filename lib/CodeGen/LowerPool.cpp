@@ -33,10 +33,6 @@ using namespace qopt::plan;
 using namespace qopt::interp;
 using namespace qopt::kernels;
 
-static bool isByteInteger(ElementKind kind) {
-  return kind == ElementKind::I8 || kind == ElementKind::U8;
-}
-
 llvm::Expected<bool> PlanBuilder::lowerMaxPool(const Node &n) {
   const Value *x = n.getOperand(0);
   const Value *y = n.getResult(0);

@@ -41,6 +41,12 @@ namespace codegen {
 
 using qopt::makeError;
 
+/// Whether `kind` is one of the byte-wide integer kinds (i8, u8) the int8
+/// steps store.
+inline bool isByteInteger(ElementKind kind) {
+  return kind == ElementKind::I8 || kind == ElementKind::U8;
+}
+
 /// A weighted unit (q.conv, q.conv_transpose, q.gemm, q.matmul) as the
 /// int8 steps take it: x and the residual on per-tensor int8 grids, the
 /// weights a constant s8 or u8 tensor quantized per tensor or per output

@@ -39,7 +39,7 @@ bool isDynamicOp(const Node &n) {
 
 /// The only user of `v`, when it is an op of kind `op` reading it once and
 /// `v` is not a graph output.
-Node *onlyUser(const Value *v, llvm::StringRef op) {
+Node *onlyUserOfKind(const Value *v, llvm::StringRef op) {
   if (!v->hasOneUse() || v->isGraphOutput() || v->isCaptured())
     return nullptr;
   Node *user = v->getUses().front().user;
@@ -94,8 +94,8 @@ bool Planner::tryDynamic(Node &n) {
   // The integer result scaled to float: Cast -> Mul by the scale product
   // (a Mul of two scalars, itself part of the kernel) -> optional bias Add.
   if (n.isa(ops::MatMulInteger) || n.isa(ops::ConvInteger))
-    if (Node *cast = onlyUser(out, ops::Cast))
-      if (Node *mul = onlyUser(cast->getResult(), ops::Mul)) {
+    if (Node *cast = onlyUserOfKind(out, ops::Cast))
+      if (Node *mul = onlyUserOfKind(cast->getResult(), ops::Mul)) {
         Value *scale = otherOperand(*mul, cast->getResult());
         Node *product = scale ? scale->getDefiningNode() : nullptr;
         if (product && product->isa(ops::Mul) && scale->hasOneUse()) {
@@ -105,7 +105,7 @@ bool Planner::tryDynamic(Node &n) {
               llvm::erase_value(floatOrder, m);
           }
           out = mul->getResult();
-          if (Node *add = onlyUser(out, ops::Add))
+          if (Node *add = onlyUserOfKind(out, ops::Add))
             if (Value *bias = otherOperand(*add, out);
                 bias && isConstantValue(bias)) {
               unit.members.push_back(add);

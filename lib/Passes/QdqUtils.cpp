@@ -6,6 +6,7 @@
 #include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace qopt;
@@ -293,6 +294,16 @@ void qopt::retypeRegion(PatternRewriter &r, const StoredRegion &region,
                         const QuantType *q) {
   for (Value *v : region.values)
     r.setType(*v, withElement(v->getType(), q));
+}
+
+std::string qopt::foldedConstantName(llvm::StringRef name) {
+  name.consume_back("_folded");
+  return (name.empty() ? std::string("weight") : name.str()) + "_folded";
+}
+
+bool qopt::isOverridableInitializer(const Value *v) {
+  return llvm::is_contained(v->getGraph()->getInitializerInputs(),
+                            v->getName().str());
 }
 
 Value *qopt::createConstant(PatternRewriter &r, const DenseElements &data,

@@ -51,12 +51,12 @@
 
 using namespace qopt;
 
-static constexpr const char *kPass = "borrow-scales";
+static constexpr const char *kBorrowScalesPass = "borrow-scales";
 
 llvm::Expected<BorrowScalesPass>
 BorrowScalesPass::parse(llvm::StringRef params) {
   BorrowScalesPass p;
-  auto backend = parseBackendParam(kPass, params);
+  auto backend = parseBackendParam(kBorrowScalesPass, params);
   if (!backend)
     return backend.takeError();
   p.backend = std::move(*backend);
@@ -64,7 +64,7 @@ BorrowScalesPass::parse(llvm::StringRef params) {
 }
 
 void BorrowScalesPass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPass << "<" << backend << ">";
+  os << kBorrowScalesPass << "<" << backend << ">";
 }
 
 namespace {
@@ -164,16 +164,17 @@ PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
         r.setType(*stored, withElement(stored->getType(), old));
       for (auto &[v, q, dq] : added)
         takeBack(r, v, q, dq);
-      report.recordNote(kPass, "region of " + where +
-                                   " left in float: Q/DQ "
-                                   "on its entries leave " +
-                                   std::to_string(now) + " leftovers under " +
-                                   rules->title.str() + ", " +
-                                   std::to_string(*leftovers) + " without");
+      report.recordNote(kBorrowScalesPass,
+                        "region of " + where +
+                            " left in float: Q/DQ "
+                            "on its entries leave " +
+                            std::to_string(now) + " leftovers under " +
+                            rules->title.str() + ", " +
+                            std::to_string(*leftovers) + " without");
       continue;
     }
     for (auto &[stored, old] : moved)
-      report.recordRegrid(kPass, *stored, old, region.grid,
+      report.recordRegrid(kBorrowScalesPass, *stored, old, region.grid,
                           "reads the region of " + where);
     leftovers = now;
     ++kept;
@@ -188,7 +189,7 @@ PreservedAnalyses BorrowScalesPass::run(Graph &g, AnalysisManager &am) {
        << describeNode(*region.gridFrom) << "), max error 0.5 LSB within ["
        << llvm::format("%g", lo) << ", " << llvm::format("%g", hi)
        << "], clipped outside";
-    report.recordNote(kPass, os.str());
+    report.recordNote(kBorrowScalesPass, os.str());
   }
   return kept ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

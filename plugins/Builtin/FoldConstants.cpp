@@ -23,11 +23,11 @@
 
 using namespace qopt;
 
-static constexpr llvm::StringLiteral kPassName = "fold-constants";
+static constexpr llvm::StringLiteral kFoldConstantsPass = "fold-constants";
 
 llvm::Expected<FoldConstantsPass>
 FoldConstantsPass::parse(llvm::StringRef params) {
-  auto kv = parsePassParams(kPassName, params, {"max-elements"});
+  auto kv = parsePassParams(kFoldConstantsPass, params, {"max-elements"});
   if (!kv)
     return kv.takeError();
   FoldConstantsPass pass;
@@ -42,7 +42,7 @@ FoldConstantsPass::parse(llvm::StringRef params) {
 }
 
 void FoldConstantsPass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPassName;
+  os << kFoldConstantsPass;
   if (maxElements != FoldOptions().maxElements)
     os << "<max-elements=" << maxElements << ">";
 }

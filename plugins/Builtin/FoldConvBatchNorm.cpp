@@ -43,24 +43,13 @@
 
 using namespace qopt;
 
-/// "<name>_folded", without stacking suffixes when folding again.
-static std::string foldedName(llvm::StringRef name) {
-  name.consume_back("_folded");
-  return (name.empty() ? std::string("weight") : name.str()) + "_folded";
-}
-
-static bool isOverridable(const Value *v) {
-  const auto &names = v->getGraph()->getInitializerInputs();
-  return llvm::is_contained(names, v->getName().str());
-}
-
 /// The f32 elements of a constant of shape [channels], or nothing.
 static std::optional<std::vector<float>> channelVector(const Value *v,
                                                        int64_t channels) {
   const DenseElements *d = v ? getConstantData(v) : nullptr;
   if (!d || v->getType()->isQuantized() || d->getKind() != ElementKind::F32 ||
       d->getDims().size() != 1 || d->getDims()[0] != channels ||
-      isOverridable(v))
+      isOverridableInitializer(v))
     return std::nullopt;
   std::vector<float> out;
   for (int64_t i = 0; i < channels; ++i)
@@ -202,9 +191,10 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
   const QuantType *newGrid = nullptr;
   if (floatW) {
     if (!floatData || floatW->getType()->isQuantized() ||
-        floatData->getKind() != ElementKind::F32 || isOverridable(floatW))
+        floatData->getKind() != ElementKind::F32 ||
+        isOverridableInitializer(floatW))
       return false;
-  } else if (!storedData || isOverridable(dq->getOperand(0))) {
+  } else if (!storedData || isOverridableInitializer(dq->getOperand(0))) {
     return false;
   }
   const QuantType *oldGrid = nullptr;
@@ -232,7 +222,7 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
   if (floatW) {
     DenseElementsRef scaled = scaleChannels(*floatData, axis, f);
     newW = createConstant(r, *scaled, ctx.getElementType(ElementKind::F32),
-                          foldedName(floatW->getName()));
+                          foldedConstantName(floatW->getName()));
     if (q) {
       Node *newQ =
           createQuantize(r, newW, newGrid, nullptr, q->getName().str());
@@ -242,7 +232,7 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
     DenseElementsRef stored =
         negateChannels(*storedData, oldGrid, axis, f, saturated);
     newW = createConstant(r, *stored, newGrid,
-                          foldedName(dq->getOperand(0)->getName()));
+                          foldedConstantName(dq->getOperand(0)->getName()));
   }
   if (dq)
     newW = createDequantize(r, newW, nullptr, dq->getName().str())->getResult();
@@ -257,7 +247,7 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
                  "_bias";
   Value *newBias = createConstant(r, *quant::makeDenseF32({channels}, newB),
                                   ctx.getElementType(ElementKind::F32),
-                                  foldedName(biasBase));
+                                  foldedConstantName(biasBase));
 
   std::vector<Value *> params(bn.getOperands().begin() + 1,
                               bn.getOperands().end());
@@ -277,8 +267,8 @@ static bool foldBatchNorm(Graph &g, Node &bn, CostReport &cost) {
   // The new Q/DQ take the old ones' names when those are free again.
   auto rename = [&](Value *v, const std::string &name) {
     if (v && !name.empty() && v->getName() != name)
-      v->setName(
-          g.makeUniqueName(g.lookupValue(name) ? foldedName(name) : name));
+      v->setName(g.makeUniqueName(g.lookupValue(name) ? foldedConstantName(name)
+                                                      : name));
   };
   rename(newQOut, qName);
   if (dq)

@@ -66,24 +66,11 @@
 
 using namespace qopt;
 
-static constexpr llvm::StringLiteral kPassName = "fold-weights";
+static constexpr llvm::StringLiteral kFoldWeightsPass = "fold-weights";
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// An initializer the source model also lists as a graph input: a user may
-/// feed another value, so its contents must not be baked into others.
-static bool isOverridable(const Value *v) {
-  const auto &names = v->getGraph()->getInitializerInputs();
-  return llvm::is_contained(names, v->getName().str());
-}
-
-/// "<name>_folded", without stacking suffixes along a chain of folds.
-static std::string foldedName(llvm::StringRef name) {
-  name.consume_back("_folded");
-  return (name.empty() ? std::string("weight") : name.str()) + "_folded";
-}
 
 static std::vector<int64_t> staticDims(const TensorType *t) {
   std::vector<int64_t> dims;
@@ -103,7 +90,7 @@ static bool foldQuantizeOfConstant(Graph &g, Node &q) {
   // A Q that is itself a graph output is not a weight: ONNX outputs are
   // produced by nodes.
   if (!data || !qt || in->getType()->isQuantized() ||
-      !isFloatKind(data->getKind()) || isOverridable(in) ||
+      !isFloatKind(data->getKind()) || isOverridableInitializer(in) ||
       q.getResult()->isGraphOutput() || q.getResult()->isCaptured())
     return false;
   auto folded = quant::quantizeDense(*data, qt);
@@ -114,7 +101,7 @@ static bool foldQuantizeOfConstant(Graph &g, Node &q) {
   PatternRewriter r(g);
   r.setRoot(&q);
   r.setInsertionPoint(&q);
-  Value *c = createConstant(r, **folded, qt, foldedName(in->getName()));
+  Value *c = createConstant(r, **folded, qt, foldedConstantName(in->getName()));
   r.replaceNode(q, {c});
   eraseIfDead(r, in, /*alsoDataMovement=*/true);
   return true;
@@ -166,7 +153,7 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
   const DenseElements *data = getConstantData(stored);
   const QuantType *q = getStoredQuantType(stored);
   if (!data || !q || data->getKind() != q->getStorageKind() ||
-      isOverridable(stored))
+      isOverridableInitializer(stored))
     return false;
   const TensorType *outType = mv.getResult()->getType();
   if (!outType->hasRank() || !outType->hasStaticShape() ||
@@ -193,7 +180,7 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
   bool dqDies =
       dqOut->hasOneUse() && !dqOut->isGraphOutput() && !dqOut->isCaptured();
   std::string oldDqName = dqOut->getName().str();
-  std::string constName = foldedName(stored->getName());
+  std::string constName = foldedConstantName(stored->getName());
   // Free the name for the new constant when the old one dies with the DQ
   // (so that a chain of folds keeps one "_folded" name).
   if (dqDies && stored->hasOneUse() && stored->getName() == constName)
@@ -207,7 +194,7 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
   // (with a suffix when the old DQ stays).
   std::string nodeName = dq->getName().str();
   if (!dqDies && !nodeName.empty())
-    nodeName = foldedName(nodeName);
+    nodeName = foldedConstantName(nodeName);
   Node *newDq = createDequantize(r, c, dq, nodeName);
   Value *out = newDq->getResult();
   std::vector<Value *> others(mv.getOperands().begin() + 1,
@@ -220,7 +207,7 @@ static bool foldMovementIntoWeight(Graph &g, Node &mv) {
   // name when that one is gone.
   if (!out->isGraphOutput())
     out->setName(g.makeUniqueName(
-        g.lookupValue(oldDqName) ? foldedName(oldDqName) : oldDqName));
+        g.lookupValue(oldDqName) ? foldedConstantName(oldDqName) : oldDqName));
   return true;
 }
 
@@ -247,7 +234,8 @@ static bool foldBias(Graph &g, Node &n) {
   if (!qx || !qw || qx->isPerAxis() || !b || bias->getType()->isQuantized() ||
       b->getKind() != ElementKind::F32 || b->getDims().size() != 1 ||
       qx->getExpressedKind() != ElementKind::F32 ||
-      qw->getExpressedKind() != ElementKind::F32 || isOverridable(bias))
+      qw->getExpressedKind() != ElementKind::F32 ||
+      isOverridableInitializer(bias))
     return false;
   int64_t channels = b->getDims()[0];
   if (channels == 0)
@@ -291,7 +279,7 @@ static bool foldBias(Graph &g, Node &n) {
   r.setRoot(&n);
   r.setInsertionPoint(&n);
   std::string base = bias->getName().str();
-  Value *c = createConstant(r, **stored, qb, foldedName(base));
+  Value *c = createConstant(r, **stored, qb, foldedConstantName(base));
   Node *dq = createDequantize(r, c, nullptr, base + "_DQ");
   dq->getResult()->setName(g.makeUniqueName(base + "_DQ"));
   n.setOperand(2, dq->getResult());
@@ -316,7 +304,7 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
   Value *w = n.getOperand(1);
   const DenseElements *data = getConstantData(w);
   if (!data || w->getType()->isQuantized() ||
-      data->getKind() != ElementKind::F32 || isOverridable(w))
+      data->getKind() != ElementKind::F32 || isOverridableInitializer(w))
     return false;
   llvm::ArrayRef<int64_t> dims = data->getDims();
   int64_t axis = wi->outputChannelAxis;
@@ -363,7 +351,7 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
   r.setRoot(&n);
   r.setInsertionPoint(&n);
   std::string base = w->getName().str();
-  Value *c = createConstant(r, **stored, q, foldedName(base));
+  Value *c = createConstant(r, **stored, q, foldedConstantName(base));
   Node *dq = createDequantize(r, c, nullptr, base + "_DQ");
   dq->getResult()->setName(g.makeUniqueName(base + "_DQ"));
   n.setOperand(1, dq->getResult());
@@ -375,7 +363,7 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
   os << base << ": float -> i8 per-channel (" << channels << " channel"
      << (channels == 1 ? "" : "s") << "), max error "
      << llvm::format("%.3g", maxErr / largest) << " LSB";
-  cost.recordNote(kPassName, os.str());
+  cost.recordNote(kFoldWeightsPass, os.str());
   return true;
 }
 
@@ -384,13 +372,14 @@ static bool requantizeFloatWeight(Graph &g, Node &n, CostReport &cost) {
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<FoldWeightsPass> FoldWeightsPass::parse(llvm::StringRef params) {
-  auto p = parsePassParams(kPassName, params, {"requantize-float-weights"});
+  auto p =
+      parsePassParams(kFoldWeightsPass, params, {"requantize-float-weights"});
   if (!p)
     return p.takeError();
   FoldWeightsPass pass;
   auto it = p->find("requantize-float-weights");
   if (it != p->end()) {
-    auto b = parseBoolParam(kPassName, it->first, it->second);
+    auto b = parseBoolParam(kFoldWeightsPass, it->first, it->second);
     if (!b)
       return b.takeError();
     pass.requantizeFloatWeights = *b;
@@ -399,7 +388,7 @@ llvm::Expected<FoldWeightsPass> FoldWeightsPass::parse(llvm::StringRef params) {
 }
 
 void FoldWeightsPass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPassName;
+  os << kFoldWeightsPass;
   if (requantizeFloatWeights)
     os << "<requantize-float-weights>";
 }

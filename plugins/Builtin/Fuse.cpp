@@ -42,7 +42,7 @@
 
 using namespace qopt;
 
-static constexpr const char *kPass = "fuse";
+static constexpr const char *kFusePass = "fuse";
 
 llvm::Expected<FusePass> FusePass::parse(llvm::StringRef params) {
   FusePass p;
@@ -55,7 +55,7 @@ llvm::Expected<FusePass> FusePass::parse(llvm::StringRef params) {
 }
 
 void FusePass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPass << "<" << backend << ">";
+  os << kFusePass << "<" << backend << ">";
 }
 
 namespace {
@@ -459,9 +459,10 @@ bool Fuser::run(const FusionPlan &plan) {
       fused += !unit.isCopy();
       continue;
     }
-    report.recordNote(
-        kPass, "unit #" + std::to_string(unit.id) + " (" + unit.kind + " " +
-                   describeNode(*unit.getAnchor()) + ") left unfused: " + why);
+    report.recordNote(kFusePass, "unit #" + std::to_string(unit.id) + " (" +
+                                     unit.kind + " " +
+                                     describeNode(*unit.getAnchor()) +
+                                     ") left unfused: " + why);
   }
   for (auto [node, value] : replacements)
     rewriter.replaceNode(*node, {value});

@@ -43,7 +43,7 @@
 
 using namespace qopt;
 
-static constexpr const char *kPassName = "quantize-activations";
+static constexpr const char *kQuantizeActivationsPass = "quantize-activations";
 
 namespace {
 
@@ -138,12 +138,13 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
     if (act.kind == "LeakyRelu" &&
         quant::representableRange(si->quant).first < 0) {
       am.getCostReport().recordNote(
-          kPassName, "%" + out->getName().str() + ": " + n.getOpType().str() +
-                         " output left in float: its LeakyRelu's consumer "
-                         "grid " +
-                         quant::describeParams(si->quant) +
-                         " holds negative values the Conv output would "
-                         "need 1/alpha times the range for");
+          kQuantizeActivationsPass,
+          "%" + out->getName().str() + ": " + n.getOpType().str() +
+              " output left in float: its LeakyRelu's consumer "
+              "grid " +
+              quant::describeParams(si->quant) +
+              " holds negative values the Conv output would "
+              "need 1/alpha times the range for");
       continue;
     }
     plans.push_back({&n, act, si->quant});
@@ -178,7 +179,7 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
          << " (max error 0.5 LSB, 1.0 becomes 255/256)";
     }
     insertQdq(r, out, b);
-    report.recordNote(kPassName, os.str());
+    report.recordNote(kQuantizeActivationsPass, os.str());
   }
   return PreservedAnalyses::none();
 }

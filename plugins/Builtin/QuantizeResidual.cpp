@@ -80,16 +80,17 @@
 
 using namespace qopt;
 
-static constexpr llvm::StringLiteral kPass = "quantize-residual";
+static constexpr llvm::StringLiteral kQuantizeResidualPass =
+    "quantize-residual";
 
 llvm::Expected<QuantizeResidualPass>
 QuantizeResidualPass::parse(llvm::StringRef params) {
   QuantizeResidualPass pass;
-  auto p = parsePassParams(kPass, params, {"keep-branch-qdq"});
+  auto p = parsePassParams(kQuantizeResidualPass, params, {"keep-branch-qdq"});
   if (!p)
     return p.takeError();
   for (auto &[key, value] : *p) {
-    auto flag = parseBoolParam(kPass, key, value);
+    auto flag = parseBoolParam(kQuantizeResidualPass, key, value);
     if (!flag)
       return flag.takeError();
     pass.keepBranchQdq = *flag;
@@ -98,7 +99,7 @@ QuantizeResidualPass::parse(llvm::StringRef params) {
 }
 
 void QuantizeResidualPass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPass << (keepBranchQdq ? "<keep-branch-qdq>" : "");
+  os << kQuantizeResidualPass << (keepBranchQdq ? "<keep-branch-qdq>" : "");
 }
 
 namespace {
@@ -246,11 +247,11 @@ bool bypassInnerPairs(PatternRewriter &r, CostReport &report, const Branch &b,
       continue;
     changed = true;
     report.recordNote(
-        kPass, label(*b.activationNodes.back()) + " reads %" +
-                   to->getName().str() + " in float: bypassed Q/DQ " +
-                   label(*q) + " (" +
-                   quant::describeParams(getStoredQuantType(q->getResult())) +
-                   ") inside the unit of " + label(*b.weighted));
+        kQuantizeResidualPass,
+        label(*b.activationNodes.back()) + " reads %" + to->getName().str() +
+            " in float: bypassed Q/DQ " + label(*q) + " (" +
+            quant::describeParams(getStoredQuantType(q->getResult())) +
+            ") inside the unit of " + label(*b.weighted));
     if (!from->hasUses()) {
       erased.insert(dq);
       r.eraseNode(*dq);
@@ -348,10 +349,10 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
       }
     }
     if (!grid) {
-      report.recordNote(kPass, label(add) + ": skip input %" +
-                                   skip->getName().str() +
-                                   " left in float: no per-tensor grid at "
-                                   "the Add's output or on its branch");
+      report.recordNote(kQuantizeResidualPass,
+                        label(add) + ": skip input %" + skip->getName().str() +
+                            " left in float: no per-tensor grid at "
+                            "the Add's output or on its branch");
       floatSkip.insert(&add);
       continue;
     }
@@ -459,7 +460,7 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
       }
     }
     for (size_t k = 0; k < added.size(); ++k) {
-      report.recordNote(kPass, added[k].note);
+      report.recordNote(kQuantizeResidualPass, added[k].note);
       changed |= kept[k];
     }
   }
@@ -499,9 +500,9 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
           });
     }
     if (shared) {
-      report.recordNote(kPass, label(add) +
-                                   ": Q/DQ between its branch and the Add "
-                                   "kept: other nodes read it too");
+      report.recordNote(kQuantizeResidualPass,
+                        label(add) + ": Q/DQ between its branch and the Add "
+                                     "kept: other nodes read it too");
       continue;
     }
     if (bypassInnerPairs(r, report, w.branch, erased))
@@ -521,7 +522,7 @@ PreservedAnalyses QuantizeResidualPass::run(Graph &g, AnalysisManager &am) {
         " and the Add";
     add.setOperand(w.branchIdx, act);
     r.notifyModified(add);
-    report.recordNote(kPass, text);
+    report.recordNote(kQuantizeResidualPass, text);
     changed = true;
     // Erase the pairs nothing reads any more, nearest the Add first.
     for (auto [q, dq] : w.branch.pairs) {

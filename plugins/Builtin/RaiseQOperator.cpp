@@ -48,7 +48,7 @@
 
 using namespace qopt;
 
-static constexpr const char *kPassName = "raise-qoperator";
+static constexpr const char *kRaiseQOperatorPass = "raise-qoperator";
 
 namespace {
 
@@ -518,13 +518,13 @@ bool Raising::run() {
     ++raised;
   }
   if (raised)
-    report.recordNote(kPassName,
+    report.recordNote(kRaiseQOperatorPass,
                       std::to_string(raised) +
                           " QOperator node(s) raised to Q/DQ form: float "
                           "math where the node accumulated in integers, "
                           "within 1 LSB of its output");
   for (const std::string &why : refusals)
-    report.recordNote(kPassName, "left as it is: " + why);
+    report.recordNote(kRaiseQOperatorPass, "left as it is: " + why);
   return raised > 0;
 }
 

@@ -46,7 +46,7 @@
 
 using namespace qopt;
 
-static constexpr const char *kPassName = "relu-into-q";
+static constexpr const char *kReluIntoQuantizePass = "relu-into-q";
 
 /// Relu(x), or Clip(x, 0, hi) with hi absent or at least `top`.
 static bool isReluLike(const Node &n, double top) {
@@ -177,7 +177,7 @@ PreservedAnalyses ReluIntoQuantizePass::run(Graph &g, AnalysisManager &am) {
                        stepsBefore * grid->getScale(), int(stepsBefore),
                        255.0 * grid->getScale())
        << " instead of clipping";
-    am.getCostReport().recordNote(kPassName, os.str());
+    am.getCostReport().recordNote(kReluIntoQuantizePass, os.str());
     r.replaceAllUsesWith(out, relu->getOperand(0));
     r.eraseNode(*relu);
     changed = true;

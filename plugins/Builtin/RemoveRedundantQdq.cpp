@@ -39,7 +39,7 @@
 
 using namespace qopt;
 
-static constexpr const char *kPassName = "remove-redundant-qdq";
+static constexpr const char *kRemoveRedundantQdqPass = "remove-redundant-qdq";
 
 namespace {
 
@@ -140,7 +140,7 @@ struct MergeRequantize : RewritePattern {
        << ", max change 1 LSB of the second grid";
     if (unclipped > 0)
       os << llvm::format(" (%.3g LSB where the first grid clipped)", unclipped);
-    report.recordNote(kPassName, os.str());
+    report.recordNote(kRemoveRedundantQdqPass, os.str());
   }
   CostReport &report;
 };
@@ -163,7 +163,7 @@ struct RemoveQuantizeDequantize : RewritePattern {
     os << "%" << f->getName() << ": " << quant::describeParams(grid)
        << " removed; the value stays float (it was rounded by up to 0.5 LSB"
        << llvm::format(" and clipped to [%.4g, %.4g])", lo, hi);
-    report.recordNote(kPassName, os.str());
+    report.recordNote(kRemoveRedundantQdqPass, os.str());
     r.replaceNode(dq, {f});
     return true;
   }
@@ -175,12 +175,12 @@ struct RemoveQuantizeDequantize : RewritePattern {
 llvm::Expected<RemoveRedundantQdqPass>
 RemoveRedundantQdqPass::parse(llvm::StringRef params) {
   RemoveRedundantQdqPass pass;
-  auto p =
-      parsePassParams(kPassName, params, {"merge-requantize", "remove-qdq"});
+  auto p = parsePassParams(kRemoveRedundantQdqPass, params,
+                           {"merge-requantize", "remove-qdq"});
   if (!p)
     return p.takeError();
   for (auto &[key, value] : *p) {
-    auto flag = parseBoolParam(kPassName, key, value);
+    auto flag = parseBoolParam(kRemoveRedundantQdqPass, key, value);
     if (!flag)
       return flag.takeError();
     (key == "merge-requantize" ? pass.mergeRequantize : pass.removeQdq) = *flag;
@@ -189,7 +189,7 @@ RemoveRedundantQdqPass::parse(llvm::StringRef params) {
 }
 
 void RemoveRedundantQdqPass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPassName;
+  os << kRemoveRedundantQdqPass;
   if (mergeRequantize || removeQdq) {
     os << "<";
     if (mergeRequantize)

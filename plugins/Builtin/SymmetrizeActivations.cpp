@@ -52,12 +52,13 @@
 
 using namespace qopt;
 
-static constexpr const char *kPass = "symmetrize-activations";
+static constexpr const char *kSymmetrizeActivationsPass =
+    "symmetrize-activations";
 
 llvm::Expected<SymmetrizeActivationsPass>
 SymmetrizeActivationsPass::parse(llvm::StringRef params) {
   SymmetrizeActivationsPass p;
-  auto backend = parseBackendParam(kPass, params);
+  auto backend = parseBackendParam(kSymmetrizeActivationsPass, params);
   if (!backend)
     return backend.takeError();
   p.backend = std::move(*backend);
@@ -65,7 +66,7 @@ SymmetrizeActivationsPass::parse(llvm::StringRef params) {
 }
 
 void SymmetrizeActivationsPass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPass << "<" << backend << ">";
+  os << kSymmetrizeActivationsPass << "<" << backend << ">";
 }
 
 namespace {
@@ -264,16 +265,19 @@ void Symmetrizer::record(const Change &c) {
                           : "with " +
                                 std::to_string(c.region.values.size() - 1) +
                                 " more tensors of its region";
-  report.recordRegrid(kPass, *first, c.before, c.after, where);
+  report.recordRegrid(kSymmetrizeActivationsPass, *first, c.before, c.after,
+                      where);
   if (!c.relus.empty())
-    report.recordNote(kPass, "'" + first->getName().str() +
-                                 "': the old grid started at 0, so a Relu "
-                                 "before its Q keeps the clamp");
+    report.recordNote(kSymmetrizeActivationsPass,
+                      "'" + first->getName().str() +
+                          "': the old grid started at 0, so a Relu "
+                          "before its Q keeps the clamp");
   for (const Change::Bias &b : c.biases)
-    report.recordNote(kPass, "bias '" + b.value->getName().str() +
-                                 "' requantized to the new input scale x "
-                                 "weight scale (at most 0.5 LSB of its "
-                                 "finer grid)");
+    report.recordNote(kSymmetrizeActivationsPass,
+                      "bias '" + b.value->getName().str() +
+                          "' requantized to the new input scale x "
+                          "weight scale (at most 0.5 LSB of its "
+                          "finer grid)");
 }
 
 bool Symmetrizer::run() {
@@ -322,10 +326,11 @@ bool Symmetrizer::run() {
         undo(c);
       for (Value *start : declined)
         report.recordNote(
-            kPass, "'" + start->getName().str() +
-                       "' kept its grid: the symmetric one leaves " +
-                       rules.title.str() +
-                       "'s fusion plan no better (INT8 MACs and leftovers)");
+            kSymmetrizeActivationsPass,
+            "'" + start->getName().str() +
+                "' kept its grid: the symmetric one leaves " +
+                rules.title.str() +
+                "'s fusion plan no better (INT8 MACs and leftovers)");
     }
   }
   return changed;

@@ -69,11 +69,12 @@
 
 using namespace qopt;
 
-static constexpr llvm::StringLiteral kPass = "unify-scales";
+static constexpr llvm::StringLiteral kUnifyScalesPass = "unify-scales";
 
 llvm::Expected<UnifyScalesPass> UnifyScalesPass::parse(llvm::StringRef params) {
   UnifyScalesPass p;
-  auto kv = parsePassParams(kPass, params, {"policy", "max-iterations"});
+  auto kv =
+      parsePassParams(kUnifyScalesPass, params, {"policy", "max-iterations"});
   if (!kv)
     return kv.takeError();
   if (kv->count("policy")) {
@@ -97,7 +98,8 @@ llvm::Expected<UnifyScalesPass> UnifyScalesPass::parse(llvm::StringRef params) {
 }
 
 void UnifyScalesPass::printPipeline(llvm::raw_ostream &os) const {
-  os << kPass << "<policy=" << (policy == Policy::Widest ? "widest" : "output")
+  os << kUnifyScalesPass
+     << "<policy=" << (policy == Policy::Widest ? "widest" : "output")
      << ";max-iterations=" << maxIterations << ">";
 }
 
@@ -339,10 +341,10 @@ void noteInt32Bias(CostReport &report, const Value &v) {
       const QuantType *bq =
           biasDq ? getStoredQuantType(biasDq->getOperand(0)) : nullptr;
       if (bq && bq->getStorageKind() == ElementKind::I32)
-        report.recordNote(kPass, "%" + v.getName().str() + " feeds " +
-                                     opLabel(*user) +
-                                     ", whose int32 bias was made for the "
-                                     "old input scale (s_x * s_w)");
+        report.recordNote(kUnifyScalesPass,
+                          "%" + v.getName().str() + " feeds " + opLabel(*user) +
+                              ", whose int32 bias was made for the "
+                              "old input scale (s_x * s_w)");
     }
   }
 }
@@ -414,9 +416,9 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
                             ? gb.detail[members.front()]
                             : std::string("group");
     if (!why.empty()) {
-      report.recordNote(kPass, "group of " + where + " (" +
-                                   std::to_string(members.size()) +
-                                   " tensors) left alone: " + why);
+      report.recordNote(kUnifyScalesPass, "group of " + where + " (" +
+                                              std::to_string(members.size()) +
+                                              " tensors) left alone: " + why);
       continue;
     }
     std::vector<const QuantType *> grids;
@@ -430,19 +432,21 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
         if (gb.outputSide.count(v) && !feedsFurther(v, memberSet))
           exits.push_back(getStoredQuantType(v));
       if (exits.empty()) {
-        report.recordNote(kPass, "group of " + where +
-                                     ": no Q at its output; policy output "
-                                     "falls back to widest");
+        report.recordNote(kUnifyScalesPass,
+                          "group of " + where +
+                              ": no Q at its output; policy output "
+                              "falls back to widest");
         target = widestGrid(ctx, grids);
       } else {
         target = widestGrid(ctx, exits);
         bool disagree = llvm::any_of(
             exits, [&](const QuantType *q) { return q != exits.front(); });
         if (disagree)
-          report.recordNote(kPass, "group of " + where +
-                                       ": its output Qs disagree; took the "
-                                       "widest of them, " +
-                                       gridText(target));
+          report.recordNote(kUnifyScalesPass,
+                            "group of " + where +
+                                ": its output Qs disagree; took the "
+                                "widest of them, " +
+                                gridText(target));
       }
     } else {
       target = widestGrid(ctx, grids);
@@ -454,7 +458,7 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
       PatternRewriter r(g);
       r.setType(*v, withElement(v->getType(), target));
       std::string d = gb.detail.count(v) ? gb.detail[v] : where;
-      report.recordRegrid(kPass, *v, old, target, d);
+      report.recordRegrid(kUnifyScalesPass, *v, old, target, d);
       noteInt32Bias(report, *v);
       changed = true;
     }
@@ -484,7 +488,8 @@ PreservedAnalyses UnifyScalesPass::run(Graph &g, AnalysisManager &am) {
   }
   if (it == maxIterations)
     am.getCostReport().recordNote(
-        kPass, "stopped after max-iterations=" + std::to_string(maxIterations) +
-                   " rounds while grids still changed");
+        kUnifyScalesPass,
+        "stopped after max-iterations=" + std::to_string(maxIterations) +
+            " rounds while grids still changed");
   return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

@@ -22,12 +22,7 @@
 #include <map>
 
 using namespace qopt;
-using Clock = std::chrono::steady_clock;
-
-static double millisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
+using Clock = BenchClock;
 
 llvm::Error qopt::benchPlan(const plan::Plan &plan,
                             const interp::TensorMap &inputs,

@@ -6,7 +6,17 @@
 #include "qopt/Interpreter/Interpreter.h"
 #include "qopt/Plan/Plan.h"
 
+#include <chrono>
+
 namespace qopt {
+
+using BenchClock = std::chrono::steady_clock;
+
+/// Wall-clock milliseconds from `start` to now.
+inline double millisecondsSince(BenchClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(BenchClock::now() - start)
+      .count();
+}
 
 struct PlanBenchOptions {
   unsigned runs = 0;    ///< timed runs after one warm-up run

@@ -301,12 +301,7 @@ compareAfterPipelines(const RunOptions &options, const Model &model,
   return llvm::Error::success();
 }
 
-using Clock = std::chrono::steady_clock;
-
-static double millisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
+using Clock = BenchClock;
 
 namespace {
 

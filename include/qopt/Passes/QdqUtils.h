@@ -89,6 +89,15 @@ std::string describeNode(const Node &n);
 Value *createConstant(PatternRewriter &r, const DenseElements &data,
                       const Type *elem, llvm::StringRef base);
 
+/// "<name>_folded" for a constant folded from `name`, without stacking
+/// suffixes along a chain of folds ("weight_folded" for an unnamed one).
+std::string foldedConstantName(llvm::StringRef name);
+
+/// Whether `v` is an initializer the source model also lists as a graph
+/// input: a user may feed another value, so its contents must not be baked
+/// into other constants.
+bool isOverridableInitializer(const Value *v);
+
 /// Erases the producer of `v` once nothing reads its results any more, then
 /// the producers of its operands the same way (a dead DQ takes its constant
 /// along). Only constants, Q and DQ are erased, and with `alsoDataMovement`
