@@ -81,10 +81,17 @@ if [ -d "$shared/models" ]; then
         "$shared/models/zoo/mobilenet_v3_small_fp32.onnx" "$shared/models/zoo/squeezenet1_0_fp32.onnx" &&
         touch "$ortqdq/.complete" || status=1
     fi
-    step "every shared, zoo, torch.ao and ORT-quantizer model as exported: import, default pipelines, plan, accuracy vs fp32 (qopt-run and ONNX Runtime)"
+    step "quantize_dynamic's forms of an MLP and a transformer encoder (bench/gen_dynamic_models.py)"
+    dynamic="$build/dynamic-models"
+    if [ ! -f "$dynamic/.complete" ]; then
+      /usr/bin/python3 "$root/bench/gen_dynamic_models.py" "$dynamic" &&
+        /usr/bin/python3 "$root/bench/gen_dynamic_models.py" "$dynamic" --form=msft &&
+        touch "$dynamic/.complete" || status=1
+    fi
+    step "every shared, zoo, torch.ao, ORT-quantizer and dynamic model as exported: import, default pipelines, plan, accuracy vs fp32 (qopt-run and ONNX Runtime)"
     /usr/bin/python3 "$root/test/zoo/check_zoo.py" --qopt "$build/bin/qopt" \
       --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/zoo" \
-      --extra "$torchao" --extra "$ortqdq" --ort || status=1
+      --extra "$torchao" --extra "$ortqdq" --extra "$dynamic" --ort || status=1
   fi
   if [ "${QOPT_SANITIZED:-0}" != 1 ]; then
     step "TensorRT's own engine graphs (trt-truth) against fusion-plan<trt>"

@@ -164,6 +164,11 @@ private:
   /// ONNX layout.
   llvm::Expected<bool> lowerReshape(const Node &n);
   llvm::Expected<bool> lowerQuantize(const Node &n);
+  /// DynamicQuantizeLinear: a dynamic quantize step (LowerDynamic.cpp).
+  llvm::Expected<bool> lowerDynamicQuantize(const Node &n);
+  /// MatMulIntegerToFloat and DynamicQuantizeMatMul: a dynamic int8 gemm
+  /// step (after a dynamic quantize step of its own for the latter).
+  llvm::Expected<bool> lowerDynamicGemm(const Node &n);
   /// q.concat's table per operand from stored bytes to the result's (as
   /// stored in `layout`), or none when its kernel refuses; `axis` (>= 0)
   /// of a result of `rank` dimensions.
@@ -240,6 +245,10 @@ void fuseTablesIntoConvs(plan::Plan &plan);
 /// writes for them alone, done by that step (FuseFloatActivations.cpp);
 /// before arena placement.
 void fuseReluIntoFloatArithmetic(plan::Plan &plan);
+/// Float Add steps of a dynamic int8 gemm step's result alone and one f32
+/// per column (with their Relu), done by the gemm's epilogue
+/// (FuseDynamicGemmBias.cpp); after fuseReluIntoFloatArithmetic.
+void fuseBiasIntoDynamicGemms(plan::Plan &plan);
 /// Quantize steps whose f32 operand a channel copy step writes, done by
 /// the copy (FuseQuantize.cpp); before arena placement.
 void fuseQuantizeIntoCopies(plan::Plan &plan);

@@ -29,6 +29,10 @@ static const PlanPassInfo kPlanPasses[] = {
      "a float Relu of an Add, Sub, Mul or Div step's result alone is done "
      "by that step",
      fuseReluIntoFloatArithmetic},
+    {"fuse-bias-into-dynamic-gemms",
+     "a float bias Add (and its Relu) of a dynamic int8 gemm's result alone "
+     "is done by the gemm's epilogue",
+     fuseBiasIntoDynamicGemms},
     {"fuse-quantize-into-copies",
      "a quantize step of a channel copy's result is done by the copy",
      fuseQuantizeIntoCopies},

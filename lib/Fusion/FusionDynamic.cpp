@@ -113,6 +113,29 @@ bool Planner::tryDynamic(Node &n) {
             }
         }
       }
+  if (rules.dynamicMatMulToFloatOnly) {
+    const Value *w = n.getNumOperands() > 1 ? n.getOperand(1) : nullptr;
+    const DenseElements *wData = w ? getConstantData(w) : nullptr;
+    std::string why;
+    if (n.isa(ops::ConvInteger))
+      why = "it has no dynamic ConvInteger kernel (its dynamic MatMuls run "
+            "as int8 gemm steps)";
+    else if (n.isa(ops::MatMulInteger) && out == n.getResult())
+      why = "it runs MatMulInteger only with its int32 result scaled to "
+            "float (Cast -> Mul by a_scale x b_scale)";
+    else if (!wData || wData->getDims().size() != 2)
+      why = "its dynamic int8 gemm step takes a constant 2-D weight";
+    if (!why.empty()) {
+      // The chain's other nodes were taken above: they stay float with it.
+      FloatCause c;
+      c.reason = rules.title.str() + ": " + why;
+      c.fixInModel = "export static Q/DQ (constant scales), or "
+                     "quantize_dynamic's MatMul form";
+      for (Node *m : unit.members)
+        markFloat(*m, c);
+      return true;
+    }
+  }
   unit.outputs.push_back({out, nullptr});
   addUnit(std::move(unit));
   return true;

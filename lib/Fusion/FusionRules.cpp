@@ -243,6 +243,10 @@ constexpr BackendRules kCpuRules = [] {
   r.concatRequantizes = true;
   r.residualAddEpilogue = true;
   r.siluEpilogue = true;
+  // Dynamic matmuls with constant weights: a dynamic quantize step and a
+  // dynamic int8 gemm step (lib/CodeGen/LowerDynamic.cpp).
+  r.dynamicQuantization = true;
+  r.dynamicMatMulToFloatOnly = true;
   r.documentation = "qopt's plan builder (lib/CodeGen)";
   return r;
 }();

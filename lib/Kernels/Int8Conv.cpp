@@ -401,13 +401,13 @@ size_t Int8Conv::getScratchBytes() const {
 
 void Int8Conv::subtractWeightZeroTerms(const uint8_t *a, int64_t lda,
                                        int64_t pixels, Channels channels,
-                                       int32_t *acc) const {
+                                       int32_t inputZero, int32_t *acc) const {
   const std::vector<int32_t> &zeros = epilogue.weightZero;
   bool perChannel = zeros.size() > 1;
   const int32_t *zw =
       zeros.data() +
       (perChannel ? channels.group * groupOutC + channels.first : 0);
-  int32_t padTerm = int32_t(depth) * epilogue.inputZero;
+  int32_t padTerm = int32_t(depth) * inputZero;
   int64_t count = channels.count;
   for (int64_t p = 0; p < pixels; ++p, a += lda, acc += count) {
     uint32_t sum = 0;
@@ -427,17 +427,38 @@ bool Int8Conv::hasPairInEpilogue() const {
   return epilogue.pairArithmetic && !zeroTerms.empty() && !epilogue.hasResidual;
 }
 
+bool Int8Conv::takesRuntimeGrid() const {
+  const Int8Epilogue &e = epilogue;
+  return shape.groups == 1 && !depthwise && e.inputZero == 0 &&
+         !e.hasResidual && e.outputTable.empty() && e.pairTable.empty();
+}
+
+Int8RuntimeGrid Int8Conv::fillRuntimeGrid(float inputScale, int32_t inputZero,
+                                          float *scales,
+                                          int32_t *zeroTerms) const {
+  assert(takesRuntimeGrid() && "a runtime grid needs a plain one-group conv");
+  const std::vector<float> &weightScales = epilogue.scale;
+  bool perChannel = weightScales.size() > 1;
+  llvm::ArrayRef<int32_t> sums = packed[0].getChannelSums();
+  for (int64_t c = 0; c < shape.outC; ++c) {
+    scales[c] = inputScale * weightScales[perChannel ? c : 0];
+    zeroTerms[c] = inputZero * sums[c];
+  }
+  return Int8RuntimeGrid{inputZero, scales, zeroTerms};
+}
+
 void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
                             const uint8_t *residual, void *output,
                             int64_t pixelBase, int64_t pixels,
-                            const uint8_t *pairOperand) const {
+                            const uint8_t *pairOperand,
+                            const Int8RuntimeGrid *grid) const {
   const Int8Epilogue &e = epilogue;
   int64_t first = channels.group * groupOutC + channels.first;
   int64_t count = channels.count;
   if (!zeroTerms.empty()) {
     kernels::epilogue::Params p{};
-    p.zeroTerm = zeroTerms.data() + first;
-    p.scale = channelScales.data() + first;
+    p.zeroTerm = (grid ? grid->zeroTerm : zeroTerms.data()) + first;
+    p.scale = (grid ? grid->scale : channelScales.data()) + first;
     p.bias = e.bias.empty() ? nullptr : e.bias.data() + first;
     p.activation = toVectorActivation(e.activation);
     p.alpha = e.alpha;
@@ -481,8 +502,10 @@ void Int8Conv::finishPixels(const int32_t *acc, Channels channels,
     int64_t at = (pixelBase + px) * shape.outC + first;
     for (int64_t c = 0; c < count; ++c) {
       int64_t channel = first + c;
-      float scale = e.scale[perChannel ? channel : 0];
-      float y = float(acc[px * count + c] - e.inputZero * sums[c]) * scale;
+      float scale =
+          grid ? grid->scale[channel] : e.scale[perChannel ? channel : 0];
+      int32_t zeroTerm = grid ? grid->zeroTerm[channel] : e.inputZero * sums[c];
+      float y = float(acc[px * count + c] - zeroTerm) * scale;
       if (!e.bias.empty())
         y += e.bias[channel];
       float r = 0;
@@ -540,7 +563,11 @@ std::pair<int64_t, int64_t> Int8Conv::getBlockChannels(int64_t blockBegin,
 void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
                        void *output, int64_t rowBegin, int64_t rowEnd,
                        int64_t blockBegin, int64_t blockEnd, void *scratch,
-                       const uint8_t *pairOperand) const {
+                       const uint8_t *pairOperand,
+                       const Int8RuntimeGrid *grid) const {
+  assert((!grid || takesRuntimeGrid()) &&
+         "a runtime grid needs a plain one-group conv");
+  int32_t inputZero = grid ? grid->inputZero : epilogue.inputZero;
   if (depthwise)
     return runDepthwiseRows(input, residual, output, rowBegin, rowEnd,
                             blockBegin, blockEnd, scratch, pairOperand);
@@ -587,7 +614,7 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
         gemmU8S8Gathered(runs, runsPerPixel, g * groupInC, pixels, packed[g],
                          acc, channels.count, panelBegin, panelEnd);
         finishPixels(acc, channels, residual, output, row * outW, pixels,
-                     pairOperand);
+                     pairOperand, grid);
         continue;
       }
       const uint8_t *a;
@@ -606,9 +633,9 @@ void Int8Conv::runRows(const uint8_t *input, const uint8_t *residual,
       gemmU8S8(a, lda, pixels, packed[g], acc, channels.count, gemmScratch,
                panelBegin, panelEnd);
       if (!epilogue.weightZero.empty())
-        subtractWeightZeroTerms(a, lda, pixels, channels, acc);
+        subtractWeightZeroTerms(a, lda, pixels, channels, inputZero, acc);
       finishPixels(acc, channels, residual, output, row * outW, pixels,
-                   pairOperand);
+                   pairOperand, grid);
     }
     if (!epilogue.outputTable.empty())
       lookUpRows(output, row * outW, pixels, blockBegin, blockEnd);

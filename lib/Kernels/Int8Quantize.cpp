@@ -63,3 +63,25 @@ void kernels::quantizeFloats(Isa isa, const float *x, int64_t count,
                              const QuantizeGrid &grid, uint8_t *out) {
   quantizeFloatRuns(isa, x, 0, count, 1, grid, out, 0);
 }
+
+QuantizeGrid kernels::dynamicQuantizeGrid(Isa isa, const float *x,
+                                          int64_t count) {
+  float lo = 0.0f, hi = 0.0f;
+  if (isa != Isa::Scalar) {
+    quantize::avx2Range(x, count, lo, hi);
+  } else {
+    // As std::min/std::max: a NaN never replaces the bound.
+    for (int64_t i = 0; i < count; ++i) {
+      lo = x[i] < lo ? x[i] : lo;
+      hi = x[i] > hi ? x[i] : hi;
+    }
+  }
+  QuantizeGrid grid;
+  grid.scale = (hi - lo) / 255.0f;
+  grid.zero = 0;
+  if (grid.scale > 0) {
+    float zero = std::nearbyintf(0.0f - lo / grid.scale);
+    grid.zero = zero <= 0 ? 0 : zero >= 255 ? 255 : int32_t(zero);
+  }
+  return grid;
+}

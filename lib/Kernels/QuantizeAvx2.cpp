@@ -142,3 +142,30 @@ void quantize::avx2Planes(const float *x, int64_t planeStride, int64_t planes,
     }
   }
 }
+
+void quantize::avx2Range(const float *x, int64_t count, float &lo, float &hi) {
+  // min_ps/max_ps return their second operand when either is NaN or both
+  // are zeros, as the scalar v < lo ? v : lo keeps lo: the bounds are the
+  // scalar loop's, lane by lane and then across lanes.
+  __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    low = _mm256_min_ps(v, low);
+    high = _mm256_max_ps(v, high);
+  }
+  alignas(32) float lanes[16];
+  _mm256_store_ps(lanes, low);
+  _mm256_store_ps(lanes + 8, high);
+  float l = 0.0f, h = 0.0f;
+  for (int lane = 0; lane < 8; ++lane) {
+    l = lanes[lane] < l ? lanes[lane] : l;
+    h = lanes[8 + lane] > h ? lanes[8 + lane] : h;
+  }
+  for (; i < count; ++i) {
+    l = x[i] < l ? x[i] : l;
+    h = x[i] > h ? x[i] : h;
+  }
+  lo = l;
+  hi = h;
+}

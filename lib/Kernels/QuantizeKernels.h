@@ -31,6 +31,9 @@ void avx512(const float *x, int64_t xStride, int64_t count, int64_t runs,
 /// `planes` planes of `count` elements (plane p from x + p * planeStride)
 /// into `count` interleaved groups: element i of plane p to out[i * planes
 /// + p] (an NCHW row of an image into NHWC). All of them.
+/// lo = min(0, min x), hi = max(0, max x), NaNs passed over, as the
+/// scalar loop of dynamicQuantizeGrid finds them.
+void avx2Range(const float *x, int64_t count, float &lo, float &hi);
 void avx2Planes(const float *x, int64_t planeStride, int64_t planes,
                 int64_t count, const Grid &grid, uint8_t *out);
 

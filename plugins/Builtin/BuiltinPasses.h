@@ -72,6 +72,10 @@ struct CanonicalizePass : PassInfoMixin<CanonicalizePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+struct FuseDynamicMatMulPass : PassInfoMixin<FuseDynamicMatMulPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 struct ToUint8ActivationsPass : PassInfoMixin<ToUint8ActivationsPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };

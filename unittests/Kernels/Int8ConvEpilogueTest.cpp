@@ -468,3 +468,66 @@ TEST(Int8Conv, PairArithmeticGivesThePairTablesBytes) {
   EXPECT_FALSE(conv.setPairArithmetic(add));
   EXPECT_FALSE(conv.getEpilogue().pairArithmetic);
 }
+
+namespace {
+
+TEST(Int8Conv, RuntimeGridGivesTheStaticConvsBits) {
+  // A GEMM as a 1x1 conv over 37 rows: built with input zero point 0 and
+  // the weight scales, run on a grid given at run time (dynamic
+  // quantization), it gives the bits of the same conv built for that grid,
+  // with and without weight zero points, per channel and per tensor.
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  Int8ConvShape s = shapeOf(1, 37, 1, 70, 40, 1, 1, 0, 1, 1);
+  std::vector<int8_t> w(size_t(s.outC * s.inC));
+  for (int8_t &v : w)
+    v = int8_t(byte(rng) - 128);
+  std::vector<uint8_t> x(size_t(s.inH * s.inC));
+  for (uint8_t &v : x)
+    v = uint8_t(byte(rng));
+  for (bool perChannel : {true, false})
+    for (bool weightZeros : {false, true}) {
+      Int8Epilogue e;
+      for (int64_t c = 0; c < (perChannel ? s.outC : 1); ++c)
+        e.scale.push_back(0.0031f * float(c + 1));
+      for (int64_t c = 0; c < s.outC; ++c)
+        e.bias.push_back(0.5f - 0.03f * float(c));
+      if (weightZeros)
+        for (int64_t c = 0; c < s.outC; ++c)
+          e.weightZero.push_back(int32_t(c % 7) - 3);
+      const float inputScale = 0.0377f;
+      const int32_t inputZero = 131;
+      Int8Epilogue fixed = e;
+      fixed.inputZero = inputZero;
+      for (float &scale : fixed.scale)
+        scale = inputScale * scale;
+      for (Isa isa : getTestedIsas()) {
+        Int8Conv dynamic(isa, s, w.data(), e), known(isa, s, w.data(), fixed);
+        ASSERT_TRUE(dynamic.takesRuntimeGrid());
+        std::vector<float> scales(size_t(s.outC));
+        std::vector<int32_t> zeroTerms(size_t(s.outC));
+        Int8RuntimeGrid grid = dynamic.fillRuntimeGrid(
+            inputScale, inputZero, scales.data(), zeroTerms.data());
+        std::vector<float> got(size_t(s.inH * s.outC)), want(got.size());
+        std::vector<char> scratch(dynamic.getScratchBytes() + 64);
+        void *aligned = scratch.data() + (64 - uintptr_t(scratch.data()) % 64);
+        dynamic.forEachTileRun(
+            0, dynamic.getNumTiles(),
+            [&](int64_t rowBegin, int64_t rowEnd, int64_t blockBegin,
+                int64_t blockEnd) {
+              dynamic.runRows(x.data(), nullptr, got.data(), rowBegin, rowEnd,
+                              blockBegin, blockEnd, aligned, nullptr, &grid);
+            });
+        std::vector<char> scratch2(known.getScratchBytes() + 64);
+        void *aligned2 =
+            scratch2.data() + (64 - uintptr_t(scratch2.data()) % 64);
+        known.run(x.data(), nullptr, want.data(), 0, s.inH, aligned2);
+        ASSERT_EQ(
+            std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+            << getIsaName(isa).str() << (perChannel ? " per channel" : "")
+            << (weightZeros ? " with weight zero points" : "");
+      }
+    }
+}
+
+} // namespace

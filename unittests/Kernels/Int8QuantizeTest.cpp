@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -171,4 +172,56 @@ TEST(Int8Quantize, PlanesInterleaveIntoPixels) {
           for (size_t k = count * planes; k < out.size(); ++k)
             ASSERT_EQ(out[k], 0xa5) << "wrote past the last pixel";
         }
+}
+
+TEST(Int8Quantize, DynamicGridIsDynamicQuantizeLinears) {
+  // ONNX's definition: the range of x widened to hold 0, over 255 steps;
+  // the zero point -min / scale rounded half to even and saturated; NaNs
+  // never move a bound (the reference's std::min/std::max).
+  auto reference = [](const std::vector<float> &x) {
+    float lo = 0.0f, hi = 0.0f;
+    for (float v : x) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    float scale = (hi - lo) / 255.0f;
+    int64_t zero =
+        scale > 0 ? quant::saturateToStorage(std::nearbyintf(0.0f - lo / scale),
+                                             ElementKind::U8)
+                  : 0;
+    return std::make_pair(scale, zero);
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(11);
+  std::vector<std::vector<float>> inputs = {
+      {},
+      {0.0f, -0.0f, 0.0f},
+      {nan, 1.0f, nan},
+      {-3.0f},
+      {2.5f, -0.5f, nan, 7.25f, -0.0f, 1e-30f, -1e-30f, 3.0f, 4.0f},
+      // One end: all positive (zero point 0) and all negative (255).
+      {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f, 8.5f, 9.5f},
+      {-0.5f, -1.5f, -2.5f, -3.5f, -4.5f, -5.5f, -6.5f, -7.5f, -8.5f},
+      // A zero point that is an exact tie: -lo / scale = 127.5.
+      {-127.5f, 127.5f}};
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 100, 1000}) {
+    std::uniform_real_distribution<float> d(-3.0f, 5.0f);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float &v : x)
+      v = d(rng);
+    if (n > 8)
+      x[size_t(n / 2)] = nan;
+    inputs.push_back(x);
+  }
+  for (Isa isa : getSupportedIsas())
+    for (const std::vector<float> &x : inputs) {
+      auto [scale, zero] = reference(x);
+      QuantizeGrid g = dynamicQuantizeGrid(isa, x.data(), int64_t(x.size()));
+      EXPECT_EQ(std::memcmp(&g.scale, &scale, sizeof(float)), 0)
+          << getIsaName(isa).str() << ": scale " << g.scale << " != " << scale
+          << " for " << x.size() << " values";
+      EXPECT_EQ(g.zero, zero) << getIsaName(isa).str();
+      EXPECT_FALSE(g.isSigned);
+      EXPECT_EQ(g.flip, 0);
+    }
 }

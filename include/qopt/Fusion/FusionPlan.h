@@ -124,6 +124,12 @@ struct BackendRules {
   /// INT8 kernels (ONNX Runtime's x86 MatMulIntegerToFloat,
   /// DynamicQuantizeMatMul, ConvInteger).
   bool dynamicQuantization = false;
+  /// With dynamicQuantization, only matmuls whose int32 products become
+  /// float in the unit (MatMulIntegerToFloat, DynamicQuantizeMatMul, or
+  /// MatMulInteger -> Cast -> Mul by a_scale x b_scale) with a constant 2-D
+  /// weight are INT8; ConvInteger and an int32 MatMulInteger result are
+  /// float (qopt's plan: its dynamic gemm step).
+  bool dynamicMatMulToFloatOnly = false;
   /// Int8 activations are taken only where the backend turns them into
   /// uint8 (ONNX Runtime's x86 kernels, QDQS8ToU8Transformer).
   bool int8ActivationsOnlyAsU8 = false;

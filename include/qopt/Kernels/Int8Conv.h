@@ -167,6 +167,17 @@ struct Int8Epilogue {
   std::optional<RequantizedAdd> pairArithmetic;
 };
 
+/// An input grid known only when the conv runs (dynamic quantization, as
+/// DynamicQuantizeLinear makes it): its zero point and, per output channel,
+/// the scale and zero term that replace the epilogue's for one call.
+/// fillRuntimeGrid computes them; the conv must have one group and be
+/// built with inputZero 0 and the weight scales as its epilogue's scale.
+struct Int8RuntimeGrid {
+  int32_t inputZero = 0;
+  const float *scale = nullptr;      ///< outC values: s_x * s_w[c]
+  const int32_t *zeroTerm = nullptr; ///< outC values: z_x * sum of w[c]
+};
+
 class Int8Conv {
 public:
   /// Why `shape` and `epilogue` cannot make a conv (a size out of range,
@@ -247,11 +258,22 @@ public:
   /// [blockBegin, blockEnd): all of them, across groups, for all blocks.
   std::pair<int64_t, int64_t> getBlockChannels(int64_t blockBegin,
                                                int64_t blockEnd) const;
-  /// Rows [rowBegin, rowEnd), channel blocks [blockBegin, blockEnd).
+  /// Rows [rowBegin, rowEnd), channel blocks [blockBegin, blockEnd); on
+  /// `grid` when the input's grid is known only now.
   void runRows(const uint8_t *input, const uint8_t *residual, void *output,
                int64_t rowBegin, int64_t rowEnd, int64_t blockBegin,
                int64_t blockEnd, void *scratch,
-               const uint8_t *pairOperand = nullptr) const;
+               const uint8_t *pairOperand = nullptr,
+               const Int8RuntimeGrid *grid = nullptr) const;
+  /// Whether the conv can run on a runtime grid: one group, not depthwise,
+  /// input zero point 0 and no tables or residual.
+  bool takesRuntimeGrid() const;
+  /// The per-channel terms of the input grid (inputScale, inputZero) into
+  /// `scales` and `zeroTerms` (outC values each): inputScale times the
+  /// epilogue's scale of the channel, in float as ONNX Runtime multiplies
+  /// them, and inputZero times the channel's weight sum.
+  Int8RuntimeGrid fillRuntimeGrid(float inputScale, int32_t inputZero,
+                                  float *scales, int32_t *zeroTerms) const;
 
 private:
   bool isPointwise() const;
@@ -291,7 +313,8 @@ private:
   /// acc[p][c] -= zw[c] * (xsum[p] - K * zx) for the weights' zero points,
   /// on the GEMM's `pixels` rows of A (`lda` apart).
   void subtractWeightZeroTerms(const uint8_t *a, int64_t lda, int64_t pixels,
-                               Channels channels, int32_t *acc) const;
+                               Channels channels, int32_t inputZero,
+                               int32_t *acc) const;
   /// The output tables of the pixels [pixelBase, pixelBase + pixels), on
   /// the channel blocks' bytes, in place.
   void lookUpRows(void *output, int64_t pixelBase, int64_t pixels,
@@ -300,7 +323,8 @@ private:
                    int64_t pixels, int64_t blockBegin, int64_t blockEnd) const;
   void finishPixels(const int32_t *acc, Channels channels,
                     const uint8_t *residual, void *output, int64_t pixelBase,
-                    int64_t pixels, const uint8_t *pairOperand) const;
+                    int64_t pixels, const uint8_t *pairOperand,
+                    const Int8RuntimeGrid *grid = nullptr) const;
   /// runRows for a depthwise conv: the sums of the blocks' channels at
   /// once, channels in vector lanes (DepthwiseKernels.h), then the
   /// epilogue.

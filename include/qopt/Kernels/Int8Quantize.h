@@ -39,6 +39,11 @@ void quantizeFloatRuns(Isa isa, const float *x, int64_t xStride, int64_t count,
 /// quantizeFloats on `planes` planes of `count` elements (plane p from x +
 /// p * planeStride), interleaved: element i of plane p into out[i * planes
 /// + p] (an NCHW row of an image into NHWC).
+/// DynamicQuantizeLinear's grid of `count` floats, as ONNX defines it: u8,
+/// scale (max(0, max x) - min(0, min x)) / 255 and zero point
+/// saturate(round(-min(0, min x) / scale)), half to even; NaNs are passed
+/// over. Scale 0 (every x 0) means every byte is 0, zero point 0.
+QuantizeGrid dynamicQuantizeGrid(Isa isa, const float *x, int64_t count);
 void quantizeFloatPlanes(Isa isa, const float *x, int64_t planeStride,
                          int64_t planes, int64_t count,
                          const QuantizeGrid &grid, uint8_t *out);

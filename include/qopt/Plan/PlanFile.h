@@ -37,8 +37,9 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// tables' broadcast operands, 4 the conv steps' pair tables, 5 their
 /// arithmetic, 6 the copy pieces' quantize grids and the reformats'
 /// placement in a larger result, 7 the average pool steps and the table
-/// steps' arithmetic, 8 the int8 matmul steps).
-constexpr uint32_t kPlanFileVersion = 8;
+/// steps' arithmetic, 8 the int8 matmul steps, 9 the dynamic quantize and
+/// dynamic gemm steps).
+constexpr uint32_t kPlanFileVersion = 9;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).

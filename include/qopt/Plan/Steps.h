@@ -12,6 +12,8 @@
 #include "qopt/Plan/Steps/AveragePoolStep.h"
 #include "qopt/Plan/Steps/ChannelCopyStep.h"
 #include "qopt/Plan/Steps/ConvStep.h"
+#include "qopt/Plan/Steps/DynamicGemmStep.h"
+#include "qopt/Plan/Steps/DynamicQuantizeStep.h"
 #include "qopt/Plan/Steps/FloatStep.h"
 #include "qopt/Plan/Steps/GemmStep.h"
 #include "qopt/Plan/Steps/MatMulStep.h"

@@ -1,7 +1,7 @@
 """Dynamic quantization as ONNX Runtime's quantize_dynamic writes it
 (dynamic-quant.test): three MatMuls on [1, 16, 32] tokens.
 
-usage: make_dynamic_quant.py OUT.onnx [--forms]
+usage: make_dynamic_quant.py OUT.onnx [--forms | --varied]
 
 With --forms, one MatMul three ways on the same x and weight instead:
 outputs chain (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
@@ -12,6 +12,12 @@ and dqmm (DynamicQuantizeMatMul), which ONNX Runtime computes alike.
       Mul by Mul(a_scale, b_scale) -> Add bias
   m2  com.microsoft.DynamicQuantizeMatMul (B [32, 32], b_scale, zero point)
   m3  DynamicQuantizeLinear -> com.microsoft.MatMulIntegerToFloat with a bias
+
+With --varied, the weights ONNX Runtime's quantizer writes with other
+options instead: m1's scale per column (B [32, 48] into 48 columns), m2's
+B u8 with zero point 131, m3's B int8 with a zero point per column; 2-D x
+[24, 32] -> [24, 48] -> ... (the plan's gemm steps take each form); m2's
+bias an Add after it.
 """
 import sys
 
@@ -66,6 +72,27 @@ if "--forms" in sys.argv:
                          [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 32])],
                          [h.make_tensor_value_info(n, T.FLOAT, [1, 16, 32])
                           for n in ("chain", "fused", "dqmm")], inits[:3])
+if "--varied" in sys.argv:
+    w1 = rng.integers(-127, 128, (32, 48)).astype(np.int8)
+    w2 = rng.integers(0, 256, (48, 40)).astype(np.uint8)
+    w3 = rng.integers(-120, 121, (40, 16)).astype(np.int8)
+    inits = [nh.from_array(w1, "w1"),
+             nh.from_array((0.002 + 0.0005 * np.arange(48)).astype(np.float32), "w1_scale"),
+             nh.from_array(np.array(0, np.int8), "w1_zero_point"),
+             nh.from_array(w2, "w2"), nh.from_array(np.array(0.004, np.float32), "w2_scale"),
+             nh.from_array(np.array(131, np.uint8), "w2_zero_point"),
+             nh.from_array(w3, "w3"), nh.from_array(np.array(0.01, np.float32), "w3_scale"),
+             nh.from_array((np.arange(16) % 5 - 2).astype(np.int8), "w3_zero_point"),
+             nh.from_array(rng.standard_normal(48).astype(np.float32), "b1"),
+             nh.from_array(rng.standard_normal(16).astype(np.float32), "b3")]
+    # m2's bias as an Add after it (torch's Linear exported that way).
+    inits.append(nh.from_array(rng.standard_normal(40).astype(np.float32), "b2"))
+    nodes = [n for n in nodes]
+    nodes.insert(8, h.make_node("Add", ["y2", "b2"], ["y2b"], name="bias2"))
+    nodes[9] = h.make_node("DynamicQuantizeLinear", ["y2b"], ["yq", "ys", "yz"], name="dql3")
+    graph = h.make_graph(nodes, "dynamic_varied",
+                         [h.make_tensor_value_info("x", T.FLOAT, [24, 32])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [24, 16])], inits)
 model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13), h.make_opsetid("com.microsoft", 1)])
 model.ir_version = 7
 onnx.save(model, sys.argv[1])
