@@ -28,6 +28,17 @@ for f in $(ls "$work"/onnx/*.onnx | head -10); do
     2>/dev/null || true
 done
 cp "$root"/test/lit/PlanPasses/*.test "$work/plan/"
+# The dynamic quantization steps' fields (lit's dynamic-quant.test models),
+# as plan files and text plans: the models above have none.
+for form in "" --varied; do
+  name=dynamic_quant${form:+_${form#--}}
+  model="$work/$name.onnx"
+  /usr/bin/python3 "$root/test/lit/Explain/Inputs/make_dynamic_quant.py" "$model" $form 2>/dev/null &&
+    for emit in plan plan-text; do
+      "$build/bin/qopt" "$model" -passes='default<cpu>' -emit=$emit \
+        -o "$work/plan/$name.$emit" 2>/dev/null || true
+    done
+done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 status=0
 # The targets run $QOPT_FUZZ_JOBS at a time (default: one per CPU); each is

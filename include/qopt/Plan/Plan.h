@@ -109,6 +109,12 @@ public:
   }
   /// Scratch bytes one caller of run() needs.
   virtual size_t getScratchBytes() const { return 0; }
+  /// `n` rounded up to the 64 bytes the kernels align their scratch parts
+  /// to: where a step's next part of scratch starts.
+  static size_t alignScratch(size_t n) {
+    constexpr size_t kScratchAlignment = 64;
+    return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+  }
   /// Multiply-accumulates the step does (0 where it does not count them).
   virtual int64_t getMacs() const { return 0; }
   virtual llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,

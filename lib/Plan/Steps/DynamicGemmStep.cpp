@@ -28,21 +28,12 @@ using namespace qopt::interp;
 using namespace qopt::kernels;
 using namespace qopt::plan::planfile;
 
-namespace {
-
-constexpr size_t kScratchAlignment = 64;
-
-size_t alignUp(size_t n) {
-  return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-}
-
-} // namespace
-
 size_t DynamicGemmStep::getScratchBytes() const {
   // The conv's own, then the grid's scales and zero terms.
   size_t channels = size_t(conv.getShape().outC);
-  return alignUp(conv.getScratchBytes()) + alignUp(channels * sizeof(float)) +
-         alignUp(channels * sizeof(int32_t));
+  return alignScratch(conv.getScratchBytes()) +
+         alignScratch(channels * sizeof(float)) +
+         alignScratch(channels * sizeof(int32_t));
 }
 
 int64_t DynamicGemmStep::getMacs() const {
@@ -58,10 +49,11 @@ llvm::Error DynamicGemmStep::run(PlanRun &run, int64_t tileBegin,
   std::memcpy(&inputScale, run.read(inputs[1]), sizeof(float));
   int32_t inputZero = *reinterpret_cast<const uint8_t *>(run.read(inputs[2]));
   char *convScratch = static_cast<char *>(scratch);
-  float *scales =
-      reinterpret_cast<float *>(convScratch + alignUp(conv.getScratchBytes()));
-  int32_t *zeroTerms = reinterpret_cast<int32_t *>(
-      reinterpret_cast<char *>(scales) + alignUp(size_t(n) * sizeof(float)));
+  float *scales = reinterpret_cast<float *>(
+      convScratch + alignScratch(conv.getScratchBytes()));
+  int32_t *zeroTerms =
+      reinterpret_cast<int32_t *>(reinterpret_cast<char *>(scales) +
+                                  alignScratch(size_t(n) * sizeof(float)));
   Int8RuntimeGrid grid =
       conv.fillRuntimeGrid(inputScale, inputZero, scales, zeroTerms);
   const uint8_t *x = reinterpret_cast<const uint8_t *>(run.read(inputs[0]));

@@ -28,12 +28,6 @@ using namespace qopt::plan::planfile;
 
 namespace {
 
-constexpr size_t kScratchAlignment = 64;
-
-size_t alignUp(size_t n) {
-  return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-}
-
 /// dst = src with the top bit of each byte toggled (s8 <-> u8 + 128).
 void copyFlipped(uint8_t *dst, const uint8_t *src, size_t n) {
   for (size_t i = 0; i < n; ++i)
@@ -63,8 +57,9 @@ size_t GemmStep::getScratchBytes() const {
   // The conv's own, then a row group of x's rows and of the residual's
   // (flipped from s8).
   int64_t rows = conv.getRowsPerCall();
-  return alignUp(conv.getScratchBytes()) + alignUp(size_t(rows * s.inC)) +
-         alignUp(size_t(rows * s.outC));
+  return alignScratch(conv.getScratchBytes()) +
+         alignScratch(size_t(rows * s.inC)) +
+         alignScratch(size_t(rows * s.outC));
 }
 
 int64_t GemmStep::getMacs() const {
@@ -88,10 +83,10 @@ llvm::Error GemmStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                     : nullptr;
   char *y = run.write(outputs[0]);
   char *convScratch = static_cast<char *>(scratch);
-  uint8_t *xRows = reinterpret_cast<uint8_t *>(convScratch +
-                                               alignUp(conv.getScratchBytes()));
+  uint8_t *xRows = reinterpret_cast<uint8_t *>(
+      convScratch + alignScratch(conv.getScratchBytes()));
   int64_t maxRows = conv.getRowsPerCall();
-  uint8_t *residualRows = xRows + alignUp(size_t(maxRows * k));
+  uint8_t *residualRows = xRows + alignScratch(size_t(maxRows * k));
   // A run of tiles at a time: one row group (maxRows rows at most) and
   // adjacent channel blocks of it.
   conv.forEachTileRun(
