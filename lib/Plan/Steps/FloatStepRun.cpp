@@ -17,8 +17,11 @@
 //           per image and channel ([N, C, 1, 1], an SE block's scale);
 //           with the attribute qopt.relu_after (a plan pass's fusion), a
 //           Relu of each result element in the same loop
+//           Pow likewise, f32 base and exponent (LayerNorm's square)
 //   Softmax over the last axis (or, before opset 13, the dims from the axis
 //           on) in ONNX layout
+//   ReduceMean over the last axis alone in ONNX layout (LayerNorm's
+//           statistics), each row summed in double in its order
 //   LayerNormalization over the trailing dims in ONNX layout, with scale
 //           and bias of those dims, the statistics outputs absent
 //   Transpose of 4-byte elements that swaps two blocks of trailing dims
@@ -93,8 +96,21 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
     perm = ctx.getInts("perm");
     return;
   }
+  if (o.op == ops::ReduceMean &&
+      (o.getNumOperands() == 1 || o.getNumOperands() == 2)) {
+    // One axis, kept or not: the attribute (before opset 18), or a constant
+    // operand, which meanRows reads.
+    KernelContext ctx(o, {}, opset);
+    std::vector<int64_t> axes = ctx.getInts("axes");
+    if (o.getNumOperands() == 2 || axes.size() == 1) {
+      arithmetic = Arithmetic::ReduceMean;
+      axis = axes.size() == 1 ? axes[0] : -1;
+    }
+    return;
+  }
   if (o.getNumOperands() == 2)
     arithmetic = llvm::StringSwitch<Arithmetic>(o.op)
+                     .Case(ops::Pow, Arithmetic::Pow)
                      .Case(ops::Add, Arithmetic::Add)
                      .Case(ops::Sub, Arithmetic::Sub)
                      .Case(ops::Mul, Arithmetic::Mul)
@@ -225,11 +241,17 @@ static constexpr int64_t kArithmeticTileElements = 16384;
 int64_t FloatStep::sameShapeElements(const PlanRun &run) const {
   if (arithmetic == Arithmetic::None || arithmetic == Arithmetic::LayerNorm ||
       arithmetic == Arithmetic::Transpose ||
-      arithmetic == Arithmetic::Softmax || inputs.empty() ||
+      arithmetic == Arithmetic::Softmax ||
+      arithmetic == Arithmetic::ReduceMean || inputs.empty() ||
       inputs.size() > 2 || outputs.size() != 1 || outputs[0] < 0)
     return 0;
   const PlanTensor &y = run.tensor(outputs[0]);
   if (y.kind != ElementKind::F32)
+    return 0;
+  // Pow's exponent may be of another type than its base.
+  if (arithmetic == Arithmetic::Pow && llvm::any_of(inputs, [&](int id) {
+        return id < 0 || run.tensor(id).kind != ElementKind::F32;
+      }))
     return 0;
   for (int id : inputs) {
     if (id < 0)
@@ -306,6 +328,35 @@ std::pair<int64_t, int64_t> FloatStep::softmaxRows(const PlanRun &run) const {
   if (opset >= 13 && axis != -1 && axis != rank - 1)
     return {0, 0};
   return rowsFromAxis(x, y, axis).value_or(std::make_pair(0, 0));
+}
+
+/// Rows a tile of a ReduceMean step takes.
+static constexpr int64_t kMeanTileRows = 64;
+
+std::pair<int64_t, int64_t> FloatStep::meanRows(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::ReduceMean || inputs.empty() ||
+      inputs.size() > 2 || outputs.size() != 1 || inputs[0] < 0 ||
+      outputs[0] < 0)
+    return {0, 0};
+  const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
+  int64_t rank = int64_t(x.shape.size());
+  int64_t reduced = axis;
+  if (inputs.size() == 2) {
+    // Axes as an operand: a constant of one integer.
+    const Tensor *axes =
+        inputs[1] < 0 ? nullptr : run.tensor(inputs[1]).constant.get();
+    if (!axes || axes->numElements() != 1 || !isIntegerKind(axes->kind()))
+      return {0, 0};
+    reduced = axes->getInt(0);
+  }
+  if (rank == 0 || (reduced != -1 && reduced != rank - 1) ||
+      x.kind != ElementKind::F32 || y.kind != ElementKind::F32 ||
+      x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx)
+    return {0, 0};
+  int64_t inner = x.shape.back();
+  if (inner == 0 || y.numElements() * inner != x.numElements())
+    return {0, 0};
+  return {y.numElements(), inner};
 }
 
 /// Rows a tile of a LayerNormalization step takes.
@@ -499,6 +550,8 @@ int64_t FloatStep::getNumTiles(const PlanRun &run) const {
     return (rows + kLayerNormTileRows - 1) / kLayerNormTileRows;
   if (int64_t rows = softmaxRows(run).first)
     return (rows + kSoftmaxTileRows - 1) / kSoftmaxTileRows;
+  if (int64_t rows = meanRows(run).first)
+    return (rows + kMeanTileRows - 1) / kMeanTileRows;
   int64_t n = sameShapeElements(run);
   if (!n && channelOperand(run) >= 0) {
     const Shape &s = run.tensor(outputs[0]).shape;
@@ -528,6 +581,12 @@ template <typename F> void FloatStep::withBinaryOp(F &&f) const {
     return then(std::multiplies<float>());
   case Arithmetic::Div:
     return then(std::divides<float>());
+  case Arithmetic::Pow:
+    // The reference's pow in double, rounded once; a square is the f32
+    // product (the double one is exact, and rounds to it).
+    return f([](float a, float b) {
+      return b == 2.0f ? a * a : float(std::pow(double(a), double(b)));
+    });
   default:
     return;
   }
@@ -682,6 +741,20 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
         reinterpret_cast<const float *>(run.read(inputs[0])) + first * inner,
         reinterpret_cast<float *>(run.write(outputs[0])) + first * inner,
         last - first, inner);
+    return llvm::Error::success();
+  }
+  if (auto [rows, inner] = meanRows(run); rows) {
+    // The reference's sums: each row in double, in order, then / inner.
+    const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
+    float *y = reinterpret_cast<float *>(run.write(outputs[0]));
+    for (int64_t r = std::min(rows, tileBegin * kMeanTileRows),
+                 last = std::min(rows, tileEnd * kMeanTileRows);
+         r < last; ++r) {
+      double sum = 0.0;
+      for (const float *v = x + r * inner, *end = v + inner; v < end; ++v)
+        sum += double(*v);
+      y[r] = float(sum / double(inner));
+    }
     return llvm::Error::success();
   }
   if (int64_t n = sameShapeElements(run)) {

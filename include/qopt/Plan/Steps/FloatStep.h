@@ -93,6 +93,8 @@ private:
     Transpose,
     Softmax,
     Gemm,
+    Pow,
+    ReduceMean,
   } arithmetic;
   /// kReluAfter on an Add, Sub, Mul or Div.
   bool reluAfter = false;
@@ -108,6 +110,10 @@ private:
   /// For a Softmax its loop takes (contiguous rows in ONNX layout): the
   /// rows and each row's elements; 0 rows otherwise.
   std::pair<int64_t, int64_t> softmaxRows(const PlanRun &run) const;
+  /// For a ReduceMean over the last axis alone of an f32 tensor in ONNX
+  /// layout (axis holds it): the rows and each row's elements; 0 rows
+  /// otherwise.
+  std::pair<int64_t, int64_t> meanRows(const PlanRun &run) const;
   /// For a Transpose of 4-byte elements in ONNX layout that swaps two
   /// blocks of trailing dims (perm [0..p), [q..r), [p..q)): the batch
   /// count, then the rows and columns of each batch's 2-D transpose; 0
