@@ -98,6 +98,66 @@ void onnxbridge::tensorToProto(const DenseElements &d, llvm::StringRef name,
   out.set_raw_data(d.getRawBytes().str());
 }
 
+/// Loads the external data of tensor `t` into the tensor itself, under the
+/// model's policy (tensorFromProto: a model folder, a relative path inside
+/// it, the bytes there), so that a subgraph the IR keeps serialized carries
+/// its weights wherever the model is written, and cannot name files the
+/// policy refuses.
+static llvm::Error inlineExternalTensor(onnx::TensorProto &t,
+                                        llvm::StringRef baseDir,
+                                        const std::string &what) {
+  if (t.data_location() != onnx::TensorProto::EXTERNAL)
+    return llvm::Error::success();
+  auto d = tensorFromProto(t, baseDir, what);
+  if (!d)
+    return d.takeError();
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto::DEFAULT);
+  t.set_raw_data((*d)->getRawBytes().str());
+  return llvm::Error::success();
+}
+
+/// inlineExternalTensor on every tensor of subgraph `g` and of the
+/// subgraphs nested in it: initializers (sparse ones too) and tensor
+/// attributes of its nodes.
+static llvm::Error inlineExternalData(onnx::GraphProto &g,
+                                      llvm::StringRef baseDir,
+                                      const std::string &where, int depth) {
+  if (depth > kProtoRecursionLimit)
+    return makeError(where + ": subgraphs nested too deep");
+  std::string in = where + ": subgraph '" + g.name() + "'";
+  for (onnx::TensorProto &t : *g.mutable_initializer())
+    if (auto err = inlineExternalTensor(t, baseDir,
+                                        in + " initializer '" + t.name() + "'"))
+      return err;
+  for (onnx::SparseTensorProto &t : *g.mutable_sparse_initializer()) {
+    std::string what = in + " sparse initializer '" + t.values().name() + "'";
+    if (auto err = inlineExternalTensor(*t.mutable_values(), baseDir, what))
+      return err;
+    if (auto err = inlineExternalTensor(*t.mutable_indices(), baseDir, what))
+      return err;
+  }
+  for (onnx::NodeProto &n : *g.mutable_node())
+    for (onnx::AttributeProto &a : *n.mutable_attribute()) {
+      std::string what =
+          in + " node '" + n.name() + "' attribute '" + a.name() + "'";
+      if (a.has_t())
+        if (auto err = inlineExternalTensor(*a.mutable_t(), baseDir, what))
+          return err;
+      for (onnx::TensorProto &t : *a.mutable_tensors())
+        if (auto err = inlineExternalTensor(t, baseDir, what))
+          return err;
+      if (a.has_g())
+        if (auto err =
+                inlineExternalData(*a.mutable_g(), baseDir, what, depth + 1))
+          return err;
+      for (onnx::GraphProto &sub : *a.mutable_graphs())
+        if (auto err = inlineExternalData(sub, baseDir, what, depth + 1))
+          return err;
+    }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Attribute>
 onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
                                llvm::StringRef baseDir,
@@ -172,9 +232,20 @@ onnxbridge::attributeFromProto(const onnx::AttributeProto &a,
     return Attribute(std::move(ts));
   }
   case AP::GRAPH:
-    return opaque("graph");
-  case AP::GRAPHS:
-    return opaque("graphs");
+  case AP::GRAPHS: {
+    // Kept serialized, with any external data of its tensors loaded in.
+    AP copy = a;
+    std::string whatText = what();
+    if (copy.has_g())
+      if (auto err =
+              inlineExternalData(*copy.mutable_g(), baseDir, whatText, 1))
+        return std::move(err);
+    for (onnx::GraphProto &sub : *copy.mutable_graphs())
+      if (auto err = inlineExternalData(sub, baseDir, whatText, 1))
+        return std::move(err);
+    return Attribute(OpaqueAttr{type == AP::GRAPH ? "graph" : "graphs",
+                                copy.SerializeAsString()});
+  }
   case AP::SPARSE_TENSOR:
     return opaque("sparse_tensor");
   case AP::SPARSE_TENSORS:
