@@ -44,19 +44,6 @@ const Value *presentOperand(const Node &n, unsigned i) {
   return v && !v->isAbsent() ? v : nullptr;
 }
 
-/// The f32 values of a constant `v` of one element or `columns`, or none.
-std::optional<std::vector<float>> columnFloats(const Value *v,
-                                               int64_t columns) {
-  const DenseElements *d = getConstantData(v);
-  if (!d || d->getKind() != ElementKind::F32 ||
-      (d->getNumElements() != 1 && d->getNumElements() != columns))
-    return std::nullopt;
-  std::vector<float> values;
-  for (int64_t i = 0; i < d->getNumElements(); ++i)
-    values.push_back(float(d->getAsDouble(i)));
-  return values;
-}
-
 } // namespace
 
 llvm::Expected<bool> PlanBuilder::lowerDynamicQuantize(const Node &n) {
@@ -143,7 +130,7 @@ llvm::Expected<bool> PlanBuilder::lowerDynamicGemm(const Node &n) {
   // The epilogue: the weight scales (times s_x at run time), the zero
   // points as s8 (u8 weights are the same numbers - 128), the bias.
   Int8Epilogue e;
-  auto scales = columnFloats(wScale, columns);
+  auto scales = getColumnBias(wScale, columns, 1.0); // one per column
   if (!scales)
     return none;
   e.scale = std::move(*scales);
@@ -161,8 +148,10 @@ llvm::Expected<bool> PlanBuilder::lowerDynamicGemm(const Node &n) {
   if (llvm::all_of(e.weightZero, [](int32_t z) { return z == 0; }))
     e.weightZero.clear();
   if (bias) {
-    auto values = columnFloats(bias, columns);
-    if (!values || values->size() != size_t(columns))
+    // One value per column, as ONNX Runtime's kernels take it.
+    const DenseElements *b = getConstantData(bias);
+    auto values = getColumnBias(bias, columns, 1.0);
+    if (!b || b->getNumElements() != columns || !values)
       return none;
     e.bias = std::move(*values);
   }

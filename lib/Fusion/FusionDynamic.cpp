@@ -37,22 +37,6 @@ bool isDynamicOp(const Node &n) {
          n.isa(ops::MsMatMulIntegerToFloat);
 }
 
-/// The only user of `v`, when it is an op of kind `op` reading it once and
-/// `v` is not a graph output.
-Node *onlyUserOfKind(const Value *v, llvm::StringRef op) {
-  if (!v->hasOneUse() || v->isGraphOutput() || v->isCaptured())
-    return nullptr;
-  Node *user = v->getUses().front().user;
-  return user && user->isa(op) ? user : nullptr;
-}
-
-/// The other operand of a binary `n` than `v`.
-Value *otherOperand(const Node &n, const Value *v) {
-  if (n.getNumOperands() != 2)
-    return nullptr;
-  return n.getOperand(0) == v ? n.getOperand(1) : n.getOperand(0);
-}
-
 } // namespace
 
 bool Planner::tryDynamic(Node &n) {
@@ -94,9 +78,9 @@ bool Planner::tryDynamic(Node &n) {
   // The integer result scaled to float: Cast -> Mul by the scale product
   // (a Mul of two scalars, itself part of the kernel) -> optional bias Add.
   if (n.isa(ops::MatMulInteger) || n.isa(ops::ConvInteger))
-    if (Node *cast = onlyUserOfKind(out, ops::Cast))
-      if (Node *mul = onlyUserOfKind(cast->getResult(), ops::Mul)) {
-        Value *scale = otherOperand(*mul, cast->getResult());
+    if (Node *cast = getSoleUserOfKind(out, ops::Cast))
+      if (Node *mul = getSoleUserOfKind(cast->getResult(), ops::Mul)) {
+        Value *scale = getOtherOperand(*mul, cast->getResult());
         Node *product = scale ? scale->getDefiningNode() : nullptr;
         if (product && product->isa(ops::Mul) && scale->hasOneUse()) {
           for (Node *m : {cast, mul, product}) {
@@ -105,8 +89,8 @@ bool Planner::tryDynamic(Node &n) {
               llvm::erase_value(floatOrder, m);
           }
           out = mul->getResult();
-          if (Node *add = onlyUserOfKind(out, ops::Add))
-            if (Value *bias = otherOperand(*add, out);
+          if (Node *add = getSoleUserOfKind(out, ops::Add))
+            if (Value *bias = getOtherOperand(*add, out);
                 bias && isConstantValue(bias)) {
               unit.members.push_back(add);
               out = add->getResult();

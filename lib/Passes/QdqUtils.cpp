@@ -28,6 +28,19 @@ std::vector<std::pair<Node *, unsigned>> qopt::getUsers(const Value *v) {
   return users;
 }
 
+Node *qopt::getSoleUserOfKind(const Value *v, llvm::StringRef op) {
+  if (!v->hasOneUse() || v->isGraphOutput() || v->isCaptured())
+    return nullptr;
+  Node *user = v->getUses().front().user;
+  return user && user->isa(op) ? user : nullptr;
+}
+
+Value *qopt::getOtherOperand(const Node &n, const Value *v) {
+  if (n.getNumOperands() != 2 || n.getOperand(0) == n.getOperand(1))
+    return nullptr;
+  return n.getOperand(0) == v ? n.getOperand(1) : n.getOperand(0);
+}
+
 bool qopt::allUsersAre(const Value *v, llvm::StringRef op) {
   if (!v->hasUses() || v->isGraphOutput() || v->isCaptured())
     return false;

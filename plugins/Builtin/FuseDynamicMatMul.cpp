@@ -28,21 +28,6 @@
 
 using namespace qopt;
 
-/// The only user of `v`, if it is a `op` node and `v` is no graph output.
-static Node *soleUserOfKind(const Value *v, llvm::StringRef op) {
-  if (!v->hasOneUse() || v->isGraphOutput() || v->isCaptured())
-    return nullptr;
-  Node *user = v->getUses().front().user;
-  return user && user->isa(op) && user->getNumOperands() >= 1 ? user : nullptr;
-}
-
-/// The operand of binary `n` that is not `v`, or null.
-static Value *otherOf(const Node &n, const Value *v) {
-  if (n.getNumOperands() != 2 || n.getOperand(0) == n.getOperand(1))
-    return nullptr;
-  return n.getOperand(0) == v ? n.getOperand(1) : n.getOperand(0);
-}
-
 /// Whether `v` is a float tensor of one element (a static shape).
 static bool isOneFloat(const Value *v) {
   const TensorType *t = v ? v->getType() : nullptr;
@@ -70,12 +55,12 @@ static bool fuseChain(PatternRewriter &r, Node &mm) {
   if (!w || w->getDims().size() != 2)
     return false;
   int64_t columns = w->getDims()[1];
-  Node *cast = soleUserOfKind(mm.getResult(), ops::Cast);
+  Node *cast = getSoleUserOfKind(mm.getResult(), ops::Cast);
   if (!cast ||
       cast->getResult()->getType()->getStorageKind() != ElementKind::F32)
     return false;
-  Node *mul = soleUserOfKind(cast->getResult(), ops::Mul);
-  Value *product = mul ? otherOf(*mul, cast->getResult()) : nullptr;
+  Node *mul = getSoleUserOfKind(cast->getResult(), ops::Mul);
+  Value *product = mul ? getOtherOperand(*mul, cast->getResult()) : nullptr;
   Node *productNode = product ? product->getDefiningNode() : nullptr;
   if (!productNode || !productNode->isa(ops::Mul) || !product->hasOneUse() ||
       product->isGraphOutput() || productNode->getNumOperands() != 2)
@@ -91,8 +76,8 @@ static bool fuseChain(PatternRewriter &r, Node &mm) {
   if (!inputScale)
     return false;
   Value *out = mul->getResult();
-  Node *add = soleUserOfKind(out, ops::Add);
-  Value *bias = add ? otherOf(*add, out) : nullptr;
+  Node *add = getSoleUserOfKind(out, ops::Add);
+  Value *bias = add ? getOtherOperand(*add, out) : nullptr;
   const DenseElements *biasData = bias ? getConstantData(bias) : nullptr;
   if (biasData && biasData->getKind() == ElementKind::F32 &&
       biasData->getDims().size() == 1 && biasData->getNumElements() == columns)

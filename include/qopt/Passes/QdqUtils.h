@@ -44,6 +44,14 @@ std::vector<std::pair<Node *, unsigned>> getUsers(const Value *v);
 /// least one use and is not a graph output).
 bool allUsersAre(const Value *v, llvm::StringRef op);
 
+/// The one user of `v` when it is an `op` node reading it once and `v` is
+/// no graph output and captured by no subgraph; null otherwise.
+Node *getSoleUserOfKind(const Value *v, llvm::StringRef op);
+
+/// The operand of two-operand `n` that is not `v`; null when `n` has not
+/// two operands or reads `v` twice.
+Value *getOtherOperand(const Node &n, const Value *v);
+
 /// A tensor type with `like`'s shape and element `elem`.
 const TensorType *withElement(const TensorType *like, const Type *elem);
 const TensorType *withElement(const TensorType *like, ElementKind kind);

@@ -24,6 +24,7 @@
 //           statistics), each row summed in double in its order
 //   LayerNormalization over the trailing dims in ONNX layout, with scale
 //           and bias of those dims, the statistics outputs absent
+//   Gemm by constant f32 weights: FloatStepGemm.cpp
 //   Transpose of 4-byte elements that swaps two blocks of trailing dims
 //           (NCHW <-> NHWC, [B, T, H, D] -> [B, H, T, D] is not one), as
 //           one 2-D transpose per batch
@@ -361,10 +362,6 @@ std::pair<int64_t, int64_t> FloatStep::meanRows(const PlanRun &run) const {
 
 /// Rows a tile of a LayerNormalization step takes.
 static constexpr int64_t kLayerNormTileRows = 16;
-/// Output columns of a Gemm a tile computes (all rows).
-static constexpr int64_t kGemmTileColumns = 128;
-static_assert(kGemmTileColumns % kGemmPanelColumns == 0,
-              "a tile starts a panel");
 
 std::pair<int64_t, int64_t> FloatStep::layerNormRows(const PlanRun &run) const {
   if (arithmetic != Arithmetic::LayerNorm || inputs.size() < 2 ||
@@ -455,95 +452,9 @@ std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
   return {batches, rows, cols};
 }
 
-//===----------------------------------------------------------------------===//
-// Gemm by constant weights
-//===----------------------------------------------------------------------===//
-
-/// A Gemm's constant operands as gemmColumns reads them, made once.
-struct FloatStep::GemmWeights {
-  int64_t m = 0, k = 0, n = 0;
-  /// B in gemmColumns' panels of columns (transposed when transB), or
-  /// empty where it is int8 values times a scale per column: then those
-  /// values in the same panels, and the scales (gemmScaledColumns).
-  std::vector<float> b;
-  std::vector<int8_t> q;
-  std::vector<float> scales;
-  /// beta * C[j] in double (exact), or empty without C.
-  std::vector<double> betaC;
-};
-
-const FloatStep::GemmWeights *FloatStep::gemmWeights(const PlanRun &run) const {
-  if (arithmetic != Arithmetic::Gemm || inputs.size() < 2 || inputs[0] < 0 ||
-      inputs[1] < 0 || outputs.size() != 1 || outputs[0] < 0)
-    return nullptr;
-  const PlanTensor &a = run.tensor(inputs[0]), &b = run.tensor(inputs[1]);
-  const PlanTensor &y = run.tensor(outputs[0]);
-  const PlanTensor *c =
-      inputs.size() > 2 && inputs[2] >= 0 ? &run.tensor(inputs[2]) : nullptr;
-  auto isF32 = [](const PlanTensor &t) {
-    return t.kind == ElementKind::F32 && t.layout == PlanLayout::Onnx;
-  };
-  if (!isF32(a) || !isF32(b) || !isF32(y) || !b.constant ||
-      a.shape.size() != 2 || b.shape.size() != 2 || y.shape.size() != 2)
-    return nullptr;
-  int64_t m = a.shape[0], k = a.shape[1];
-  int64_t n = gemmTransB ? b.shape[0] : b.shape[1];
-  if ((gemmTransB ? b.shape[1] : b.shape[0]) != k || y.shape != Shape{m, n})
-    return nullptr;
-  // C: none, or constant values broadcast along the rows ([N], [1, N], one).
-  if (c && (!isF32(*c) || !c->constant ||
-            (c->numElements() != 1 &&
-             !(c->numElements() == n && c->shape.back() == n &&
-               (c->shape.size() == 1 ||
-                (c->shape.size() == 2 && c->shape[0] == 1))))))
-    return nullptr;
-  std::call_once(gemmOnce, [&] {
-    auto g = std::make_shared<GemmWeights>();
-    g->m = m;
-    g->k = k;
-    g->n = n;
-    const float *bv = b.constant->data<float>();
-    auto at = [&](int64_t p, int64_t j) {
-      return gemmTransB ? bv[j * k + p] : bv[p * n + j];
-    };
-    // A weight-only fake-quantized layer's B (int8 values dequantized and
-    // folded): kept as those values and a scale per column, a quarter of
-    // the bytes to read and to keep, rebuilt bit for bit as they are read.
-    // ResNet-18 QAT's f32 FC (512 x 1000): 0.051 -> 0.042 ms, 2 MB of
-    // weights -> 0.5 MB (the rebuild's conversions bound it now).
-    g->scales.resize(n);
-    for (int64_t j = 0; j < n && !g->scales.empty(); ++j)
-      if (!(g->scales[j] = int8ScaleOf(k, [&](int64_t p) { return at(p, j); })))
-        g->scales.clear();
-    if (!g->scales.empty())
-      g->q.resize(size_t(k) * n);
-    else
-      g->b.resize(size_t(k) * n);
-    for (int64_t j0 = 0; j0 < n; j0 += kGemmPanelColumns) {
-      int64_t width = std::min(kGemmPanelColumns, n - j0);
-      for (int64_t p = 0; p < k; ++p)
-        for (int64_t j = j0; j < j0 + width; ++j) {
-          size_t slot = j0 * k + p * width + j - j0;
-          if (g->q.empty())
-            g->b[slot] = at(p, j);
-          else
-            g->q[slot] = int8ValueOf(at(p, j), g->scales[j]);
-        }
-    }
-    if (c) {
-      const float *cv = c->constant->data<float>();
-      g->betaC.resize(n);
-      for (int64_t j = 0; j < n; ++j)
-        g->betaC[j] = beta * double(cv[c->numElements() == 1 ? 0 : j]);
-    }
-    gemm = std::move(g);
-  });
-  return gemm.get();
-}
-
 int64_t FloatStep::getNumTiles(const PlanRun &run) const {
-  if (const GemmWeights *g = gemmWeights(run))
-    return (g->n + kGemmTileColumns - 1) / kGemmTileColumns;
+  if (int64_t tiles = gemmTiles(run))
+    return tiles;
   if (int64_t batches = transposeBlocks(run)[0])
     return batches;
   if (int64_t rows = layerNormRows(run).first)
@@ -703,19 +614,8 @@ void FloatStep::runSameShapeArithmetic(PlanRun &run, int64_t begin,
 
 llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                            void * /*scratch*/) const {
-  if (const GemmWeights *g = gemmWeights(run)) {
-    // The reference's sums, in its order: its bits (FloatMath.h).
-    const auto *a = reinterpret_cast<const float *>(run.read(inputs[0]));
-    auto *y = reinterpret_cast<float *>(run.write(outputs[0]));
-    int64_t begin = std::min(g->n, tileBegin * kGemmTileColumns);
-    int64_t end = std::min(g->n, tileEnd * kGemmTileColumns);
-    const double *betaC = g->betaC.empty() ? nullptr : g->betaC.data();
-    if (!g->q.empty())
-      gemmScaledColumns(run.getPlan().isa, a, g->m, g->k, g->q.data(),
-                        g->scales.data(), g->n, begin, end, alpha, betaC, y);
-    else
-      gemmColumns(run.getPlan().isa, a, g->m, g->k, g->b.data(), g->n, begin,
-                  end, alpha, betaC, y);
+  if (gemmWeights(run)) {
+    runGemm(run, tileBegin, tileEnd);
     return llvm::Error::success();
   }
   if (auto [batches, rows, cols] = transposeBlocks(run); batches) {

@@ -125,6 +125,10 @@ private:
   /// on first use; null otherwise.
   struct GemmWeights;
   const GemmWeights *gemmWeights(const PlanRun &run) const;
+  /// The tiles of such a Gemm (blocks of output columns), 0 otherwise;
+  /// running tiles [tileBegin, tileEnd) of it (FloatStepGemm.cpp).
+  int64_t gemmTiles(const PlanRun &run) const;
+  void runGemm(PlanRun &run, int64_t tileBegin, int64_t tileEnd) const;
   bool gemmTransB = false;
   mutable std::once_flag gemmOnce;
   mutable std::shared_ptr<const GemmWeights> gemm;
