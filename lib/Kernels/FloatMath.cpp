@@ -119,6 +119,14 @@ void kernels::gemmScaledColumns(Isa isa, const float *a, int64_t m, int64_t k,
       });
 }
 
+void kernels::matmulRows(Isa isa, const float *a, const float *b, int64_t k,
+                         int64_t n, int64_t rowBegin, int64_t rowEnd,
+                         float *y) {
+  if (rowBegin < rowEnd)
+    familyFor(isa).matmul(a + rowBegin * k, rowEnd - rowBegin, k, b, n,
+                          y + rowBegin * n);
+}
+
 float kernels::int8ScaleOf(int64_t count,
                            llvm::function_ref<float(int64_t)> value) {
   auto bitsOf = [](float v) {

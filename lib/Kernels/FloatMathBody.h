@@ -140,15 +140,15 @@ inline void hardSwishLoop(const float *x, float *y, int64_t n) {
   }
 }
 
-/// sumColumns for a width known when compiled: the sums stay in
-/// registers across the k terms.
-template <int64_t W>
+/// sumColumns (SkipZeros) or its sums of every term for a width known when
+/// compiled: the sums stay in registers across the k terms.
+template <int64_t W, bool SkipZeros>
 inline void sumColumnsFixed(const float *a, int64_t k, const float *b,
                             int64_t ldb, double *s) {
   double acc[W] = {};
   for (int64_t p = 0; p < k; ++p) {
     double x = a[p];
-    if (x == 0.0)
+    if (SkipZeros && x == 0.0)
       continue;
     const float *row = b + p * ldb;
     for (int64_t j = 0; j < W; ++j)
@@ -158,20 +158,81 @@ inline void sumColumnsFixed(const float *a, int64_t k, const float *b,
     s[j] = acc[j];
 }
 
-inline void sumColumnsLoop(const float *a, int64_t k, const float *b,
-                           int64_t ldb, double *s, int64_t width) {
+template <bool SkipZeros>
+inline void sumColumnsOfWidth(const float *a, int64_t k, const float *b,
+                              int64_t ldb, double *s, int64_t width) {
   if (width == 32)
-    return sumColumnsFixed<32>(a, k, b, ldb, s);
+    return sumColumnsFixed<32, SkipZeros>(a, k, b, ldb, s);
   if (width == 16)
-    return sumColumnsFixed<16>(a, k, b, ldb, s);
+    return sumColumnsFixed<16, SkipZeros>(a, k, b, ldb, s);
   for (int64_t j = 0; j < width; ++j)
     s[j] = 0.0;
   for (int64_t p = 0; p < k; ++p) {
     double x = a[p];
-    if (x == 0.0)
+    if (SkipZeros && x == 0.0)
       continue;
     for (int64_t j = 0; j < width; ++j)
       s[j] += x * double(b[p * ldb + j]);
+  }
+}
+
+inline void sumColumnsLoop(const float *a, int64_t k, const float *b,
+                           int64_t ldb, double *s, int64_t width) {
+  sumColumnsOfWidth<true>(a, k, b, ldb, s, width);
+}
+
+/// matmulLoop's block: R rows of a (k apart) times W columns of b (ldb
+/// apart), every term, each sum in double in k order, rounded once into y
+/// (ldy apart). b's row is widened once for the R rows.
+template <int R, int W>
+inline void matmulBlock(const float *a, int64_t k, const float *b, int64_t ldb,
+                        float *y, int64_t ldy) {
+  double acc[R][W] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    double wide[W];
+    for (int j = 0; j < W; ++j)
+      wide[j] = double(b[p * ldb + j]);
+    for (int r = 0; r < R; ++r) {
+      double x = a[r * k + p];
+      for (int j = 0; j < W; ++j)
+        acc[r][j] += x * wide[j];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < W; ++j)
+      y[r * ldy + j] = float(acc[r][j]);
+}
+
+/// Rows of a block: as many as the family's registers hold sums of (16
+/// columns of doubles: 8 AVX-512 or 16 AVX2 vectors). The bits do not
+/// depend on it.
+#ifdef __AVX512F__
+constexpr int kMatMulRows = 4;
+#else
+constexpr int kMatMulRows = 2;
+#endif
+constexpr int kMatMulColumns = 16;
+
+/// y = a b for a [rows, k] and b [k, n] in rows: matmulBlock's sums.
+inline void matmulLoop(const float *a, int64_t rows, int64_t k, const float *b,
+                       int64_t n, float *y) {
+  int64_t j0 = 0;
+  for (; j0 + kMatMulColumns <= n; j0 += kMatMulColumns) {
+    int64_t i = 0;
+    for (; i + kMatMulRows <= rows; i += kMatMulRows)
+      matmulBlock<kMatMulRows, kMatMulColumns>(a + i * k, k, b + j0, n,
+                                               y + i * n + j0, n);
+    for (; i < rows; ++i)
+      matmulBlock<1, kMatMulColumns>(a + i * k, k, b + j0, n, y + i * n + j0,
+                                     n);
+  }
+  if (j0 == n)
+    return;
+  double sums[kMatMulColumns];
+  for (int64_t i = 0; i < rows; ++i) {
+    sumColumnsOfWidth<false>(a + i * k, k, b + j0, n, sums, n - j0);
+    for (int64_t j = j0; j < n; ++j)
+      y[i * n + j] = float(sums[j - j0]);
   }
 }
 
@@ -211,6 +272,6 @@ inline void sumScaledColumnsLoop(const float *a, int64_t k, const int8_t *q,
   }
 }
 
-constexpr Family kFamily = {erfLoop,         softmaxRow,
-                            hardSigmoidLoop, hardSwishLoop,
-                            sumColumnsLoop,  sumScaledColumnsLoop};
+constexpr Family kFamily = {
+    erfLoop,        softmaxRow, hardSigmoidLoop,     hardSwishLoop,
+    sumColumnsLoop, matmulLoop, sumScaledColumnsLoop};

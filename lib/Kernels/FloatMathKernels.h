@@ -27,6 +27,11 @@ struct Family {
   /// two floats is exact in double: one rounding per term, fused or not).
   void (*sumColumns)(const float *a, int64_t k, const float *b, int64_t ldb,
                      double *s, int64_t width);
+  /// y = a b for a [rows, k] and b [k, n] in rows: each output the sum
+  /// over p < k, in order, of every a[i][p] * double(b[p][j]) (a's zeros
+  /// too: 0 * inf is NaN), rounded once to f32.
+  void (*matmul)(const float *a, int64_t rows, int64_t k, const float *b,
+                 int64_t n, float *y);
   /// sumColumns of b's values float(q[p * ldb + j]) * scale[j], each
   /// rounded to f32 as the multiply rounds it.
   void (*sumScaledColumns)(const float *a, int64_t k, const int8_t *q,

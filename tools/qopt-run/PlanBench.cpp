@@ -40,12 +40,15 @@ llvm::Error qopt::benchPlan(const plan::Plan &plan,
 
   plan::PlanRunOptions timed{options.threads};
   Clock::time_point stepStart;
+  std::vector<bool> onReference(plan.steps.size(), false);
   if (options.profile) {
     timed.beforeStep = [&](const plan::PlanStep &, plan::PlanRun &) {
       stepStart = Clock::now();
     };
-    timed.afterStep = [&](const plan::PlanStep &step, plan::PlanRun &) {
-      stepMs[stepIndex[&step]] += millisecondsSince(stepStart);
+    timed.afterStep = [&](const plan::PlanStep &step, plan::PlanRun &run) {
+      size_t i = stepIndex[&step];
+      stepMs[i] += millisecondsSince(stepStart);
+      onReference[i] = step.runsReferenceKernel(run);
     };
   }
   bool progress = llvm::errs().is_displayed();
@@ -89,12 +92,20 @@ llvm::Error qopt::benchPlan(const plan::Plan &plan,
        << (threads == 1 ? " core" : " cores") << "\n";
   os << "step  kind          op                         ms   share   "
         "GMAC/s  %peak  name\n";
+  // A step on the reference interpreter's kernel is its own kind ("float
+  // ref"): the time left to the slowest way there is, in one figure.
   std::map<std::string, double> byKind;
+  size_t referenceSteps = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const plan::PlanStep &s = *plan.steps[i];
-    byKind[s.getKindName().str()] += stepMs[i];
-    os << llvm::format("%4zu  %-12s  %-20s %9.3f  %5.1f%%  ", i,
-                       s.getKindName().str().c_str(), s.op.c_str(), stepMs[i],
+    std::string kind = s.getKindName().str();
+    if (onReference[i]) {
+      kind += " ref";
+      ++referenceSteps;
+    }
+    byKind[kind] += stepMs[i];
+    os << llvm::format("%4zu  %-12s  %-20s %9.3f  %5.1f%%  ", i, kind.c_str(),
+                       s.op.c_str(), stepMs[i],
                        total > 0 ? 100 * stepMs[i] / total : 0.0);
     double gmacs =
         s.getMacs() && stepMs[i] > 0 ? s.getMacs() / (stepMs[i] * 1e6) : 0;
@@ -112,6 +123,11 @@ llvm::Error qopt::benchPlan(const plan::Plan &plan,
   for (auto &[kind, ms] : byKind)
     os << llvm::format("  %s %.3f ms (%.1f%%)", kind.c_str(), ms,
                        total > 0 ? 100 * ms / total : 0.0);
+  if (referenceSteps)
+    os << "\n"
+       << referenceSteps << " of " << plan.steps.size()
+       << " steps run on the reference interpreter's kernels (kind '... "
+          "ref'): in double, on copies of their operands";
   os << "\nsteps " << llvm::format("%.3f", total) << " ms of the median run's "
      << llvm::format("%.3f", median) << " ms; arena " << plan.arenaBytes
      << " bytes\n";

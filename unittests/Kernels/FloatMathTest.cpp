@@ -226,6 +226,44 @@ TEST(FloatMath, GemmColumnsAreTheReferences) {
   }
 }
 
+// matmulRows: each output the double sum of every term in k order, rounded
+// once (a zero of a times an infinity of b is NaN, unlike Gemm's), the
+// same bits on every family; rows in blocks of 4 and 2 and one, columns in
+// blocks of 16 and the rest; a range of rows writes those rows alone.
+TEST(FloatMath, MatMulRowsAreTheDoubleSums) {
+  const int64_t m = 7, k = 29, n = 37;
+  std::vector<float> a(m * k), b(k * n);
+  for (int64_t i = 0; i < m * k; ++i)
+    a[i] = i % 7 == 0 ? 0.0f : float(std::sin(double(i))) * 3.0f;
+  for (int64_t i = 0; i < k * n; ++i)
+    b[i] = float(std::cos(double(i) * 0.7)) / 7.0f;
+  a[2 * k + 3] = 0.0f;
+  b[3 * n + 20] = std::numeric_limits<float>::infinity();
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += double(a[i * k + p]) * double(b[p * n + j]);
+      want[i * n + j] = float(sum);
+    }
+  ASSERT_TRUE(std::isnan(want[2 * n + 20]));
+  for (Isa isa : getSupportedIsas()) {
+    std::vector<float> y(m * n, -1.0f);
+    matmulRows(isa, a.data(), b.data(), k, n, 0, m, y.data());
+    for (int64_t e = 0; e < m * n; ++e)
+      ASSERT_TRUE(std::isnan(want[e]) ? std::isnan(y[e]) : y[e] == want[e])
+          << getIsaName(isa).str() << " element " << e;
+    std::vector<float> part(m * n, -1.0f);
+    matmulRows(isa, a.data(), b.data(), k, n, 3, 6, part.data());
+    for (int64_t e = 0; e < m * n; ++e)
+      if (e / n < 3 || e / n >= 6)
+        ASSERT_EQ(part[e], -1.0f) << getIsaName(isa).str() << " " << e;
+      else if (!std::isnan(want[e]))
+        ASSERT_EQ(part[e], want[e]) << getIsaName(isa).str() << " " << e;
+  }
+}
+
 // gemmScaledColumns on int8 values and a scale per column gives the bits
 // of the reference's sum over the floats they stand for (float(q) * s,
 // rounded once), zeros of a included: 70 columns, scales of every size,

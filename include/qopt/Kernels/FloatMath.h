@@ -71,6 +71,15 @@ void gemmScaledColumns(Isa isa, const float *a, int64_t m, int64_t k,
                        int64_t begin, int64_t end, double alpha,
                        const double *betaC, float *y);
 
+/// Rows [rowBegin, rowEnd) of y = a b for a [m, k] and b [k, n] in rows
+/// (y [m, n] too), as a matrix product defines each output: a double sum
+/// over k in order of every term (0 * inf is NaN), rounded once to f32.
+/// The reference's MatMul sums in double in its own blocked order; the two
+/// give the same f32 but where a double sum falls within a few double ulp
+/// of the midpoint of two floats (one f32 ulp apart then).
+void matmulRows(Isa isa, const float *a, const float *b, int64_t k, int64_t n,
+                int64_t rowBegin, int64_t rowEnd, float *y);
+
 /// The scale s with value(i) == float(q) * s bit for bit for an int8 q,
 /// for each i < count, or 0 for none (a value not finite, a -0, values
 /// that no int8 grid holds exactly). Tried: the scales that put the

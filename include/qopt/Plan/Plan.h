@@ -117,6 +117,12 @@ public:
   }
   /// Multiply-accumulates the step does (0 where it does not count them).
   virtual int64_t getMacs() const { return 0; }
+  /// Whether the step runs on the reference interpreter's kernel (in
+  /// double, on copies of its operands) rather than a loop of the plan's
+  /// own: the slowest way a step can run, which --profile marks.
+  virtual bool runsReferenceKernel(const PlanRun & /*run*/) const {
+    return false;
+  }
   virtual llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                           void *scratch) const = 0;
 

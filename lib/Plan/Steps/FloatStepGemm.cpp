@@ -1,4 +1,4 @@
-//===- FloatStepGemm.cpp - Float Gemm steps by constant weights -----------===//
+//===- FloatStepGemm.cpp - Float Gemm and MatMul steps --------------------===//
 //
 // A float step of a Gemm of f32 A (not transposed) by a constant f32 B, C
 // none or constant along the rows, runs gemmColumns (FloatMath.h): the
@@ -6,6 +6,12 @@
 // of B's columns made once; a B that is exactly int8 values times a scale
 // per column (a weight-only fake-quantized layer) is kept as those values
 // and rebuilt bit for bit as it is read (gemmScaledColumns).
+//
+// A MatMul of two f32 tensors (attention's Q K^T and its weights times V)
+// runs matmulRows on each batch (its batch dims broadcast as ONNX does),
+// tiles of 16 rows: each output a double sum over k in order, as the
+// reference's; Eigen orders the reference's sums its own way, so the two
+// may differ by one f32 ulp where a sum rounds near a midpoint.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,4 +132,92 @@ void FloatStep::runGemm(PlanRun &run, int64_t tileBegin,
   else
     gemmColumns(run.getPlan().isa, a, g->m, g->k, g->b.data(), g->n, begin, end,
                 alpha, betaC, y);
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul of two f32 tensors
+//===----------------------------------------------------------------------===//
+
+/// Rows of one batch of a MatMul a tile computes (all columns).
+static constexpr int64_t kMatMulTileRows = 16;
+
+FloatStep::MatMulShape FloatStep::matmulShape(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::MatMul || inputs.size() != 2 || inputs[0] < 0 ||
+      inputs[1] < 0 || outputs.size() != 1 || outputs[0] < 0)
+    return {};
+  const PlanTensor &a = run.tensor(inputs[0]), &b = run.tensor(inputs[1]);
+  const PlanTensor &y = run.tensor(outputs[0]);
+  for (const PlanTensor *t : {&a, &b, &y})
+    if (t->kind != ElementKind::F32 || t->layout != PlanLayout::Onnx ||
+        t->shape.size() < 2)
+      return {};
+  size_t rank = y.shape.size();
+  if (a.shape.size() > rank || b.shape.size() > rank)
+    return {};
+  MatMulShape s;
+  s.m = a.shape[a.shape.size() - 2];
+  s.k = a.shape.back();
+  s.n = b.shape.back();
+  if (b.shape[b.shape.size() - 2] != s.k || y.shape[rank - 2] != s.m ||
+      y.shape[rank - 1] != s.n)
+    return {};
+  // Each batch dim of the result is the operands' (right-aligned; a
+  // missing dim is a 1), equal or broadcast from a 1.
+  s.batches = 1;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    auto dimOf = [&](const PlanTensor &t) {
+      size_t missing = rank - t.shape.size();
+      return d < missing ? int64_t(1) : t.shape[d - missing];
+    };
+    int64_t da = dimOf(a), db = dimOf(b), dy = y.shape[d];
+    if ((da != dy && da != 1) || (db != dy && db != 1))
+      return {};
+    s.batches *= dy;
+  }
+  if (s.batches == 0 || s.m == 0 || s.n == 0)
+    return {};
+  return s;
+}
+
+int64_t FloatStep::matmulTiles(const PlanRun &run) const {
+  MatMulShape s = matmulShape(run);
+  return s.batches * ((s.m + kMatMulTileRows - 1) / kMatMulTileRows);
+}
+
+void FloatStep::runMatMul(PlanRun &run, const MatMulShape &s, int64_t tileBegin,
+                          int64_t tileEnd) const {
+  const PlanTensor &at = run.tensor(inputs[0]), &bt = run.tensor(inputs[1]);
+  const Shape &yShape = run.tensor(outputs[0]).shape;
+  const auto *a = reinterpret_cast<const float *>(run.read(inputs[0]));
+  const auto *b = reinterpret_cast<const float *>(run.read(inputs[1]));
+  auto *y = reinterpret_cast<float *>(run.write(outputs[0]));
+  size_t rank = yShape.size();
+  // The element offset of result batch `batch` in an operand: its batch
+  // dims' coordinates, a broadcast dim's at 0.
+  auto offsetIn = [&](const PlanTensor &t, int64_t batch) {
+    size_t missing = rank - t.shape.size();
+    int64_t offset = 0, stride = t.shape[t.shape.size() - 2] * t.shape.back();
+    for (size_t d = rank - 2; d-- > 0;) {
+      int64_t coordinate = batch % yShape[d];
+      batch /= yShape[d];
+      if (d < missing)
+        break;
+      int64_t dim = t.shape[d - missing];
+      if (dim != 1)
+        offset += coordinate * stride;
+      stride *= dim;
+    }
+    return offset;
+  };
+  int64_t blocks = (s.m + kMatMulTileRows - 1) / kMatMulTileRows;
+  for (int64_t tile = tileBegin; tile < tileEnd; ++tile) {
+    int64_t batch = tile / blocks, block = tile % blocks;
+    if (batch >= s.batches)
+      break;
+    int64_t first = block * kMatMulTileRows;
+    int64_t last = std::min(s.m, first + kMatMulTileRows);
+    matmulRows(run.getPlan().isa, a + offsetIn(at, batch),
+               b + offsetIn(bt, batch), s.k, s.n, first, last,
+               y + batch * s.m * s.n);
+  }
 }

@@ -24,10 +24,12 @@
 //           statistics), each row summed in double in its order
 //   LayerNormalization over the trailing dims in ONNX layout, with scale
 //           and bias of those dims, the statistics outputs absent
-//   Gemm by constant f32 weights: FloatStepGemm.cpp
+//   Gemm by constant f32 weights, MatMul of f32 tensors of rank 2 or more:
+//           FloatStepGemm.cpp
 //   Transpose of 4-byte elements that swaps two blocks of trailing dims
-//           (NCHW <-> NHWC, [B, T, H, D] -> [B, H, T, D] is not one), as
-//           one 2-D transpose per batch
+//           (NCHW <-> NHWC), as one 2-D transpose per batch; any other
+//           permutation of 4-byte elements ([B, T, H, D] -> [B, H, T, D]) a
+//           row of the result at a time, copied where the last dim stays
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +91,10 @@ FloatStep::FloatStep(std::string name, KernelOp op, KernelFn fn, int64_t opset)
     gemmTransB = ctx.getInt("transB", 0) != 0;
     alpha = ctx.getFloat("alpha", 1.0f);
     beta = ctx.getFloat("beta", 1.0f);
+    return;
+  }
+  if (o.op == ops::MatMul && o.getNumOperands() == 2) {
+    arithmetic = Arithmetic::MatMul;
     return;
   }
   if (o.op == ops::Transpose && o.getNumOperands() == 1) {
@@ -452,11 +458,69 @@ std::array<int64_t, 3> FloatStep::transposeBlocks(const PlanRun &run) const {
   return {batches, rows, cols};
 }
 
+/// Output rows (all dims but the last) a tile of a general Transpose moves.
+static constexpr int64_t kPermuteTileRows = 64;
+
+int64_t FloatStep::permutedRows(const PlanRun &run) const {
+  if (arithmetic != Arithmetic::Transpose || transposeBlocks(run)[0] ||
+      inputs.size() != 1 || outputs.size() != 1 || inputs[0] < 0 ||
+      outputs[0] < 0)
+    return 0;
+  const PlanTensor &x = run.tensor(inputs[0]), &y = run.tensor(outputs[0]);
+  size_t rank = x.shape.size();
+  if (x.layout != PlanLayout::Onnx || y.layout != PlanLayout::Onnx ||
+      x.kind != y.kind || getElementByteSize(x.kind) != 4 || rank == 0 ||
+      perm.size() != rank || y.shape.size() != rank)
+    return 0;
+  std::vector<bool> seen(rank, false);
+  for (size_t d = 0; d < rank; ++d) {
+    if (perm[d] < 0 || perm[d] >= int64_t(rank) || seen[perm[d]] ||
+        y.shape[d] != x.shape[perm[d]])
+      return 0;
+    seen[perm[d]] = true;
+  }
+  int64_t elements = y.numElements();
+  return elements ? elements / y.shape.back() : 0;
+}
+
+void FloatStep::runPermute(PlanRun &run, int64_t rowBegin,
+                           int64_t rowEnd) const {
+  const PlanTensor &x = run.tensor(inputs[0]), &yt = run.tensor(outputs[0]);
+  size_t rank = x.shape.size();
+  // The input stride of each output dim.
+  std::vector<int64_t> inputStride(rank, 1), stride(rank);
+  for (size_t d = rank - 1; d-- > 0;)
+    inputStride[d] = inputStride[d + 1] * x.shape[d + 1];
+  for (size_t d = 0; d < rank; ++d)
+    stride[d] = inputStride[perm[d]];
+  const auto *in = reinterpret_cast<const uint32_t *>(run.read(inputs[0]));
+  auto *out = reinterpret_cast<uint32_t *>(run.write(outputs[0]));
+  int64_t cols = yt.shape.back(), step = stride[rank - 1];
+  for (int64_t row = rowBegin; row < rowEnd; ++row) {
+    int64_t offset = 0;
+    for (int64_t d = int64_t(rank) - 2, rest = row; d >= 0; --d) {
+      offset += (rest % yt.shape[d]) * stride[d];
+      rest /= yt.shape[d];
+    }
+    const uint32_t *from = in + offset;
+    uint32_t *to = out + row * cols;
+    if (step == 1)
+      std::memcpy(to, from, cols * sizeof(uint32_t));
+    else
+      for (int64_t c = 0; c < cols; ++c)
+        to[c] = from[c * step];
+  }
+}
+
 int64_t FloatStep::getNumTiles(const PlanRun &run) const {
   if (int64_t tiles = gemmTiles(run))
     return tiles;
+  if (int64_t tiles = matmulTiles(run))
+    return tiles;
   if (int64_t batches = transposeBlocks(run)[0])
     return batches;
+  if (int64_t rows = permutedRows(run))
+    return (rows + kPermuteTileRows - 1) / kPermuteTileRows;
   if (int64_t rows = layerNormRows(run).first)
     return (rows + kLayerNormTileRows - 1) / kLayerNormTileRows;
   if (int64_t rows = softmaxRows(run).first)
@@ -470,6 +534,14 @@ int64_t FloatStep::getNumTiles(const PlanRun &run) const {
     return (pixels + kChannelTilePixels - 1) / kChannelTilePixels;
   }
   return n ? (n + kArithmeticTileElements - 1) / kArithmeticTileElements : 1;
+}
+
+bool FloatStep::runsReferenceKernel(const PlanRun &run) const {
+  return !gemmWeights(run) && !matmulShape(run).batches &&
+         !transposeBlocks(run)[0] && !permutedRows(run) &&
+         !layerNormRows(run).first && !softmaxRows(run).first &&
+         !meanRows(run).first && !sameShapeElements(run) &&
+         channelOperand(run) < 0;
 }
 
 /// The reference Relu of an f32 value: NaN and -0 stay.
@@ -618,6 +690,10 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     runGemm(run, tileBegin, tileEnd);
     return llvm::Error::success();
   }
+  if (MatMulShape mm = matmulShape(run); mm.batches) {
+    runMatMul(run, mm, tileBegin, tileEnd);
+    return llvm::Error::success();
+  }
   if (auto [batches, rows, cols] = transposeBlocks(run); batches) {
     // Each batch's [rows, cols] block becomes [cols, rows]: moved bits.
     const auto *x = reinterpret_cast<const uint32_t *>(run.read(inputs[0]));
@@ -625,6 +701,11 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
     for (int64_t b = tileBegin; b < std::min(tileEnd, batches); ++b)
       transpose32(run.getPlan().isa, x + b * rows * cols, cols, rows, cols,
                   y + b * rows * cols, rows);
+    return llvm::Error::success();
+  }
+  if (int64_t rows = permutedRows(run)) {
+    runPermute(run, std::min(rows, tileBegin * kPermuteTileRows),
+               std::min(rows, tileEnd * kPermuteTileRows));
     return llvm::Error::success();
   }
   if (auto [rows, inner] = layerNormRows(run); rows) {

@@ -28,6 +28,8 @@ public:
   int64_t getNumTiles(const PlanRun &run) const override;
   llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                   void *scratch) const override;
+  /// None of the loops below takes the step.
+  bool runsReferenceKernel(const PlanRun &run) const override;
   const interp::KernelOp &getOp() const { return op; }
   int64_t getOpset() const { return opset; }
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
@@ -95,6 +97,7 @@ private:
     Gemm,
     Pow,
     ReduceMean,
+    MatMul,
   } arithmetic;
   /// kReluAfter on an Add, Sub, Mul or Div.
   bool reluAfter = false;
@@ -119,6 +122,11 @@ private:
   /// count, then the rows and columns of each batch's 2-D transpose; 0
   /// batches otherwise.
   std::array<int64_t, 3> transposeBlocks(const PlanRun &run) const;
+  /// For any other Transpose of 4-byte elements in ONNX layout: the
+  /// result's rows (all dims but the last), 0 otherwise; moving rows
+  /// [begin, end) of it.
+  int64_t permutedRows(const PlanRun &run) const;
+  void runPermute(PlanRun &run, int64_t rowBegin, int64_t rowEnd) const;
   std::vector<int64_t> perm;
   /// For a Gemm of f32 A (not transposed) by a constant f32 B, C none or
   /// constant along the rows: its weights as gemmColumns reads them, made
@@ -129,6 +137,18 @@ private:
   /// running tiles [tileBegin, tileEnd) of it (FloatStepGemm.cpp).
   int64_t gemmTiles(const PlanRun &run) const;
   void runGemm(PlanRun &run, int64_t tileBegin, int64_t tileEnd) const;
+  /// For a MatMul of two f32 tensors in ONNX layout, both of rank 2 or
+  /// more, whose batch dims broadcast: the result's batches (the product
+  /// of its batch dims), and each batch's rows, inner size and columns; 0
+  /// batches otherwise. Its tiles are blocks of a batch's rows; running
+  /// tiles [tileBegin, tileEnd) of it (FloatStepGemm.cpp).
+  struct MatMulShape {
+    int64_t batches = 0, m = 0, k = 0, n = 0;
+  };
+  MatMulShape matmulShape(const PlanRun &run) const;
+  int64_t matmulTiles(const PlanRun &run) const;
+  void runMatMul(PlanRun &run, const MatMulShape &shape, int64_t tileBegin,
+                 int64_t tileEnd) const;
   bool gemmTransB = false;
   mutable std::once_flag gemmOnce;
   mutable std::shared_ptr<const GemmWeights> gemm;
