@@ -496,12 +496,16 @@ void FloatStep::runPermute(PlanRun &run, int64_t rowBegin,
   const auto *in = reinterpret_cast<const uint32_t *>(run.read(inputs[0]));
   auto *out = reinterpret_cast<uint32_t *>(run.write(outputs[0]));
   int64_t cols = yt.shape.back(), step = stride[rank - 1];
+  // The coordinates of row rowBegin in the result's leading dims, then an
+  // odometer over them (no division per row).
+  std::vector<int64_t> at(rank, 0);
+  int64_t offset = 0;
+  for (int64_t d = int64_t(rank) - 2, rest = rowBegin; d >= 0; --d) {
+    at[d] = rest % yt.shape[d];
+    rest /= yt.shape[d];
+    offset += at[d] * stride[d];
+  }
   for (int64_t row = rowBegin; row < rowEnd; ++row) {
-    int64_t offset = 0;
-    for (int64_t d = int64_t(rank) - 2, rest = row; d >= 0; --d) {
-      offset += (rest % yt.shape[d]) * stride[d];
-      rest /= yt.shape[d];
-    }
     const uint32_t *from = in + offset;
     uint32_t *to = out + row * cols;
     if (step == 1)
@@ -509,6 +513,13 @@ void FloatStep::runPermute(PlanRun &run, int64_t rowBegin,
     else
       for (int64_t c = 0; c < cols; ++c)
         to[c] = from[c * step];
+    for (int64_t d = int64_t(rank) - 2; d >= 0; --d) {
+      offset += stride[d];
+      if (++at[d] < yt.shape[d])
+        break;
+      offset -= at[d] * stride[d];
+      at[d] = 0;
+    }
   }
 }
 
