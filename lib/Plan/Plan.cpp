@@ -273,7 +273,23 @@ Plan::run(const std::map<std::string, Tensor> &given,
     if (options.beforeStep)
       options.beforeStep(*step, state);
     int64_t tiles = step->getNumTiles(state);
-    if (tiles <= 1 || workers <= 1) {
+    // Tiles a thread takes at least: a step that moves bytes gives each
+    // thread kMinParallelBytes of its output or runs on this one (waking
+    // a worker for a 16 KB copy costs more than the copy).
+    int64_t grain = 1;
+    if (tiles > 1 && workers > 1 && !step->isComputeBound(state)) {
+      size_t written = 0;
+      for (int id : step->outputs)
+        if (id >= 0)
+          written += tensors[id].byteSize();
+      grain = written ? int64_t(std::min<uint64_t>(
+                            tiles, (uint64_t(PlanStep::kMinParallelBytes) *
+                                        uint64_t(tiles) +
+                                    written - 1) /
+                                       written))
+                      : tiles;
+    }
+    if (tiles <= 1 || workers <= 1 || grain >= tiles) {
       if (auto err = step->run(state, 0, tiles, scratch))
         return std::move(err);
       if (options.afterStep)
@@ -283,7 +299,7 @@ Plan::run(const std::map<std::string, Tensor> &given,
     // Tiles write disjoint bytes; the first error wins.
     std::mutex errorLock;
     llvm::Error firstError = llvm::Error::success();
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles),
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tiles, grain),
                       [&](const tbb::blocked_range<int64_t> &r) {
                         int slot = tbb::this_task_arena::current_thread_index();
                         llvm::Error err =

@@ -117,6 +117,14 @@ public:
   }
   /// Multiply-accumulates the step does (0 where it does not count them).
   virtual int64_t getMacs() const { return 0; }
+  /// Whether the step's time goes to arithmetic rather than to moving its
+  /// bytes (multiply-accumulates, transcendental functions): its tiles are
+  /// worth spreading over threads however few bytes they write. Plan::run
+  /// gives a thread at least kMinParallelBytes of another step's output.
+  virtual bool isComputeBound(const PlanRun & /*run*/) const {
+    return getMacs() > 0;
+  }
+  static constexpr size_t kMinParallelBytes = 32 * 1024;
   /// Whether the step runs on the reference interpreter's kernel (in
   /// double, on copies of its operands) rather than a loop of the plan's
   /// own: the slowest way a step can run, which --profile marks.

@@ -182,13 +182,20 @@ static void flatArithmetic(const float *x, int64_t xPeriod, const float *z,
       y[i] = op(x[i], b); // x is the full operand
     return;
   }
-  int64_t ix = begin % xPeriod, iz = begin % zPeriod;
-  for (int64_t i = begin; i < end; ++i) {
-    y[i] = op(x[ix], z[iz]);
-    if (++ix == xPeriod)
-      ix = 0;
-    if (++iz == zPeriod)
-      iz = 0;
+  if (xPeriod < end) { // both repeat: not a pair the steps produce
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = op(x[i % xPeriod], z[i % zPeriod]);
+    return;
+  }
+  // x is the full operand (the caller puts the broadcast one second), z
+  // repeats: a run of the result at a time over one whole period of z, a
+  // loop the compiler vectorizes.
+  for (int64_t i = begin; i < end;) {
+    int64_t iz = i % zPeriod;
+    int64_t stop = std::min(end, i + (zPeriod - iz));
+    const float *zRun = z + iz - i; // zRun[i] is z[iz] and on
+    for (; i < stop; ++i)
+      y[i] = op(x[i], zRun[i]);
   }
 }
 
@@ -555,6 +562,22 @@ bool FloatStep::runsReferenceKernel(const PlanRun &run) const {
          channelOperand(run) < 0;
 }
 
+bool FloatStep::isComputeBound(const PlanRun &run) const {
+  switch (arithmetic) {
+  case Arithmetic::Gemm:
+  case Arithmetic::MatMul:
+  case Arithmetic::Erf:
+  case Arithmetic::Exp:
+  case Arithmetic::Tanh:
+  case Arithmetic::Sigmoid:
+  case Arithmetic::Softmax:
+  case Arithmetic::LayerNorm:
+    return true;
+  default:
+    return runsReferenceKernel(run);
+  }
+}
+
 /// The reference Relu of an f32 value: NaN and -0 stay.
 static float reluOf(float v) { return float(act::relu(double(v))); }
 
@@ -737,11 +760,22 @@ llvm::Error FloatStep::run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
   }
   if (auto [rows, inner] = meanRows(run); rows) {
     // The reference's sums: each row in double, in order, then / inner.
+    // Eight rows side by side: a row alone waits on each add.
     const float *x = reinterpret_cast<const float *>(run.read(inputs[0]));
     float *y = reinterpret_cast<float *>(run.write(outputs[0]));
-    for (int64_t r = std::min(rows, tileBegin * kMeanTileRows),
-                 last = std::min(rows, tileEnd * kMeanTileRows);
-         r < last; ++r) {
+    constexpr int64_t kSideBySide = 8;
+    int64_t r = std::min(rows, tileBegin * kMeanTileRows);
+    int64_t last = std::min(rows, tileEnd * kMeanTileRows);
+    for (; r + kSideBySide <= last; r += kSideBySide) {
+      double sums[kSideBySide] = {};
+      const float *v = x + r * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        for (int64_t k = 0; k < kSideBySide; ++k)
+          sums[k] += double(v[k * inner + i]);
+      for (int64_t k = 0; k < kSideBySide; ++k)
+        y[r + k] = float(sums[k] / double(inner));
+    }
+    for (; r < last; ++r) {
       double sum = 0.0;
       for (const float *v = x + r * inner, *end = v + inner; v < end; ++v)
         sum += double(*v);

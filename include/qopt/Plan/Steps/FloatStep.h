@@ -30,6 +30,9 @@ public:
                   void *scratch) const override;
   /// None of the loops below takes the step.
   bool runsReferenceKernel(const PlanRun &run) const override;
+  /// Products (Gemm, MatMul), transcendental functions (Erf, Exp, Tanh,
+  /// Sigmoid, Softmax) and row statistics (LayerNorm).
+  bool isComputeBound(const PlanRun &run) const override;
   const interp::KernelOp &getOp() const { return op; }
   int64_t getOpset() const { return opset; }
   llvm::Error writeFields(planfile::PlanEncoder &out) const override;
