@@ -97,11 +97,15 @@ struct FoldConvBatchNormPass : PassInfoMixin<FoldConvBatchNormPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
-/// unify-scales<policy=widest|output;max-iterations=N> (UnifyScales.cpp).
+/// unify-scales<policy=widest|output;max-iterations=N;backend=trt|ort|cpu>
+/// (UnifyScales.cpp).
 struct UnifyScalesPass : PassInfoMixin<UnifyScalesPass> {
   enum class Policy { Widest, Output };
   Policy policy = Policy::Widest;
   unsigned maxIterations = 8;
+  /// The backend whose fusion plan must get better for a group to take
+  /// one grid; empty: every group does.
+  std::string backend;
   static llvm::Expected<UnifyScalesPass> parse(llvm::StringRef params);
   bool isLossy() const { return true; }
   void printPipeline(llvm::raw_ostream &os) const;

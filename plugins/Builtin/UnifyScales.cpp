@@ -47,13 +47,24 @@
 // the pass cannot retype (a graph input, a constant, the result of an
 // opaque op), is left alone with a note saying why. q.requantize nodes
 // whose input and output end up on one grid are removed. Every retyped
-// tensor is recorded in the cost report. The group building repeats until
-// nothing changes, at most max-iterations times (hitting the bound is
-// noted).
+// tensor is recorded in the cost report.
+//
+// backend=trt|ort|cpu (default<trt> passes trt): a lossy step must pay for
+// itself. A group keeps its one grid only where that backend's fusion plan
+// gets better: INT8 MACs up, or leftovers down with INT8 MACs not down,
+// judged on a copy of the graph after the cleanup default<trt> runs next
+// (remove-redundant-qdq<merge-requantize>, sink-qdq, remove-redundant-qdq,
+// dce), since a group's gain often shows only once the DQ -> Q pairs it
+// made equal are gone (YOLO's SPPF MaxPools). The declined groups are tried
+// once more all together; those that still do not pay keep their grids,
+// each with a note (ShuffleNetV2's channel-shuffle Slices under TensorRT). The
+// group building repeats until nothing changes, at most max-iterations times
+// (hitting the bound is noted).
 //
 //===----------------------------------------------------------------------===//
 
 #include "BuiltinPasses.h"
+#include "qopt/Fusion/FusionPlan.h"
 #include "qopt/IR/QuantMath.h"
 #include "qopt/Passes/CostReport.h"
 #include "qopt/Passes/PassRegistry.h"
@@ -66,6 +77,8 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <optional>
+#include <set>
 
 using namespace qopt;
 
@@ -73,10 +86,16 @@ static constexpr llvm::StringLiteral kUnifyScalesPass = "unify-scales";
 
 llvm::Expected<UnifyScalesPass> UnifyScalesPass::parse(llvm::StringRef params) {
   UnifyScalesPass p;
-  auto kv =
-      parsePassParams(kUnifyScalesPass, params, {"policy", "max-iterations"});
+  auto kv = parsePassParams(kUnifyScalesPass, params,
+                            {"policy", "max-iterations", "backend"});
   if (!kv)
     return kv.takeError();
+  if (kv->count("backend")) {
+    auto backend = parseBackendParam(kUnifyScalesPass, (*kv)["backend"]);
+    if (!backend)
+      return backend.takeError();
+    p.backend = *backend;
+  }
   if (kv->count("policy")) {
     const std::string &v = (*kv)["policy"];
     if (v == "widest")
@@ -100,7 +119,10 @@ llvm::Expected<UnifyScalesPass> UnifyScalesPass::parse(llvm::StringRef params) {
 void UnifyScalesPass::printPipeline(llvm::raw_ostream &os) const {
   os << kUnifyScalesPass
      << "<policy=" << (policy == Policy::Widest ? "widest" : "output")
-     << ";max-iterations=" << maxIterations << ">";
+     << ";max-iterations=" << maxIterations;
+  if (!backend.empty())
+    os << ";backend=" << backend;
+  os << ">";
 }
 
 namespace {
@@ -351,10 +373,68 @@ void noteInt32Bias(CostReport &report, const Value &v) {
 
 } // namespace
 
+/// The backend's fusion plan of `g` after the steps default<trt> runs
+/// after this pass to drop what one grid made redundant (DQ -> Q pairs that
+/// cancel, requantizes on one grid), on a copy: a group's worth shows only
+/// after them (YOLO's SPPF MaxPools: one grid, then the DQ -> Q between
+/// them go).
+struct PlanScore {
+  FusionPlan::Summary summary;
+  size_t leftovers = 0;
+  /// INT8 MACs up, or leftovers down with INT8 MACs not down.
+  bool improvesOn(const PlanScore &o) const {
+    return summary.int8Macs > o.summary.int8Macs ||
+           (summary.int8Macs == o.summary.int8Macs && leftovers < o.leftovers);
+  }
+};
+
+static PlanScore scoreAfterCleanup(const Graph &g, const BackendRules &rules) {
+  std::unique_ptr<Graph> copy = g.clone();
+  AnalysisManager scratch; // its cost report is thrown away
+  RemoveRedundantQdqPass merge;
+  merge.mergeRequantize = true;
+  merge.run(*copy, scratch);
+  SinkQdqPass().run(*copy, scratch);
+  RemoveRedundantQdqPass().run(*copy, scratch);
+  DeadCodeEliminationPass().run(*copy, scratch);
+  FusionPlan plan = computeFusionPlan(*copy, rules);
+  return {plan.summarize(), plan.leftovers.size()};
+}
+
+/// One group's new grid: the members retyped (their old types kept to put
+/// back) and the cost report's entries, recorded once the group is kept.
+struct GroupChange {
+  std::string where;
+  size_t members = 0;
+  std::vector<std::pair<Value *, const TensorType *>> oldTypes;
+  struct Regrid {
+    Value *v;
+    const QuantType *old, *now;
+    std::string detail;
+  };
+  std::vector<Regrid> regrids;
+};
+
+static void undoGroup(Graph &g, const GroupChange &c) {
+  PatternRewriter r(g);
+  for (auto &[v, type] : llvm::reverse(c.oldTypes))
+    r.setType(*v, type);
+}
+
+static void recordGroup(CostReport &report, const GroupChange &c) {
+  for (const GroupChange::Regrid &e : c.regrids) {
+    report.recordRegrid(kUnifyScalesPass, *e.v, e.old, e.now, e.detail);
+    noteInt32Bias(report, *e.v);
+  }
+}
+
 /// One round: builds the groups and retypes them; true when it changed
-/// anything.
+/// anything. With `rules`, a group keeps its new grid only where the
+/// backend's fusion plan gets better (scoreAfterCleanup); the declined
+/// ones are tried once more all together, then noted.
 static bool unifyOnce(Graph &g, AnalysisManager &am,
-                      UnifyScalesPass::Policy policy) {
+                      UnifyScalesPass::Policy policy, const BackendRules *rules,
+                      std::set<std::string> &declinedNotes) {
   CostReport &report = am.getCostReport();
   GroupBuilder gb(g);
   gb.build();
@@ -376,6 +456,10 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
 
   bool changed = false;
   Context &ctx = g.getContext();
+  std::optional<PlanScore> score;
+  if (rules)
+    score = scoreAfterCleanup(g, *rules);
+  std::vector<GroupChange> declined;
   for (auto &[root, values] : groups) {
     std::vector<Value *> members; // quantized values to retype
     std::string why;
@@ -451,16 +535,56 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
     } else {
       target = widestGrid(ctx, grids);
     }
+    GroupChange c;
+    c.where = where;
+    c.members = members.size();
     for (Value *v : members) {
       const QuantType *old = getStoredQuantType(v);
       if (old == target)
         continue;
       PatternRewriter r(g);
+      c.oldTypes.push_back({v, v->getType()});
       r.setType(*v, withElement(v->getType(), target));
-      std::string d = gb.detail.count(v) ? gb.detail[v] : where;
-      report.recordRegrid(kUnifyScalesPass, *v, old, target, d);
-      noteInt32Bias(report, *v);
+      c.regrids.push_back(
+          {v, old, target, gb.detail.count(v) ? gb.detail[v] : where});
+    }
+    if (c.oldTypes.empty())
+      continue;
+    if (score) {
+      PlanScore now = scoreAfterCleanup(g, *rules);
+      if (!now.improvesOn(*score)) {
+        undoGroup(g, c);
+        declined.push_back(std::move(c));
+        continue;
+      }
+      score = now;
+    }
+    recordGroup(report, c);
+    changed = true;
+  }
+  // Groups that pay only together: all the declined ones at once.
+  if (!declined.empty()) {
+    PatternRewriter r(g);
+    for (const GroupChange &c : declined)
+      for (const GroupChange::Regrid &e : c.regrids)
+        r.setType(*e.v, withElement(e.v->getType(), e.now));
+    PlanScore now = scoreAfterCleanup(g, *rules);
+    if (now.improvesOn(*score)) {
+      for (const GroupChange &c : declined)
+        recordGroup(report, c);
       changed = true;
+    } else {
+      for (const GroupChange &c : llvm::reverse(declined))
+        undoGroup(g, c);
+      for (const GroupChange &c : declined) {
+        std::string note =
+            "group of " + c.where + " (" + std::to_string(c.members) +
+            " tensors) kept its grids: one grid leaves " + rules->title.str() +
+            "'s fusion plan no better (INT8 MACs and "
+            "leftovers, after remove-redundant-qdq)";
+        if (declinedNotes.insert(note).second)
+          report.recordNote(kUnifyScalesPass, note);
+      }
     }
   }
 
@@ -479,10 +603,13 @@ static bool unifyOnce(Graph &g, AnalysisManager &am,
 }
 
 PreservedAnalyses UnifyScalesPass::run(Graph &g, AnalysisManager &am) {
+  const BackendRules *rules =
+      backend.empty() ? nullptr : lookupBackendRules(backend);
   bool changed = false;
   unsigned it = 0;
+  std::set<std::string> declinedNotes; // each once, whatever the rounds
   for (; it < maxIterations; ++it) {
-    if (!unifyOnce(g, am, policy))
+    if (!unifyOnce(g, am, policy, rules, declinedNotes))
       break;
     changed = true;
   }
