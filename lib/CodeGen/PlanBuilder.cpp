@@ -137,7 +137,8 @@ const QuantType *PlanBuilder::copyType(const QuantType *q) {
   if (q->isPerAxis())
     axis = q->getAxis();
   return plan.types.getQuantType(q->getStorageKind(), q->getExpressedKind(),
-                                 axis, q->getScales(), q->getZeroPoints());
+                                 axis, q->getScales(), q->getZeroPoints(),
+                                 q->getBlockSize());
 }
 
 KernelOp PlanBuilder::makeKernelOp(const Node &n) {

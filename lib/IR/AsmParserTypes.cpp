@@ -61,11 +61,28 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
   if (!expressed)
     return expressed.takeError();
   std::optional<int64_t> axis;
+  int64_t blockSize = 0;
   if (consumeIf(":")) {
+    // ":axis", or ":{axis:block}" for block-wise parameters.
+    bool blocked = consumeIf("{");
     auto a = parseInteger();
     if (!a)
       return a.takeError();
     axis = *a;
+    if (blocked) {
+      if (auto err = expect(":"))
+        return std::move(err);
+      skipSpace();
+      const char *bloc = cur;
+      auto b = parseInteger();
+      if (!b)
+        return b.takeError();
+      if (*b < 1)
+        return error(bloc, "block size must be at least 1");
+      blockSize = *b;
+      if (auto err = expect("}"))
+        return std::move(err);
+    }
   }
   if (auto err = expect(","))
     return std::move(err);
@@ -106,9 +123,9 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
   if (!isQuantStorageKind(*storage))
     return error(loc, "quantized storage type '" +
                           getElementKindName(*storage) +
-                          "' is not supported (i8, u8, i16, u16, i32)");
+                          "' is not supported (i4, u4, i8, u8, i16, u16, i32)");
   return static_cast<const Type *>(
-      ctx.getQuantType(*storage, *expressed, axis, scales, zps));
+      ctx.getQuantType(*storage, *expressed, axis, scales, zps, blockSize));
 }
 
 llvm::Expected<const TensorType *> Parser::parseTensorType() {

@@ -67,8 +67,10 @@ double DenseElements::getAsDouble(int64_t i) const {
 int64_t DenseElements::getAsInt(int64_t i) const {
   switch (kind) {
   case ElementKind::I8:
+  case ElementKind::I4: // one element a byte, sign-extended
     return loadAt<int8_t>(bytes, i);
   case ElementKind::U8:
+  case ElementKind::U4:
   case ElementKind::Bool:
     return loadAt<uint8_t>(bytes, i);
   case ElementKind::I16:

@@ -116,6 +116,10 @@ int64_t wrapAxis(int64_t axis, int64_t rank) {
 /// The integer value of `v` in `kind`, if it is one.
 bool fitsKind(int64_t v, ElementKind kind) {
   switch (kind) {
+  case ElementKind::I4:
+  case ElementKind::U4:
+    return v >= getIntegerRange(kind).first &&
+           v <= getIntegerRange(kind).second;
   case ElementKind::I8:
     return v >= INT8_MIN && v <= INT8_MAX;
   case ElementKind::U8:

@@ -34,6 +34,10 @@ uint32_t qopt::typeSetOf(ElementKind kind) {
     return TS_BF16;
   case ElementKind::F64:
     return TS_F64;
+  case ElementKind::I4:
+    return TS_I4;
+  case ElementKind::U4:
+    return TS_U4;
   case ElementKind::I8:
     return TS_I8;
   case ElementKind::U8:
@@ -84,6 +88,8 @@ const NamedSet kNamedSets[] = {{"any", TS_Any},
                                {"i64", TS_I64},
                                {"u64", TS_U64},
                                {"bool", TS_Bool},
+                               {"i4", TS_I4},
+                               {"u4", TS_U4},
                                {"string", TS_String}};
 } // namespace
 
@@ -690,8 +696,11 @@ qopt::inferResultTypes(const Node &n) {
       const QuantType *q = inferred[i]->getQuantType();
       if (!q || !q->isPerAxis())
         continue;
+      // A block-wise type's blocks do not follow a reshape or transpose.
       llvm::Expected<int64_t> axis =
-          def->remapAxis && in->hasRank() && inferred[i]->hasRank()
+          q->isBlocked()
+              ? nodeError(n, "block-wise quantization cannot cross this op")
+          : def->remapAxis && in->hasRank() && inferred[i]->hasRank()
               ? def->remapAxis(n, q->getAxis(), in->getShape(),
                                inferred[i]->getShape())
               : nodeError(n, "per-axis quantization cannot cross this op");

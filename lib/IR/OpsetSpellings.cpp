@@ -160,6 +160,9 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset,
     if ((s == ElementKind::I16 || s == ElementKind::U16) && opset < 21)
       return "16-bit quantization (" + what + ") needs opset 21" + has +
              std::to_string(opset);
+    if ((s == ElementKind::I4 || s == ElementKind::U4) && opset < 21)
+      return "4-bit quantization (" + what + ") needs opset 21" + has +
+             std::to_string(opset);
   }
   return {};
 }

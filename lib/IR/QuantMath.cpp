@@ -105,16 +105,32 @@ int64_t quant::requantizeValue(int64_t stored, const QuantType *from,
   return quantizeValue(mid, to, toChannel);
 }
 
-ChannelIndexer::ChannelIndexer(llvm::ArrayRef<int64_t> dims, int64_t axis) {
+ChannelIndexer::ChannelIndexer(llvm::ArrayRef<int64_t> dims, int64_t axis,
+                               int64_t blockSize) {
   if (axis < 0 || axis >= static_cast<int64_t>(dims.size()) || dims[axis] <= 0)
     return;
   channels = dims[axis];
   for (size_t d = axis + 1; d < dims.size(); ++d)
     inner *= std::max<int64_t>(dims[d], 1);
+  if (blockSize > 0) {
+    block = blockSize;
+    blocks = (channels + block - 1) / block;
+  }
 }
 
 ChannelIndexer::ChannelIndexer(llvm::ArrayRef<int64_t> dims, const QuantType *q)
-    : ChannelIndexer(dims, q->isPerAxis() ? q->getAxis() : -1) {}
+    : ChannelIndexer(dims, q->isPerAxis() ? q->getAxis() : -1,
+                     q->getBlockSize()) {}
+
+std::vector<int64_t> quant::blockedScaleDims(llvm::ArrayRef<int64_t> dims,
+                                             const QuantType *q) {
+  std::vector<int64_t> out(dims.begin(), dims.end());
+  if (q->isBlocked() && q->getAxis() >= 0 &&
+      q->getAxis() < static_cast<int64_t>(out.size()))
+    out[q->getAxis()] =
+        (out[q->getAxis()] + q->getBlockSize() - 1) / q->getBlockSize();
+  return out;
+}
 
 std::string quant::shapeString(llvm::ArrayRef<int64_t> dims) {
   if (dims.empty())
@@ -141,6 +157,19 @@ llvm::Error quant::checkQuantTypeFits(const QuantType *q,
   if (axis < 0 || axis >= static_cast<int64_t>(dims.size()))
     return makeError("axis " + llvm::Twine(axis) + " of " + typeToString(q) +
                      " is out of range for shape " + shapeString(dims));
+  if (q->isBlocked()) {
+    std::vector<int64_t> want = blockedScaleDims(dims, q);
+    int64_t count = 1;
+    for (int64_t d : want)
+      count *= d;
+    if (count != static_cast<int64_t>(q->getNumChannels()))
+      return makeError(llvm::Twine(q->getNumChannels()) + " parameters of " +
+                       typeToString(q) + " do not fit shape " +
+                       shapeString(dims) + ": blocks of " +
+                       llvm::Twine(q->getBlockSize()) + " along axis " +
+                       llvm::Twine(axis) + " need " + shapeString(want));
+    return llvm::Error::success();
+  }
   if (dims[axis] != static_cast<int64_t>(q->getNumChannels()))
     return makeError(llvm::Twine(q->getNumChannels()) + " channels of " +
                      typeToString(q) + " do not fit axis " + llvm::Twine(axis) +
@@ -209,6 +238,15 @@ bool storeDouble(std::string &bytes, ElementKind kind, int64_t i, double v) {
     return fitsInteger<T>(v);
     QOPT_INT_CASE(I8, int8_t)
     QOPT_INT_CASE(U8, uint8_t)
+  case ElementKind::I4:
+  case ElementKind::U4: {
+    auto [lo, hi] = getIntegerRange(kind);
+    double c =
+        std::isnan(v) ? 0.0 : std::clamp(std::trunc(v), double(lo), double(hi));
+    storeAt<int8_t>(bytes, i, static_cast<int8_t>(c));
+    return !std::isnan(v) && v == std::trunc(v) && v >= double(lo) &&
+           v <= double(hi);
+  }
     QOPT_INT_CASE(I16, int16_t)
     QOPT_INT_CASE(U16, uint16_t)
     QOPT_INT_CASE(I32, int32_t)
@@ -235,6 +273,8 @@ bool storeInt(std::string &bytes, ElementKind kind, int64_t i, int64_t v) {
   int64_t s = std::min(range.second, std::max(range.first, v));
   switch (kind) {
   case ElementKind::I8:
+  case ElementKind::I4:
+  case ElementKind::U4:
     storeAt<int8_t>(bytes, i, static_cast<int8_t>(s));
     break;
   case ElementKind::U8:
@@ -703,5 +743,6 @@ const QuantType *quant::withAxis(Context &ctx, const QuantType *q,
   if (!q->isPerAxis())
     return q;
   return ctx.getQuantType(q->getStorageKind(), q->getExpressedKind(), newAxis,
-                          q->getScales(), q->getZeroPoints());
+                          q->getScales(), q->getZeroPoints(),
+                          q->getBlockSize());
 }

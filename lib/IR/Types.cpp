@@ -27,8 +27,12 @@ constexpr KindInfo kKindInfos[] = {
     {ElementKind::U16, "u16", 2, 4},       {ElementKind::I32, "i32", 4, 6},
     {ElementKind::U32, "u32", 4, 12},      {ElementKind::I64, "i64", 8, 7},
     {ElementKind::U64, "u64", 8, 13},      {ElementKind::Bool, "bool", 1, 9},
-    {ElementKind::String, "string", 0, 8},
+    {ElementKind::String, "string", 0, 8}, {ElementKind::I4, "i4", 1, 22},
+    {ElementKind::U4, "u4", 1, 21},
 };
+static_assert(sizeof(kKindInfos) / sizeof(kKindInfos[0]) ==
+                  static_cast<size_t>(ElementKind::U4) + 1,
+              "one KindInfo per ElementKind, in order");
 } // namespace
 
 llvm::StringRef qopt::getElementKindName(ElementKind kind) {
@@ -64,6 +68,8 @@ bool qopt::isFloatKind(ElementKind k) {
 
 bool qopt::isIntegerKind(ElementKind k) {
   switch (k) {
+  case ElementKind::I4:
+  case ElementKind::U4:
   case ElementKind::I8:
   case ElementKind::U8:
   case ElementKind::I16:
@@ -79,18 +85,23 @@ bool qopt::isIntegerKind(ElementKind k) {
 }
 
 bool qopt::isSignedIntegerKind(ElementKind k) {
-  return k == ElementKind::I8 || k == ElementKind::I16 ||
-         k == ElementKind::I32 || k == ElementKind::I64;
+  return k == ElementKind::I4 || k == ElementKind::I8 ||
+         k == ElementKind::I16 || k == ElementKind::I32 ||
+         k == ElementKind::I64;
 }
 
 bool qopt::isQuantStorageKind(ElementKind k) {
-  return k == ElementKind::I8 || k == ElementKind::U8 ||
-         k == ElementKind::I16 || k == ElementKind::U16 ||
-         k == ElementKind::I32;
+  return k == ElementKind::I4 || k == ElementKind::U4 || k == ElementKind::I8 ||
+         k == ElementKind::U8 || k == ElementKind::I16 ||
+         k == ElementKind::U16 || k == ElementKind::I32;
 }
 
 std::pair<int64_t, int64_t> qopt::getIntegerRange(ElementKind k) {
   switch (k) {
+  case ElementKind::I4:
+    return {-8, 7};
+  case ElementKind::U4:
+    return {0, 15};
   case ElementKind::I8:
     return {-128, 127};
   case ElementKind::U8:
@@ -114,7 +125,8 @@ std::pair<int64_t, int64_t> qopt::getIntegerRange(ElementKind k) {
 
 bool QuantType::hasSameParams(const QuantType *o) const {
   return expressed == o->expressed && axis == o->axis &&
-         zeroPoints == o->zeroPoints && scales.size() == o->scales.size() &&
+         blockSize == o->blockSize && zeroPoints == o->zeroPoints &&
+         scales.size() == o->scales.size() &&
          std::memcmp(scales.data(), o->scales.data(),
                      scales.size() * sizeof(float)) == 0;
 }
@@ -175,15 +187,18 @@ const ElementType *Context::getElementType(ElementKind kind) {
   return elementTypes[static_cast<unsigned>(kind)].get();
 }
 
-const QuantType *Context::getQuantType(ElementKind storage,
-                                       ElementKind expressed,
-                                       std::optional<int64_t> axis,
-                                       llvm::ArrayRef<float> scales,
-                                       llvm::ArrayRef<int64_t> zeroPoints) {
+const QuantType *
+Context::getQuantType(ElementKind storage, ElementKind expressed,
+                      std::optional<int64_t> axis, llvm::ArrayRef<float> scales,
+                      llvm::ArrayRef<int64_t> zeroPoints, int64_t blockSize) {
+  if (!axis)
+    blockSize = 0;
   std::string key;
   key.push_back(static_cast<char>(storage));
   key.push_back(static_cast<char>(expressed));
   key.append(std::to_string(axis ? *axis : -1000000));
+  key.push_back('/');
+  key.append(std::to_string(blockSize));
   key.push_back('|');
   key.append(reinterpret_cast<const char *>(scales.data()),
              scales.size() * sizeof(float));
@@ -195,7 +210,7 @@ const QuantType *Context::getQuantType(ElementKind storage,
     slot.reset(new QuantType(
         this, storage, expressed, axis,
         std::vector<float>(scales.begin(), scales.end()),
-        std::vector<int64_t>(zeroPoints.begin(), zeroPoints.end())));
+        std::vector<int64_t>(zeroPoints.begin(), zeroPoints.end()), blockSize));
   return slot.get();
 }
 
@@ -279,7 +294,11 @@ std::string qopt::typeToString(const Type *type) {
         os << ":" << q->getZeroPoints()[i];
     };
     if (q->isPerAxis()) {
-      os << ":" << q->getAxis() << ", {";
+      // Block-wise: ":{axis:block}" (MLIR's sub-channel spelling).
+      if (q->isBlocked())
+        os << ":{" << q->getAxis() << ":" << q->getBlockSize() << "}, {";
+      else
+        os << ":" << q->getAxis() << ", {";
       for (size_t i = 0; i < q->getNumChannels(); ++i) {
         if (i)
           os << ",";

@@ -3,6 +3,7 @@
 #include "qopt/IR/Verifier.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/QuantMath.h"
 #include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -62,6 +63,22 @@ std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
   if (q->getAxis() < 0 || q->getAxis() >= rank) {
     os << "quantization axis " << q->getAxis() << " is out of range for rank "
        << rank;
+    return os.str();
+  }
+  if (q->isBlocked()) {
+    // One (scale, zero point) per block: the shape's element count with
+    // the axis's size divided by the block size, rounded up.
+    auto dims = tensor->getStaticDims();
+    if (!dims)
+      return {};
+    int64_t want = 1;
+    for (int64_t x : quant::blockedScaleDims(*dims, q))
+      want *= x;
+    if (want != static_cast<int64_t>(q->getNumChannels()))
+      os << "block-wise quantization has " << q->getNumChannels()
+         << " scales but blocks of " << q->getBlockSize() << " along axis "
+         << q->getAxis() << " of shape " << quant::shapeString(*dims)
+         << " need " << want;
     return os.str();
   }
   const Dim &d = tensor->getShape()[q->getAxis()];

@@ -27,6 +27,7 @@ struct QuantParams {
   std::vector<int64_t> zeroPoints;
   ElementKind storage = ElementKind::U8;
   int64_t axis = -1; // -1: per tensor
+  int64_t block = 0; // block-wise along the axis when > 0
   float scale(int64_t c) const { return scales[axis < 0 ? 0 : c]; }
   int64_t zeroPoint(int64_t c) const { return zeroPoints[axis < 0 ? 0 : c]; }
 };
@@ -37,6 +38,7 @@ QuantParams fromType(const QuantType *q) {
   p.zeroPoints.assign(q->getZeroPoints().begin(), q->getZeroPoints().end());
   p.storage = q->getStorageKind();
   p.axis = q->isPerAxis() ? q->getAxis() : -1;
+  p.block = q->getBlockSize();
   return p;
 }
 
@@ -44,6 +46,19 @@ llvm::Error checkAxis(const KernelContext &ctx, const QuantParams &p,
                       const Shape &shape) {
   if (p.axis < 0)
     return llvm::Error::success();
+  if (p.block > 0 && p.axis < static_cast<int64_t>(shape.size())) {
+    int64_t want = 1;
+    for (size_t d = 0; d < shape.size(); ++d)
+      want *=
+          int64_t(d) == p.axis ? (shape[d] + p.block - 1) / p.block : shape[d];
+    if (want != static_cast<int64_t>(p.scales.size()))
+      return ctx.error("block-wise parameters (" +
+                       llvm::Twine(p.scales.size()) + ", blocks of " +
+                       llvm::Twine(p.block) + " on axis " +
+                       llvm::Twine(p.axis) + ") do not fit input shape " +
+                       shapeToString(shape));
+    return llvm::Error::success();
+  }
   if (p.axis >= static_cast<int64_t>(shape.size()) ||
       shape[p.axis] != static_cast<int64_t>(p.scales.size()))
     return ctx.error("per-axis parameters (" + llvm::Twine(p.scales.size()) +
@@ -71,7 +86,7 @@ llvm::Error quantize(const KernelContext &ctx, const Tensor &x,
     return err;
   if (auto err = allocate(ctx, y, p.storage, x.shape()))
     return err;
-  quant::ChannelIndexer ch(x.shape(), p.axis);
+  quant::ChannelIndexer ch(x.shape(), p.axis, p.block);
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
     y.setInt(i, quant::quantizeValue(static_cast<float>(x.getDouble(i)),
@@ -89,7 +104,7 @@ llvm::Error dequantize(const KernelContext &ctx, const Tensor &x,
     return err;
   if (auto err = allocate(ctx, y, outKind, x.shape()))
     return err;
-  quant::ChannelIndexer ch(x.shape(), p.axis);
+  quant::ChannelIndexer ch(x.shape(), p.axis, p.block);
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
     y.setDouble(
@@ -149,8 +164,9 @@ llvm::Expected<QuantParams> paramsFromTensors(const KernelContext &ctx,
                                               ElementKind defaultStorage) {
   if (!scale)
     return ctx.error("missing scale");
-  if (ctx.getInt("block_size", 0) != 0)
-    return ctx.error("blocked quantization is not supported");
+  int64_t block = ctx.getInt("block_size", 0);
+  if (block < 0)
+    return ctx.error("block_size must be positive, got " + llvm::Twine(block));
   if (!isFloatKind(scale->kind()))
     return ctx.error("scale must be float");
   QuantParams p;
@@ -158,7 +174,23 @@ llvm::Expected<QuantParams> paramsFromTensors(const KernelContext &ctx,
   int64_t n = scale->numElements();
   if (n == 0 || (zp && zp->numElements() != n))
     return ctx.error("scale and zero point sizes differ");
-  if (n > 1 || scale->rank() == 1) {
+  if (block > 0) {
+    // Block-wise: the scale has x's shape but along the axis, where it has
+    // ceil(size / block_size); checkAxis checks the count.
+    auto axis = normalizeAxis(ctx, ctx.getInt("axis", 1), x.rank());
+    if (!axis)
+      return axis.takeError();
+    Shape want = x.shape();
+    want[*axis] = (want[*axis] + block - 1) / block;
+    if (scale->shape() != want)
+      return ctx.error(
+          "block-wise scale of shape " + shapeToString(scale->shape()) +
+          " does not fit input " + shapeToString(x.shape()) + " in blocks of " +
+          llvm::Twine(block) + " along axis " + llvm::Twine(*axis) +
+          " (expected " + shapeToString(want) + ")");
+    p.axis = *axis;
+    p.block = block;
+  } else if (n > 1 || scale->rank() == 1) {
     if (n > 1) {
       auto axis = normalizeAxis(ctx, ctx.getInt("axis", 1), x.rank());
       if (!axis)

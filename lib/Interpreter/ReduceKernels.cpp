@@ -33,6 +33,9 @@ std::pair<int64_t, int64_t> intKindRange(ElementKind k) {
   switch (k) {
   case ElementKind::Bool:
     return {0, 1};
+  case ElementKind::I4:
+  case ElementKind::U4:
+    return getIntegerRange(k);
   case ElementKind::I8:
     return {INT8_MIN, INT8_MAX};
   case ElementKind::U8:

@@ -158,8 +158,10 @@ int64_t Tensor::getInt(int64_t i) const {
   const char *p = storage.data();
   switch (elemKind) {
   case ElementKind::I8:
+  case ElementKind::I4:
     return load<int8_t>(p, i);
   case ElementKind::U8:
+  case ElementKind::U4:
   case ElementKind::Bool:
     return load<uint8_t>(p, i);
   case ElementKind::I16:
@@ -217,6 +219,14 @@ void Tensor::setDouble(int64_t i, double v) {
   case ElementKind::U8:
     store<uint8_t>(p, i, toInteger<uint8_t>(v));
     break;
+  case ElementKind::I4: // saturated to [-8, 7], as toInteger does for int8
+  case ElementKind::U4: // [0, 15]
+    store<int8_t>(p, i,
+                  static_cast<int8_t>(std::clamp<double>(
+                      std::isnan(v) ? 0.0 : std::trunc(v),
+                      double(getIntegerRange(elemKind).first),
+                      double(getIntegerRange(elemKind).second))));
+    break;
   case ElementKind::I16:
     store<int16_t>(p, i, toInteger<int16_t>(v));
     break;
@@ -248,6 +258,12 @@ void Tensor::setInt(int64_t i, int64_t v) {
     break;
   case ElementKind::U8:
     store<uint8_t>(p, i, static_cast<uint8_t>(v));
+    break;
+  case ElementKind::I4: // the low 4 bits, sign-extended, as int4 wraps
+    store<int8_t>(p, i, static_cast<int8_t>(static_cast<uint8_t>(v << 4)) >> 4);
+    break;
+  case ElementKind::U4:
+    store<uint8_t>(p, i, static_cast<uint8_t>(v & 0xF));
     break;
   case ElementKind::Bool:
     store<uint8_t>(p, i, v != 0);

@@ -6,6 +6,7 @@
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpNames.h"
 #include "qopt/IR/OpsetSpellings.h"
+#include "qopt/IR/QuantMath.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Support/Error.h"
 
@@ -287,13 +288,18 @@ private:
   /// The scale or zero-point initializer `q` needs, under `preferred` when
   /// that name is free or already holds exactly these numbers; otherwise
   /// under a new name derived from `stem`. Returns the name.
+  /// A block-wise type's parameters take the shape `blockedDims`.
   std::string paramInitializer(const QuantType *q, bool zeroPoint,
                                llvm::StringRef preferred, int rank,
-                               const std::string &stem) {
+                               const std::string &stem,
+                               llvm::ArrayRef<int64_t> blockedDims = {}) {
     onnx::TensorProto t;
     ElementKind kind = zeroPoint ? q->getStorageKind() : q->getExpressedKind();
     t.set_data_type(onnxDataTypeOf(kind));
-    if (q->isPerAxis())
+    if (q->isBlocked())
+      for (int64_t d : blockedDims)
+        t.add_dims(d);
+    else if (q->isPerAxis())
       t.add_dims(q->getNumChannels());
     else
       for (int r = 0; r < rank; ++r) // scalar, [1], [1, 1], ...
@@ -315,6 +321,8 @@ private:
         bytes.append(reinterpret_cast<const char *>(&bits), 2);
       }
     }
+    if (zeroPoint && onnxbridge::isPackedInOnnx(kind))
+      bytes = onnxbridge::packNibbles(bytes);
     t.set_raw_data(bytes);
     std::string key = t.SerializeAsString();
     if (!preferred.empty()) {
@@ -353,7 +361,7 @@ private:
         getConstantData(model.getGraph().lookupValue(name));
     if (!d || d->getKind() != kind ||
         d->getDims().size() != static_cast<size_t>(t.dims_size()) ||
-        d->getRawBytes() != t.raw_data())
+        onnxbridge::onnxRawBytes(*d) != t.raw_data())
       return false;
     for (int i = 0; i < t.dims_size(); ++i)
       if (d->getDims()[i] != t.dims(i))
@@ -369,17 +377,22 @@ private:
   static uint16_t floatToBf16Bits(float f);
 
   void setAxis(onnx::NodeProto *node, const QuantType *q) {
+    auto setInt = [&](const char *name, int64_t v) {
+      for (auto &a : *node->mutable_attribute())
+        if (a.name() == name) {
+          a.set_i(v);
+          return;
+        }
+      auto *a = node->add_attribute();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(v);
+    };
     if (!q->isPerAxis())
       return;
-    for (auto &a : *node->mutable_attribute())
-      if (a.name() == "axis") {
-        a.set_i(q->getAxis());
-        return;
-      }
-    auto *a = node->add_attribute();
-    a->set_name("axis");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(q->getAxis());
+    setInt("axis", q->getAxis());
+    if (q->isBlocked())
+      setInt("block_size", q->getBlockSize());
   }
 
   void copyAttributes(const Node &n, onnx::NodeProto *node) {
@@ -395,6 +408,14 @@ private:
   /// as the node's param_names/param_ranks record says the source had them.
   void addParamInputs(const Node &n, const QuantType *q, onnx::NodeProto *node,
                       const std::string &stem) {
+    // Block-wise: the parameters' shape follows the quantized tensor's.
+    std::vector<int64_t> blockedDims;
+    if (q->isBlocked()) {
+      const Value *stored =
+          n.isa(ops::QQuantize) ? n.getResult() : n.getOperand(0);
+      if (auto dims = stored->getType()->getStaticDims())
+        blockedDims = quant::blockedScaleDims(*dims, q);
+    }
     std::vector<std::string> names;
     if (const Attribute *a = n.getAttr("param_names"))
       if (auto *v = a->getIf<std::vector<std::string>>())
@@ -404,7 +425,7 @@ private:
       return i < ranks.size() ? ranks[i] : q->isPerAxis() ? 1 : 0;
     };
     node->add_input(paramInitializer(q, false, names.empty() ? "" : names[0],
-                                     rankOf(0), stem));
+                                     rankOf(0), stem, blockedDims));
     // The zero point may be left out when it is 0 and the storage follows
     // without it: a DQ's input type, a Q's u8 default or output_dtype.
     bool zeroZp =
@@ -417,7 +438,7 @@ private:
     if (names.size() == 1 && zeroZp && defaultStorage)
       return;
     node->add_input(paramInitializer(q, true, names.size() > 1 ? names[1] : "",
-                                     rankOf(1), stem));
+                                     rankOf(1), stem, blockedDims));
   }
 
   /// QuantizeLinear/DequantizeLinear for q.quantize/q.dequantize.
@@ -472,8 +493,9 @@ private:
     if (isInitializer(n)) {
       const DenseElements &d = **n.getAttr("value")->getIf<DenseElementsRef>();
       onnx::TensorProto *t = graph->add_initializer();
-      if (d.getKind() == ElementKind::String) {
-        tensorToProto(d, n.getResult()->getName(), *t);
+      if (d.getKind() == ElementKind::String ||
+          onnxbridge::isPackedInOnnx(d.getKind())) {
+        tensorToProto(d, n.getResult()->getName(), *t); // 4-bit: packed
       } else {
         // The bytes are streamed at write time instead of copied here.
         t->set_name(n.getResult()->getName().str());

@@ -104,6 +104,7 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
                      llvm::Twine(n.output_size()));
 
   std::optional<int64_t> axisAttr, outputDtype;
+  int64_t blockSize = 0;
   bool knownAttrsOnly = true;
   std::string misplacedAttr;
   for (const auto &a : n.attribute()) {
@@ -114,9 +115,11 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
         // Not an attribute of this opset: reported after the other checks,
         // which usually find the model's real defect.
         misplacedAttr = a.name();
-      } else if (a.i() != 0) {
-        return makeError(where + ": blocked quantization (block_size = " +
-                         llvm::Twine(a.i()) + ") is not supported");
+      } else if (a.i() < 0) {
+        return makeError(where + ": block_size must be positive, got " +
+                         llvm::Twine(a.i()));
+      } else {
+        blockSize = a.i(); // 0: not blocked
       }
     } else if (a.name() == "output_dtype" && isQ) {
       if (opset < 21)
@@ -145,13 +148,16 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
   ElementKind zpKind = knownKind(zpId);
   if (zpKind != ElementKind::Unknown && !isQuantStorageKind(zpKind))
     return makeError(where + ": zero point '" + zpName +
-                     "' must be int8, uint8, int16, uint16" +
+                     "' must be int4, uint4, int8, uint8, int16, uint16" +
                      (isQ ? "" : " or int32") + ", got " +
                      getElementKindName(zpKind));
-  if ((zpKind == ElementKind::I16 || zpKind == ElementKind::U16) && opset < 21)
-    return makeError(where + ": 16-bit zero point '" + zpName +
-                     "' needs opset 21, but the model imports opset " +
-                     llvm::Twine(opset));
+  if ((zpKind == ElementKind::I16 || zpKind == ElementKind::U16 ||
+       zpKind == ElementKind::I4 || zpKind == ElementKind::U4) &&
+      opset < 21)
+    return makeError(
+        where + ": " + (getElementByteSize(zpKind) == 2 ? "16" : "4") +
+        "-bit zero point '" + zpName +
+        "' needs opset 21, but the model imports opset " + llvm::Twine(opset));
   if (isQ && zpKind == ElementKind::I32)
     return makeError(where + ": zero point '" + zpName +
                      "' of type i32 is only valid for DequantizeLinear");
@@ -236,13 +242,38 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
       !(numElements(*sdims) == 1 && numElements(*zdims) == 1))
     return makeError(where + ": zero point shape " + shapeText(*zdims) +
                      " does not match scale shape " + shapeText(*sdims));
-  if (sdims && sdims->size() > 1 && numElements(*sdims) != 1)
+  if (blockSize == 0 && sdims && sdims->size() > 1 && numElements(*sdims) != 1)
     return makeError(where + ": scale of shape " + shapeText(*sdims) +
-                     " means blocked quantization, which is not supported");
+                     " has more than one dim but the node has no block_size");
   if (sdims && numElements(*sdims) == 0)
     return makeError(where + ": scale '" + scaleName + "' is empty");
   std::optional<int64_t> axis;
-  if (sdims && numElements(*sdims) > 1) {
+  if (blockSize > 0) {
+    // Block-wise: the scale has x's rank and shape, but along the axis
+    // ceil(size / block_size).
+    std::optional<std::vector<int64_t>> xdims = staticDims(xId);
+    if (!sdims || !xdims)
+      return makeError(where + ": block_size " + llvm::Twine(blockSize) +
+                       " needs static shapes for input '" + x +
+                       "' and its scale");
+    int64_t rank = static_cast<int64_t>(xdims->size());
+    int64_t a = axisAttr.value_or(1);
+    if (a < -rank || a >= rank)
+      return makeError(where + ": axis " + llvm::Twine(a) +
+                       " is out of range for input '" + x + "' of rank " +
+                       llvm::Twine(rank));
+    if (a < 0)
+      a += rank;
+    std::vector<int64_t> want = *xdims;
+    want[a] = (want[a] + blockSize - 1) / blockSize;
+    if (*sdims != want)
+      return makeError(where + ": scale of shape " + shapeText(*sdims) +
+                       " does not fit input '" + x + "' of shape " +
+                       shapeText(*xdims) + " in blocks of " +
+                       llvm::Twine(blockSize) + " along axis " +
+                       llvm::Twine(a) + " (expected " + shapeText(want) + ")");
+    axis = a;
+  } else if (sdims && numElements(*sdims) > 1) {
     int64_t channels = numElements(*sdims);
     int64_t a = axisAttr.value_or(1);
     if (auto xShape = knownShape(xId)) {
@@ -289,7 +320,7 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
     zps.push_back(zp ? zp->getAsInt(i) : 0);
   }
   const QuantType *q =
-      ctx.getQuantType(storage, scale->getKind(), axis, scales, zps);
+      ctx.getQuantType(storage, scale->getKind(), axis, scales, zps, blockSize);
   std::string why = checkQuantType(q);
   if (!why.empty())
     return makeError(where + ": " + why);

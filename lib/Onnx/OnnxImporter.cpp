@@ -521,7 +521,8 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
       if (llvm::StringRef(a.name()).startswith("value") ||
           a.name() == "sparse_value")
         ++constantValues;
-      if (toQ && a.name() == "axis" && qdq[i].quant->isPerAxis())
+      if (toQ && ((a.name() == "axis" && qdq[i].quant->isPerAxis()) ||
+                  (a.name() == "block_size" && qdq[i].quant->isBlocked())))
         continue; // the type carries it
       auto attr = onnxbridge::attributeFromProto(
           a, baseDir, [&] { return describeProto(n); });

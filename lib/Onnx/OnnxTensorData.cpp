@@ -91,6 +91,12 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
     return makeError(what + ": " + llvm::Twine(count) +
                      " elements is more than qopt accepts for one tensor");
   unsigned width = getElementByteSize(*kind);
+  // What ONNX stores: two 4-bit elements a byte; unpacked once read.
+  uint64_t stored = onnxByteSize(*kind, uint64_t(count));
+  auto inMemory = [&](std::string data) {
+    return isPackedInOnnx(*kind) ? unpackNibbles(data, uint64_t(count), *kind)
+                                 : std::move(data);
+  };
 
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
@@ -118,10 +124,10 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
         llvm::sys::fs::file_size(*path, fileSize))
       return makeError(what + ": external data file '" + location +
                        "' is missing or not a regular file");
-    uint64_t len = length ? *length : *bytes;
-    if (len != *bytes)
+    uint64_t len = length ? *length : stored;
+    if (len != stored)
       return makeError(what + ": external data length " + llvm::Twine(len) +
-                       " does not match the " + llvm::Twine(*bytes) +
+                       " does not match the " + llvm::Twine(stored) +
                        " bytes its shape needs");
     if (offset > fileSize || fileSize - offset < len)
       return makeError(what + ": external data file '" + location +
@@ -147,8 +153,8 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
     if (done != len)
       return makeError(what + ": short read from external data file '" +
                        location + "'");
-    return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
-                                                 t.name());
+    return std::make_shared<const DenseElements>(
+        *kind, dims, inMemory(std::move(data)), t.name());
   }
 
   if (t.has_raw_data()) {
@@ -157,14 +163,14 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
         t.double_data_size() || t.uint64_data_size() || t.string_data_size())
       return makeError(what + ": holds raw_data and a typed data field "
                               "both; a tensor keeps its values in one");
-    if (t.raw_data().size() != *bytes)
+    if (t.raw_data().size() != stored)
       return makeError(what + ": raw_data has " +
                        llvm::Twine(t.raw_data().size()) + " bytes, expected " +
-                       llvm::Twine(*bytes) + " for shape " + shapeText(dims));
+                       llvm::Twine(stored) + " for shape " + shapeText(dims));
     std::string data;
     data.swap(*t.mutable_raw_data()); // no copy of large weights
-    return std::make_shared<const DenseElements>(*kind, dims, std::move(data),
-                                                 t.name());
+    return std::make_shared<const DenseElements>(
+        *kind, dims, inMemory(std::move(data)), t.name());
   }
 
   auto countMismatch = [&](int have) {
@@ -190,6 +196,24 @@ qopt::onnxbridge::tensorFromProto(onnx::TensorProto &t, llvm::StringRef baseDir,
     break;
   default:
     have = t.int32_data_size();
+  }
+  if (isPackedInOnnx(*kind)) {
+    // int32_data holds the packed bytes, one a value.
+    if (uint64_t(have) != stored)
+      return makeError(what + ": has " + llvm::Twine(have) +
+                       " packed values, expected " + llvm::Twine(stored) +
+                       " for shape " + shapeText(dims));
+    std::string packed(stored, '\0');
+    for (uint64_t i = 0; i < stored; ++i) {
+      int32_t v = t.int32_data(int(i));
+      if (v < 0 || v > 255)
+        return makeError(what + ": int32_data holds " + llvm::Twine(v) +
+                         " at packed element " + llvm::Twine(i) +
+                         ", not a byte of two 4-bit values");
+      packed[i] = static_cast<char>(v);
+    }
+    return std::make_shared<const DenseElements>(*kind, dims, inMemory(packed),
+                                                 t.name());
   }
   if (have != count)
     return countMismatch(have);

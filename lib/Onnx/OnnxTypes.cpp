@@ -25,10 +25,6 @@ onnxbridge::elementKindFromOnnx(int64_t dataType, llvm::StringRef what) {
   case 20:
   case 24:
     return makeError(what + ": float8 tensors are not supported");
-  case 21:
-    return makeError(what + ": 4-bit type UINT4 is not supported yet");
-  case 22:
-    return makeError(what + ": 4-bit type INT4 is not supported yet");
   case 23:
     return makeError(what + ": 4-bit type FLOAT4E2M1 is not supported yet");
   case 25:
@@ -84,6 +80,40 @@ void onnxbridge::tensorTypeToProto(const TensorType *type,
   }
 }
 
+bool onnxbridge::isPackedInOnnx(ElementKind kind) {
+  return kind == ElementKind::I4 || kind == ElementKind::U4;
+}
+
+uint64_t onnxbridge::onnxByteSize(ElementKind kind, uint64_t count) {
+  return isPackedInOnnx(kind) ? (count + 1) / 2
+                              : count * getElementByteSize(kind);
+}
+
+std::string onnxbridge::packNibbles(llvm::StringRef unpacked) {
+  std::string packed((unpacked.size() + 1) / 2, '\0');
+  for (size_t i = 0; i < unpacked.size(); ++i)
+    packed[i / 2] |=
+        static_cast<char>((uint8_t(unpacked[i]) & 0xF) << (4 * (i % 2)));
+  return packed;
+}
+
+std::string onnxbridge::unpackNibbles(llvm::StringRef packed, uint64_t count,
+                                      ElementKind kind) {
+  std::string out(count, '\0');
+  for (uint64_t i = 0; i < count && i / 2 < packed.size(); ++i) {
+    uint8_t nibble = (uint8_t(packed[i / 2]) >> (4 * (i % 2))) & 0xF;
+    // I4: the nibble's top bit is the sign.
+    int v = kind == ElementKind::I4 && nibble >= 8 ? int(nibble) - 16 : nibble;
+    out[i] = static_cast<char>(v);
+  }
+  return out;
+}
+
+std::string onnxbridge::onnxRawBytes(const DenseElements &d) {
+  return isPackedInOnnx(d.getKind()) ? packNibbles(d.getRawBytes())
+                                     : d.getRawBytes().str();
+}
+
 void onnxbridge::tensorToProto(const DenseElements &d, llvm::StringRef name,
                                onnx::TensorProto &out) {
   out.set_name(name.str());
@@ -95,7 +125,7 @@ void onnxbridge::tensorToProto(const DenseElements &d, llvm::StringRef name,
       out.add_string_data(s);
     return;
   }
-  out.set_raw_data(d.getRawBytes().str());
+  out.set_raw_data(onnxRawBytes(d));
 }
 
 /// Loads the external data of tensor `t` into the tensor itself, under the
@@ -113,7 +143,7 @@ static llvm::Error inlineExternalTensor(onnx::TensorProto &t,
     return d.takeError();
   t.clear_external_data();
   t.set_data_location(onnx::TensorProto::DEFAULT);
-  t.set_raw_data((*d)->getRawBytes().str());
+  t.set_raw_data(onnxRawBytes(**d));
   return llvm::Error::success();
 }
 

@@ -37,6 +37,19 @@ llvm::Expected<DenseElementsRef> tensorFromProto(onnx::TensorProto &t,
 void tensorToProto(const DenseElements &d, llvm::StringRef name,
                    onnx::TensorProto &out);
 
+/// 4-bit kinds (I4, U4) hold one element a byte in memory and two a byte
+/// in ONNX: the first in the low nibble, an odd count's last high nibble 0.
+bool isPackedInOnnx(ElementKind kind);
+/// The bytes ONNX stores for `count` elements of `kind`.
+uint64_t onnxByteSize(ElementKind kind, uint64_t count);
+/// One byte an element -> ONNX's packed nibbles.
+std::string packNibbles(llvm::StringRef unpacked);
+/// ONNX's packed nibbles -> one byte an element (sign-extended for I4).
+std::string unpackNibbles(llvm::StringRef packed, uint64_t count,
+                          ElementKind kind);
+/// What ONNX stores for `d`: its bytes, packed for a 4-bit kind.
+std::string onnxRawBytes(const DenseElements &d);
+
 /// `where` describes the node, for error messages only.
 llvm::Expected<Attribute>
 attributeFromProto(const onnx::AttributeProto &a, llvm::StringRef baseDir,

@@ -66,13 +66,17 @@ const QuantType *qopt::withParams(Context &ctx, const QuantType *q,
   if (q->isPerAxis())
     axis = q->getAxis();
   return ctx.getQuantType(storage, q->getExpressedKind(), axis, scales,
-                          zeroPoints);
+                          zeroPoints, q->getBlockSize());
 }
 
 llvm::Expected<const QuantType *>
 qopt::quantTypeAcross(const Node &n, const QuantType *q, unsigned result) {
   if (!q->isPerAxis())
     return q;
+  if (q->isBlocked()) // its blocks do not follow a reshape or transpose
+    return makeError(DiagLocation::node(n.getName()),
+                     n.describe() +
+                         ": block-wise quantization cannot cross this op");
   const OpDef *def = n.getOpDef();
   if (!def)
     return makeError(DiagLocation::node(n.getName()),

@@ -275,16 +275,18 @@ const QuantType *PlanDecoder::quantType(Context &types) {
   int64_t axis = in.i64("quantized type");
   std::vector<float> scales = in.floats("scales");
   std::vector<int64_t> zeroPoints = in.ints("zero points");
+  int64_t blockSize = version >= 10 ? in.i64("block size") : 0;
   if (in.failed)
     return nullptr;
   if (scales.empty() || scales.size() != zeroPoints.size() || axis < 0 ||
-      axis > 64) {
-    fail("a quantized type's scales, zero points or axis are malformed");
+      axis > 64 || blockSize < 0 || (blockSize && !perAxis)) {
+    fail("a quantized type's scales, zero points, axis or block size are "
+         "malformed");
     return nullptr;
   }
   const QuantType *q = types.getQuantType(
       storage, expressed, perAxis ? std::optional<int64_t>(axis) : std::nullopt,
-      scales, zeroPoints);
+      scales, zeroPoints, blockSize);
   std::string problem = checkQuantType(q);
   if (!problem.empty()) {
     fail("a quantized type: " + problem);

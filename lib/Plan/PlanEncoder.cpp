@@ -30,7 +30,7 @@ using namespace qopt::plan::planfile;
 EnumNames planfile::elementKindNames() {
   static const std::vector<llvm::StringRef> names = [] {
     std::vector<llvm::StringRef> v;
-    for (unsigned k = 0; k <= unsigned(ElementKind::String); ++k)
+    for (unsigned k = 0; k <= unsigned(ElementKind::U4); ++k)
       v.push_back(getElementKindName(ElementKind(k)));
     return v;
   }();
@@ -157,6 +157,7 @@ void PlanEncoder::quantType(const QuantType *q) {
   out.i64(q->isPerAxis() ? q->getAxis() : 0, "quantized type");
   out.floats(q->getScales(), "scales");
   out.ints(q->getZeroPoints(), "zero points");
+  out.i64(q->getBlockSize(), "block size");
 }
 
 void PlanEncoder::tensor(const PlanTensor &t, size_t id) {

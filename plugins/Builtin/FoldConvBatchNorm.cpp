@@ -72,8 +72,8 @@ static DenseElementsRef scaleChannels(const DenseElements &data, int64_t axis,
 /// another axis or a scale leaves (0, inf).
 static const QuantType *scaledGrid(Context &ctx, const QuantType *q,
                                    int64_t axis, llvm::ArrayRef<float> f) {
-  if (q->isPerAxis() &&
-      (q->getAxis() != axis || q->getNumChannels() != f.size()))
+  if (q->isPerAxis() && (q->isBlocked() || q->getAxis() != axis ||
+                         q->getNumChannels() != f.size()))
     return nullptr;
   std::vector<float> scales;
   std::vector<int64_t> zps;

@@ -231,9 +231,9 @@ static bool foldBias(Graph &g, Node &n) {
   const QuantType *qw = getStoredQuantType(wdq->getOperand(0));
   Value *bias = n.getOperand(2);
   const DenseElements *b = getConstantData(bias);
-  if (!qx || !qw || qx->isPerAxis() || !b || bias->getType()->isQuantized() ||
-      b->getKind() != ElementKind::F32 || b->getDims().size() != 1 ||
-      qx->getExpressedKind() != ElementKind::F32 ||
+  if (!qx || !qw || qx->isPerAxis() || qw->isBlocked() || !b ||
+      bias->getType()->isQuantized() || b->getKind() != ElementKind::F32 ||
+      b->getDims().size() != 1 || qx->getExpressedKind() != ElementKind::F32 ||
       qw->getExpressedKind() != ElementKind::F32 ||
       isOverridableInitializer(bias))
     return false;

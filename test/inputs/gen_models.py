@@ -489,7 +489,6 @@ BAD_CATEGORY = {
     "output_not_produced": "graph", "empty_graph": "graph",
     "unknown_tensor_type": "tensor", "raw_data_size_mismatch": "tensor",
     "dq_too_many_inputs": "arity", "q_too_few_inputs": "arity",
-    "int4_weight": "unsupported", "blocked_quant": "unsupported",
     "conv_weight_rank": "shape", "concat_shape_mismatch": "shape",
     "matmul_inner_dim_mismatch": "shape", "reshape_element_count": "shape",
 }
@@ -632,8 +631,8 @@ def duplicate_value_name():
     return make_model(g)
 
 
-@bad("opset 21 INT4 (data_type 22) weight initializer -> DQ (int4 not supported)",
-     node="w_DequantizeLinear", tensor="w")
+@good("opset 21 INT4 (data_type 22) weight initializer [2, 3] -> DQ, packed two "
+      "values a byte, low nibble first")
 def int4_weight():
     w = TensorProto()
     w.name = "w"
@@ -647,8 +646,8 @@ def int4_weight():
     return make_model(g, opset=21)
 
 
-@bad("opset 21 blocked quantization: Q with block_size=2, axis=1 and a 2-D scale [2,2]",
-     node="x_QuantizeLinear", tensor="x_scale")
+@good("opset 21 blocked quantization: Q and DQ with block_size=2, axis=1 and a "
+      "2-D scale [2,2] for x [2,4]")
 def blocked_quant():
     inits = [arr("x_scale", np.array([[0.1, 0.2], [0.3, 0.4]], np.float32))]
     nodes = [

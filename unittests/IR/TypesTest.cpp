@@ -2,6 +2,7 @@
 
 #include "qopt/IR/Types.h"
 #include "qopt/IR/AsmParser.h"
+#include "qopt/IR/QuantMath.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -86,11 +87,43 @@ TEST(TypesTest, ParseTypeRoundTrips) {
   }
 }
 
-TEST(TypesTest, ParseTypeRejectsFourBitStorage) {
+// 4-bit storage and block-wise parameters round trip through the text
+// form; a block's parameters are found from an element's coordinates.
+TEST(TypesTest, FourBitAndBlockwiseTypes) {
   Context ctx;
-  auto t = parseType("tensor<2x!quant.uniform<i4:f32, 0.5>>", ctx);
-  ASSERT_FALSE(bool(t));
-  EXPECT_NE(llvm::toString(t.takeError()).find("4-bit"), std::string::npos);
+  auto t = parseType("tensor<2x6x!quant.uniform<i4:f32:{1:4}, {0.5,0.25:1,"
+                     "0.125,1:-2}>>",
+                     ctx);
+  ASSERT_TRUE(bool(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(typeToString(*t), "tensor<2x6x!quant.uniform<i4:f32:{1:4}, "
+                              "{0.5,0.25:1,0.125,1:-2}>>");
+  const QuantType *q = llvm::cast<TensorType>(*t)->getQuantType();
+  ASSERT_TRUE(q && q->isBlocked() && q->isPerAxis());
+  EXPECT_EQ(q->getBlockSize(), 4);
+  EXPECT_EQ(getIntegerRange(ElementKind::I4),
+            std::make_pair(int64_t(-8), int64_t(7)));
+  EXPECT_EQ(getIntegerRange(ElementKind::U4),
+            std::make_pair(int64_t(0), int64_t(15)));
+  // Elements (r, c) of [2, 6]: block (r, c / 4) of the [2, 2] scales.
+  quant::ChannelIndexer blockOf({2, 6}, q);
+  std::vector<int64_t> want = {0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3};
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(blockOf(i), want[i]) << "element " << i;
+  // Along axis 0 of [5, 3] in blocks of 2: blocks (r / 2, c) of [3, 3].
+  const QuantType *rows = ctx.getQuantType(ElementKind::U4, ElementKind::F32, 0,
+                                           std::vector<float>(9, 1.0f),
+                                           std::vector<int64_t>(9, 8), 2);
+  quant::ChannelIndexer rowBlockOf({5, 3}, rows);
+  for (int64_t i = 0; i < 15; ++i)
+    EXPECT_EQ(rowBlockOf(i), (i / 3) / 2 * 3 + i % 3) << "element " << i;
+  EXPECT_FALSE(bool(quant::checkQuantTypeFits(rows, {5, 3})));
+  llvm::Error misfit = quant::checkQuantTypeFits(rows, {6, 4});
+  ASSERT_TRUE(bool(misfit));
+  llvm::consumeError(std::move(misfit));
+  auto bad = parseType("!quant.uniform<i4:f32:{1:0}, {0.5}>", ctx);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("block size"),
+            std::string::npos);
 }
 
 TEST(TypesTest, ShortestFloatForms) {

@@ -82,17 +82,33 @@ float roundToKind(float v, ElementKind kind);
 /// negative axis (per tensor).
 class ChannelIndexer {
 public:
-  ChannelIndexer(llvm::ArrayRef<int64_t> dims, int64_t axis);
-  /// Per-axis along q's axis, per tensor otherwise.
+  /// Along `axis` (none when negative), in blocks of `blockSize` when it
+  /// is positive.
+  ChannelIndexer(llvm::ArrayRef<int64_t> dims, int64_t axis,
+                 int64_t blockSize = 0);
+  /// Per-axis along q's axis, per tensor otherwise; block-wise: the index
+  /// of the element's parameters in q's scale tensor (QuantType::isBlocked).
   ChannelIndexer(llvm::ArrayRef<int64_t> dims, const QuantType *q);
   int64_t operator()(int64_t flatIndex) const {
-    return (flatIndex / inner) % channels;
+    if (!block)
+      return (flatIndex / inner) % channels;
+    int64_t along = (flatIndex / inner) % channels;
+    int64_t outer = flatIndex / (inner * channels);
+    return (outer * blocks + along / block) * inner + flatIndex % inner;
   }
 
 private:
   int64_t inner = 1;
   int64_t channels = 1;
+  /// Block-wise: the block size and the blocks along the axis.
+  int64_t block = 0;
+  int64_t blocks = 1;
 };
+
+/// The shape of a block-wise type's scale tensor for a tensor of `dims`:
+/// the axis's size divided by the block size, rounded up.
+std::vector<int64_t> blockedScaleDims(llvm::ArrayRef<int64_t> dims,
+                                      const QuantType *q);
 
 /// Checks that the parameters of `q` fit a tensor of `dims`: a per-axis type
 /// needs its axis within the rank and one (scale, zero point) per element of

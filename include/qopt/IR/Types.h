@@ -52,6 +52,10 @@ enum class ElementKind : uint8_t {
   U64,
   Bool,
   String,
+  /// 4-bit integers (ONNX INT4 / UINT4, opset 21): one element a byte in
+  /// memory (sign-extended for I4), two a byte in ONNX tensors.
+  I4,
+  U4,
 };
 
 /// Returns the text spelling ("f32", "u8", ...; "?" for Unknown).
@@ -115,6 +119,14 @@ public:
   bool isPerAxis() const { return axis.has_value(); }
   /// Quantized dimension for per-axis types.
   int64_t getAxis() const { return *axis; }
+  /// Block-wise (ONNX block_size, opset 21): along the axis, each run of
+  /// getBlockSize() elements has its own (scale, zero point), and so does
+  /// every index of the other dims. The parameters are the scale tensor's
+  /// elements in row-major order: the tensor's shape with the axis's size
+  /// divided by the block size, rounded up. isPerAxis() is true too; code
+  /// that reads one parameter per index of the axis must check this.
+  bool isBlocked() const { return blockSize > 0; }
+  int64_t getBlockSize() const { return blockSize; }
   llvm::ArrayRef<float> getScales() const { return scales; }
   llvm::ArrayRef<int64_t> getZeroPoints() const { return zeroPoints; }
   float getScale() const { return scales.front(); }
@@ -132,13 +144,14 @@ private:
   friend class Context;
   QuantType(Context *c, ElementKind storage, ElementKind expressed,
             std::optional<int64_t> axis, std::vector<float> scales,
-            std::vector<int64_t> zeroPoints)
+            std::vector<int64_t> zeroPoints, int64_t blockSize)
       : Type(TypeKind::Quant, c), storage(storage), expressed(expressed),
-        axis(axis), scales(std::move(scales)),
+        axis(axis), blockSize(blockSize), scales(std::move(scales)),
         zeroPoints(std::move(zeroPoints)) {}
   ElementKind storage;
   ElementKind expressed;
   std::optional<int64_t> axis;
+  int64_t blockSize = 0;
   std::vector<float> scales;
   std::vector<int64_t> zeroPoints;
 };
@@ -208,10 +221,12 @@ public:
   Context &operator=(const Context &) = delete;
 
   const ElementType *getElementType(ElementKind kind);
+  /// blockSize > 0 (with an axis): block-wise, see QuantType::isBlocked.
   const QuantType *getQuantType(ElementKind storage, ElementKind expressed,
                                 std::optional<int64_t> axis,
                                 llvm::ArrayRef<float> scales,
-                                llvm::ArrayRef<int64_t> zeroPoints);
+                                llvm::ArrayRef<int64_t> zeroPoints,
+                                int64_t blockSize = 0);
   const QuantType *getPerTensorQuantType(ElementKind storage,
                                          ElementKind expressed, float scale,
                                          int64_t zeroPoint) {

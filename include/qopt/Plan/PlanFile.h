@@ -38,8 +38,9 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// arithmetic, 6 the copy pieces' quantize grids and the reformats'
 /// placement in a larger result, 7 the average pool steps and the table
 /// steps' arithmetic, 8 the int8 matmul steps, 9 the dynamic quantize and
-/// dynamic gemm steps).
-constexpr uint32_t kPlanFileVersion = 9;
+/// dynamic gemm steps, 10 the quantized types' block size and the 4-bit
+/// element kinds).
+constexpr uint32_t kPlanFileVersion = 10;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).

@@ -103,7 +103,7 @@ static llvm::Error verifyAsNode(const Plan &plan, const FloatStep &step) {
                 q->getStorageKind(), q->getExpressedKind(),
                 q->isPerAxis() ? std::optional<int64_t>(q->getAxis())
                                : std::nullopt,
-                q->getScales(), q->getZeroPoints()))
+                q->getScales(), q->getZeroPoints(), q->getBlockSize()))
           : ctx.getElementType(t.kind);
     return ctx.getTensorType(t.shape, element);
   };
