@@ -110,13 +110,13 @@ if [ -d "$shared/models" ]; then
   [ "${QOPT_SANITIZED:-0}" = 1 ] && ortcmp_filter=(--filter '^(?!(resnet|yolo))')
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" "${ortcmp_filter[@]}" \
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1
-  step "INT4/UINT4 models of bench/gen_lowbit_models.py (per axis, block-wise) vs ONNX Runtime 1.30, op by op"
+  step "INT4/UINT4 (per axis, block-wise) and FLOAT8 models of bench/gen_lowbit_models.py vs ONNX Runtime 1.30, op by op"
   lowbit="$build/lowbit"
   if [ ! -f "$lowbit/.complete" ]; then
     /usr/bin/python3 "$root/bench/gen_lowbit_models.py" "$lowbit/models" > /dev/null &&
       touch "$lowbit/.complete" || status=1
   fi
-  /usr/bin/python3 "$root/test/ort/compare_with_ort.py" --filter '^int4_.*_qdq' \
+  /usr/bin/python3 "$root/test/ort/compare_with_ort.py" --filter '^(int4|fp8)_.*_qdq' \
     --qopt-run "$build/bin/qopt-run" --shared "$lowbit" --work "$build/ortcmp-lowbit" || status=1
   step "QOperator form (default<ort>,fuse<ort>,lower-qoperator) in ONNX Runtime 1.30 vs qopt-run, op by op"
   # Under the sanitizers: the small models (the big ones run in the release pass).

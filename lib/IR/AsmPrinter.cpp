@@ -410,8 +410,11 @@ private:
 
   void printDense(const DenseElementsRef &ref, const Node &owner) {
     const DenseElements &d = *ref;
+    // float8 codes print as bytes: a decimal value would not say which of
+    // a format's NaN codes it is.
     bool inlineIt = d.getKind() == ElementKind::String ||
-                    d.getNumElements() <= opts.inlineElementsLimit;
+                    (d.getNumElements() <= opts.inlineElementsLimit &&
+                     !isFloat8Kind(d.getKind()));
     if (!inlineIt) {
       os << "dense_resource<" << resourceName(ref, owner) << ">";
       return;

@@ -1,6 +1,7 @@
 //===- Attributes.cpp - Node attributes and dense constants ---------------===//
 
 #include "qopt/IR/Attributes.h"
+#include "qopt/IR/Float8.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include <algorithm>
@@ -57,6 +58,11 @@ double DenseElements::getAsDouble(int64_t i) const {
     return bfloat16ToFloat(loadAt<uint16_t>(bytes, i));
   case ElementKind::U64:
     return static_cast<double>(loadAt<uint64_t>(bytes, i));
+  case ElementKind::F8E4M3FN:
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+    return decodeFloat8(loadAt<uint8_t>(bytes, i), kind);
   default:
     return isIntegerKind(kind) || kind == ElementKind::Bool
                ? static_cast<double>(getAsInt(i))
@@ -72,6 +78,10 @@ int64_t DenseElements::getAsInt(int64_t i) const {
   case ElementKind::U8:
   case ElementKind::U4:
   case ElementKind::Bool:
+  case ElementKind::F8E4M3FN: // the code
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
     return loadAt<uint8_t>(bytes, i);
   case ElementKind::I16:
     return loadAt<int16_t>(bytes, i);

@@ -34,6 +34,14 @@ uint32_t qopt::typeSetOf(ElementKind kind) {
     return TS_BF16;
   case ElementKind::F64:
     return TS_F64;
+  case ElementKind::F8E4M3FN:
+    return TS_F8E4M3FN;
+  case ElementKind::F8E4M3FNUZ:
+    return TS_F8E4M3FNUZ;
+  case ElementKind::F8E5M2:
+    return TS_F8E5M2;
+  case ElementKind::F8E5M2FNUZ:
+    return TS_F8E5M2FNUZ;
   case ElementKind::I4:
     return TS_I4;
   case ElementKind::U4:
@@ -89,6 +97,7 @@ const NamedSet kNamedSets[] = {{"any", TS_Any},
                                {"u64", TS_U64},
                                {"bool", TS_Bool},
                                {"i4", TS_I4},
+                               {"float8", TS_Float8},
                                {"u4", TS_U4},
                                {"string", TS_String}};
 } // namespace

@@ -117,6 +117,20 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset,
     return what + " needs opset " + std::to_string(since) + has +
            std::to_string(opset);
   };
+  // Tensors of the types newer than the opset (an initializer's too).
+  for (const Value *v : n.getResults()) {
+    const TensorType *t =
+        v ? llvm::dyn_cast<TensorType>(v->getType()) : nullptr;
+    ElementKind k = t ? t->getStorageKind() : ElementKind::Unknown;
+    if (isFloat8Kind(k) && opset < 19)
+      return needs("a float8 tensor (" + getElementKindName(k).str() + ", %" +
+                       v->getName().str() + ")",
+                   19);
+    if ((k == ElementKind::I4 || k == ElementKind::U4) && opset < 21)
+      return needs("a 4-bit tensor (" + getElementKindName(k).str() + ", %" +
+                       v->getName().str() + ")",
+                   21);
+  }
   if (const OpDef *def = n.getOpDef()) {
     // Resize is written back as Upsample from opset 7 to 9 (the exporter
     // says what Upsample cannot express).

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/IR/QuantMath.h"
+#include "qopt/IR/Float8.h"
 #include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -238,6 +239,14 @@ bool storeDouble(std::string &bytes, ElementKind kind, int64_t i, double v) {
     return fitsInteger<T>(v);
     QOPT_INT_CASE(I8, int8_t)
     QOPT_INT_CASE(U8, uint8_t)
+  case ElementKind::F8E4M3FN:
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ: {
+    uint8_t code = encodeFloat8(v, kind);
+    storeAt<uint8_t>(bytes, i, code);
+    return decodeFloat8(code, kind) == v || std::isnan(v);
+  }
   case ElementKind::I4:
   case ElementKind::U4: {
     auto [lo, hi] = getIntegerRange(kind);

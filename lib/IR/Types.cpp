@@ -20,18 +20,30 @@ struct KindInfo {
   int32_t onnxDataType; // TensorProto.DataType
 };
 constexpr KindInfo kKindInfos[] = {
-    {ElementKind::Unknown, "?", 0, 0},     {ElementKind::F32, "f32", 4, 1},
-    {ElementKind::F16, "f16", 2, 10},      {ElementKind::BF16, "bf16", 2, 16},
-    {ElementKind::F64, "f64", 8, 11},      {ElementKind::I8, "i8", 1, 3},
-    {ElementKind::U8, "u8", 1, 2},         {ElementKind::I16, "i16", 2, 5},
-    {ElementKind::U16, "u16", 2, 4},       {ElementKind::I32, "i32", 4, 6},
-    {ElementKind::U32, "u32", 4, 12},      {ElementKind::I64, "i64", 8, 7},
-    {ElementKind::U64, "u64", 8, 13},      {ElementKind::Bool, "bool", 1, 9},
-    {ElementKind::String, "string", 0, 8}, {ElementKind::I4, "i4", 1, 22},
+    {ElementKind::Unknown, "?", 0, 0},
+    {ElementKind::F32, "f32", 4, 1},
+    {ElementKind::F16, "f16", 2, 10},
+    {ElementKind::BF16, "bf16", 2, 16},
+    {ElementKind::F64, "f64", 8, 11},
+    {ElementKind::I8, "i8", 1, 3},
+    {ElementKind::U8, "u8", 1, 2},
+    {ElementKind::I16, "i16", 2, 5},
+    {ElementKind::U16, "u16", 2, 4},
+    {ElementKind::I32, "i32", 4, 6},
+    {ElementKind::U32, "u32", 4, 12},
+    {ElementKind::I64, "i64", 8, 7},
+    {ElementKind::U64, "u64", 8, 13},
+    {ElementKind::Bool, "bool", 1, 9},
+    {ElementKind::String, "string", 0, 8},
+    {ElementKind::I4, "i4", 1, 22},
     {ElementKind::U4, "u4", 1, 21},
+    {ElementKind::F8E4M3FN, "f8E4M3FN", 1, 17},
+    {ElementKind::F8E4M3FNUZ, "f8E4M3FNUZ", 1, 18},
+    {ElementKind::F8E5M2, "f8E5M2", 1, 19},
+    {ElementKind::F8E5M2FNUZ, "f8E5M2FNUZ", 1, 20},
 };
 static_assert(sizeof(kKindInfos) / sizeof(kKindInfos[0]) ==
-                  static_cast<size_t>(ElementKind::U4) + 1,
+                  static_cast<size_t>(ElementKind::F8E5M2FNUZ) + 1,
               "one KindInfo per ElementKind, in order");
 } // namespace
 
@@ -64,6 +76,11 @@ unsigned qopt::getElementByteSize(ElementKind kind) {
 bool qopt::isFloatKind(ElementKind k) {
   return k == ElementKind::F32 || k == ElementKind::F16 ||
          k == ElementKind::BF16 || k == ElementKind::F64;
+}
+
+bool qopt::isFloat8Kind(ElementKind k) {
+  return k == ElementKind::F8E4M3FN || k == ElementKind::F8E4M3FNUZ ||
+         k == ElementKind::F8E5M2 || k == ElementKind::F8E5M2FNUZ;
 }
 
 bool qopt::isIntegerKind(ElementKind k) {

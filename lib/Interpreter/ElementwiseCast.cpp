@@ -205,6 +205,10 @@ Error castKernel(KernelContext &ctx) {
   auto to = elementKindFromOnnxDataType(t);
   if (!to)
     return ctx.error("unsupported Cast target type " + llvm::Twine(t));
+  // To float8 the values saturate (qopt/IR/Float8.h), ONNX's default.
+  if (isFloat8Kind(*to) && ctx.getInt("saturate", 1) == 0)
+    return ctx.error("Cast to " + getElementKindName(*to) +
+                     " with saturate = 0 is not supported");
   return castTo(ctx, *x, *to);
 }
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qopt/IR/Float8.h"
 #include "qopt/Interpreter/NNUtil.h"
 
 #include "qopt/IR/OpNames.h"
@@ -28,6 +29,9 @@ struct QuantParams {
   ElementKind storage = ElementKind::U8;
   int64_t axis = -1; // -1: per tensor
   int64_t block = 0; // block-wise along the axis when > 0
+  /// float8 storage (zero points are codes then): QuantizeLinear's
+  /// saturate attribute.
+  bool saturate = true;
   float scale(int64_t c) const { return scales[axis < 0 ? 0 : c]; }
   int64_t zeroPoint(int64_t c) const { return zeroPoints[axis < 0 ? 0 : c]; }
 };
@@ -87,6 +91,18 @@ llvm::Error quantize(const KernelContext &ctx, const Tensor &x,
   if (auto err = allocate(ctx, y, p.storage, x.shape()))
     return err;
   quant::ChannelIndexer ch(x.shape(), p.axis, p.block);
+  if (isFloat8Kind(p.storage)) {
+    // ONNX: x / scale + zero point in float32, then to the nearest float8
+    // value (ties to even), saturated or not.
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      int64_t c = ch(i);
+      float zero =
+          static_cast<float>(decodeFloat8(uint8_t(p.zeroPoint(c)), p.storage));
+      float v = static_cast<float>(x.getDouble(i)) / p.scale(c) + zero;
+      y.setInt(i, encodeFloat8(v, p.storage, p.saturate));
+    }
+    return llvm::Error::success();
+  }
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
     y.setInt(i, quant::quantizeValue(static_cast<float>(x.getDouble(i)),
@@ -97,6 +113,22 @@ llvm::Error quantize(const KernelContext &ctx, const Tensor &x,
 
 llvm::Error dequantize(const KernelContext &ctx, const Tensor &x,
                        const QuantParams &p, ElementKind outKind, Tensor &y) {
+  if (isFloat8Kind(x.kind())) {
+    // ONNX: (x - zero point) * scale in float32.
+    if (auto err = checkAxis(ctx, p, x.shape()))
+      return err;
+    if (auto err = allocate(ctx, y, outKind, x.shape()))
+      return err;
+    quant::ChannelIndexer ch(x.shape(), p.axis, p.block);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      int64_t c = ch(i);
+      float v = static_cast<float>(x.getDouble(i));
+      float zero =
+          static_cast<float>(decodeFloat8(uint8_t(p.zeroPoint(c)), x.kind()));
+      y.setDouble(i, (v - zero) * p.scale(c));
+    }
+    return llvm::Error::success();
+  }
   if (!isIntegerKind(x.kind()))
     return ctx.error("dequantize input must be an integer tensor, got " +
                      getElementKindName(x.kind()));
@@ -212,13 +244,14 @@ llvm::Error quantizeLinearKernel(KernelContext &ctx) {
   ElementKind storage = ElementKind::U8;
   if (int64_t dt = ctx.getInt("output_dtype", 0)) {
     auto k = elementKindFromOnnxDataType(dt);
-    if (!k || !isQuantStorageKind(*k))
+    if (!k || !(isQuantStorageKind(*k) || isFloat8Kind(*k)))
       return ctx.error("unsupported output_dtype " + llvm::Twine(dt));
     storage = *k;
   }
   auto p = paramsFromTensors(ctx, *x, ctx.input(1), ctx.input(2), storage);
   if (!p)
     return p.takeError();
+  p->saturate = ctx.getInt("saturate", 1) != 0;
   return quantize(ctx, *x, *p, ctx.outputs[0]);
 }
 

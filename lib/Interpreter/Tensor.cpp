@@ -1,6 +1,7 @@
 //===- Tensor.cpp - Runtime tensors for the reference interpreter ---------===//
 
 #include "qopt/Interpreter/Tensor.h"
+#include "qopt/IR/Float8.h"
 #include "qopt/Support/FloatFormat.h"
 #include "qopt/Support/ResourceLimits.h"
 
@@ -147,6 +148,11 @@ double Tensor::getDouble(int64_t i) const {
     return bfloat16ToFloat(load<uint16_t>(p, i));
   case ElementKind::U64:
     return static_cast<double>(load<uint64_t>(p, i));
+  case ElementKind::F8E4M3FN:
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+    return decodeFloat8(load<uint8_t>(p, i), elemKind);
   default:
     return isIntegerKind(elemKind) || elemKind == ElementKind::Bool
                ? static_cast<double>(getInt(i))
@@ -163,6 +169,10 @@ int64_t Tensor::getInt(int64_t i) const {
   case ElementKind::U8:
   case ElementKind::U4:
   case ElementKind::Bool:
+  case ElementKind::F8E4M3FN: // the code
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
     return load<uint8_t>(p, i);
   case ElementKind::I16:
     return load<int16_t>(p, i);
@@ -219,6 +229,12 @@ void Tensor::setDouble(int64_t i, double v) {
   case ElementKind::U8:
     store<uint8_t>(p, i, toInteger<uint8_t>(v));
     break;
+  case ElementKind::F8E4M3FN: // rounded to nearest even, saturated
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+    store<uint8_t>(p, i, encodeFloat8(v, elemKind));
+    break;
   case ElementKind::I4: // saturated to [-8, 7], as toInteger does for int8
   case ElementKind::U4: // [0, 15]
     store<int8_t>(p, i,
@@ -264,6 +280,12 @@ void Tensor::setInt(int64_t i, int64_t v) {
     break;
   case ElementKind::U4:
     store<uint8_t>(p, i, static_cast<uint8_t>(v & 0xF));
+    break;
+  case ElementKind::F8E4M3FN: // the code
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+    store<uint8_t>(p, i, static_cast<uint8_t>(v));
     break;
   case ElementKind::Bool:
     store<uint8_t>(p, i, v != 0);

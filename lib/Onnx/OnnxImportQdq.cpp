@@ -140,6 +140,24 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
   // Parameters that are not constants keep the node opaque.
   const DenseElements *scale = constantData(scaleId);
   const DenseElements *zp = constantData(zpId);
+  // float8 (opset 19): kept as onnx.QuantizeLinear/DequantizeLinear, which
+  // the interpreter runs exactly and the passes leave alone (the IR's
+  // quantized types hold integers).
+  {
+    ElementKind stored = isQ ? knownKind(zpId) : knownKind(xId);
+    if (stored == ElementKind::Unknown && isQ && outputDtype)
+      if (auto k = elementKindFromOnnxDataType(*outputDtype))
+        stored = *k;
+    if (stored == ElementKind::Unknown && !isQ)
+      stored = knownKind(zpId);
+    if (isFloat8Kind(stored)) {
+      if (opset < 19)
+        return makeError(where + ": float8 type " + getElementKindName(stored) +
+                         " needs opset 19, but the model imports opset " +
+                         llvm::Twine(opset));
+      return llvm::Error::success();
+    }
+  }
   ElementKind scaleKind = knownKind(scaleId);
   if (scaleKind != ElementKind::Unknown && !isFloatKind(scaleKind))
     return makeError(where + ": scale '" + scaleName +

@@ -19,12 +19,8 @@ onnxbridge::elementKindFromOnnx(int64_t dataType, llvm::StringRef what) {
   case 14:
   case 15:
     return makeError(what + ": complex tensors are not supported");
-  case 17:
-  case 18:
-  case 19:
-  case 20:
   case 24:
-    return makeError(what + ": float8 tensors are not supported");
+    return makeError(what + ": float8 type FLOAT8E8M0 is not supported");
   case 23:
     return makeError(what + ": 4-bit type FLOAT4E2M1 is not supported yet");
   case 25:

@@ -158,7 +158,9 @@ TEST(ElementwiseKernelsTest, BadInputsAreErrors) {
   runErr("onnx.Sqrt", {&i});
   Tensor s = makeStrings({1}, {"x"});
   runErr("onnx.Add", {&s, &s});
-  runErr("onnx.Cast", {&a}, {attr("to", int64_t(17))});
+  runErr("onnx.Cast", {&a}, {attr("to", int64_t(24))}); // FLOAT8E8M0
+  runErr("onnx.Cast", {&a},
+         {attr("to", int64_t(17)), attr("saturate", int64_t(0))}, 19);
   runErr("onnx.Cast", {&a});
   runErr("onnx.Gelu", {&a}, {attr("approximate", "erf")}, 20);
   runErr("onnx.BitShift", {&i, &i}, {attr("direction", "LEFT")});

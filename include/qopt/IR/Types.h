@@ -56,6 +56,13 @@ enum class ElementKind : uint8_t {
   /// memory (sign-extended for I4), two a byte in ONNX tensors.
   I4,
   U4,
+  /// ONNX's float8 formats (opset 19; qopt/IR/Float8.h): one code a byte.
+  /// Values of their own: neither float nor integer kinds here; getInt and
+  /// setInt read and write the codes.
+  F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
 };
 
 /// Returns the text spelling ("f32", "u8", ...; "?" for Unknown).
@@ -65,6 +72,8 @@ std::optional<ElementKind> parseElementKindName(llvm::StringRef name);
 /// Byte size of one element; 0 for String and Unknown.
 unsigned getElementByteSize(ElementKind kind);
 bool isFloatKind(ElementKind kind);
+/// F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ.
+bool isFloat8Kind(ElementKind kind);
 bool isIntegerKind(ElementKind kind);
 bool isSignedIntegerKind(ElementKind kind);
 /// Storage kinds a quantized type may use.
