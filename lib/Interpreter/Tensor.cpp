@@ -276,7 +276,10 @@ void Tensor::setInt(int64_t i, int64_t v) {
     store<uint8_t>(p, i, static_cast<uint8_t>(v));
     break;
   case ElementKind::I4: // the low 4 bits, sign-extended, as int4 wraps
-    store<int8_t>(p, i, static_cast<int8_t>(static_cast<uint8_t>(v << 4)) >> 4);
+    store<int8_t>(p, i,
+                  static_cast<int8_t>(
+                      static_cast<uint8_t>(static_cast<uint64_t>(v) << 4)) >>
+                      4);
     break;
   case ElementKind::U4:
     store<uint8_t>(p, i, static_cast<uint8_t>(v & 0xF));
