@@ -113,24 +113,10 @@ llvm::Error quantize(const KernelContext &ctx, const Tensor &x,
 
 llvm::Error dequantize(const KernelContext &ctx, const Tensor &x,
                        const QuantParams &p, ElementKind outKind, Tensor &y) {
-  if (isFloat8Kind(x.kind())) {
-    // ONNX: (x - zero point) * scale in float32.
-    if (auto err = checkAxis(ctx, p, x.shape()))
-      return err;
-    if (auto err = allocate(ctx, y, outKind, x.shape()))
-      return err;
-    quant::ChannelIndexer ch(x.shape(), p.axis, p.block);
-    for (int64_t i = 0; i < x.numElements(); ++i) {
-      int64_t c = ch(i);
-      float v = static_cast<float>(x.getDouble(i));
-      float zero =
-          static_cast<float>(decodeFloat8(uint8_t(p.zeroPoint(c)), x.kind()));
-      y.setDouble(i, (v - zero) * p.scale(c));
-    }
-    return llvm::Error::success();
-  }
-  if (!isIntegerKind(x.kind()))
-    return ctx.error("dequantize input must be an integer tensor, got " +
+  bool float8 = isFloat8Kind(x.kind());
+  if (!float8 && !isIntegerKind(x.kind()))
+    return ctx.error("dequantize input must be an integer or float8 tensor, "
+                     "got " +
                      getElementKindName(x.kind()));
   if (auto err = checkAxis(ctx, p, x.shape()))
     return err;
@@ -139,8 +125,16 @@ llvm::Error dequantize(const KernelContext &ctx, const Tensor &x,
   quant::ChannelIndexer ch(x.shape(), p.axis, p.block);
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t c = ch(i);
-    y.setDouble(
-        i, quant::dequantizeValue(x.getInt(i), p.scale(c), p.zeroPoint(c)));
+    if (!float8) {
+      y.setDouble(
+          i, quant::dequantizeValue(x.getInt(i), p.scale(c), p.zeroPoint(c)));
+      continue;
+    }
+    // ONNX: (x - zero point) * scale in float32; a float8 zero point is a
+    // code.
+    float zero =
+        static_cast<float>(decodeFloat8(uint8_t(p.zeroPoint(c)), x.kind()));
+    y.setDouble(i, (static_cast<float>(x.getDouble(i)) - zero) * p.scale(c));
   }
   return llvm::Error::success();
 }

@@ -266,6 +266,15 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
   if (sdims && numElements(*sdims) == 0)
     return makeError(where + ": scale '" + scaleName + "' is empty");
   std::optional<int64_t> axis;
+  // The axis attribute (default 1) for an input of `rank`, made positive.
+  auto axisFor = [&](int64_t rank) -> llvm::Expected<int64_t> {
+    int64_t a = axisAttr.value_or(1);
+    if (a < -rank || a >= rank)
+      return makeError(where + ": axis " + llvm::Twine(a) +
+                       " is out of range for input '" + x + "' of rank " +
+                       llvm::Twine(rank));
+    return a < 0 ? a + rank : a;
+  };
   if (blockSize > 0) {
     // Block-wise: the scale has x's rank and shape, but along the axis
     // ceil(size / block_size).
@@ -274,14 +283,10 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
       return makeError(where + ": block_size " + llvm::Twine(blockSize) +
                        " needs static shapes for input '" + x +
                        "' and its scale");
-    int64_t rank = static_cast<int64_t>(xdims->size());
-    int64_t a = axisAttr.value_or(1);
-    if (a < -rank || a >= rank)
-      return makeError(where + ": axis " + llvm::Twine(a) +
-                       " is out of range for input '" + x + "' of rank " +
-                       llvm::Twine(rank));
-    if (a < 0)
-      a += rank;
+    auto normalized = axisFor(static_cast<int64_t>(xdims->size()));
+    if (!normalized)
+      return normalized.takeError();
+    int64_t a = *normalized;
     std::vector<int64_t> want = *xdims;
     want[a] = (want[a] + blockSize - 1) / blockSize;
     if (*sdims != want)
@@ -295,13 +300,10 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
     int64_t channels = numElements(*sdims);
     int64_t a = axisAttr.value_or(1);
     if (auto xShape = knownShape(xId)) {
-      int64_t rank = static_cast<int64_t>(xShape->size());
-      if (a < -rank || a >= rank)
-        return makeError(where + ": axis " + llvm::Twine(a) +
-                         " is out of range for input '" + x + "' of rank " +
-                         llvm::Twine(rank));
-      if (a < 0)
-        a += rank;
+      auto normalized = axisFor(static_cast<int64_t>(xShape->size()));
+      if (!normalized)
+        return normalized.takeError();
+      a = *normalized;
       const Dim &d = (*xShape)[a];
       if (d.isStatic() && d.size != channels)
         return makeError(where + ": per-axis scale has " +
