@@ -115,7 +115,7 @@ ChannelIndexer::ChannelIndexer(llvm::ArrayRef<int64_t> dims, int64_t axis,
     inner *= std::max<int64_t>(dims[d], 1);
   if (blockSize > 0) {
     block = blockSize;
-    blocks = (channels + block - 1) / block;
+    blocks = blocksAlong(channels, block);
   }
 }
 
@@ -128,8 +128,7 @@ std::vector<int64_t> quant::blockedScaleDims(llvm::ArrayRef<int64_t> dims,
   std::vector<int64_t> out(dims.begin(), dims.end());
   if (q->isBlocked() && q->getAxis() >= 0 &&
       q->getAxis() < static_cast<int64_t>(out.size()))
-    out[q->getAxis()] =
-        (out[q->getAxis()] + q->getBlockSize() - 1) / q->getBlockSize();
+    out[q->getAxis()] = blocksAlong(out[q->getAxis()], q->getBlockSize());
   return out;
 }
 

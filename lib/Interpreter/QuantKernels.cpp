@@ -53,8 +53,8 @@ llvm::Error checkAxis(const KernelContext &ctx, const QuantParams &p,
   if (p.block > 0 && p.axis < static_cast<int64_t>(shape.size())) {
     int64_t want = 1;
     for (size_t d = 0; d < shape.size(); ++d)
-      want *=
-          int64_t(d) == p.axis ? (shape[d] + p.block - 1) / p.block : shape[d];
+      want *= int64_t(d) == p.axis ? quant::blocksAlong(shape[d], p.block)
+                                   : shape[d];
     if (want != static_cast<int64_t>(p.scales.size()))
       return ctx.error("block-wise parameters (" +
                        llvm::Twine(p.scales.size()) + ", blocks of " +
@@ -207,7 +207,7 @@ llvm::Expected<QuantParams> paramsFromTensors(const KernelContext &ctx,
     if (!axis)
       return axis.takeError();
     Shape want = x.shape();
-    want[*axis] = (want[*axis] + block - 1) / block;
+    want[*axis] = quant::blocksAlong(want[*axis], block);
     if (scale->shape() != want)
       return ctx.error(
           "block-wise scale of shape " + shapeToString(scale->shape()) +

@@ -10,6 +10,7 @@
 #include "OnnxImporterImpl.h"
 #include "qopt/IR/OpDefinition.h"
 #include "qopt/IR/OpNames.h"
+#include "qopt/IR/QuantMath.h"
 #include "qopt/IR/Verifier.h"
 #include "qopt/Support/FloatFormat.h"
 
@@ -288,7 +289,7 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
       return normalized.takeError();
     int64_t a = *normalized;
     std::vector<int64_t> want = *xdims;
-    want[a] = (want[a] + blockSize - 1) / blockSize;
+    want[a] = quant::blocksAlong(want[a], blockSize);
     if (*sdims != want)
       return makeError(where + ": scale of shape " + shapeText(*sdims) +
                        " does not fit input '" + x + "' of shape " +

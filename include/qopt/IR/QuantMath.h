@@ -105,6 +105,12 @@ private:
   int64_t blocks = 1;
 };
 
+/// ceil(size / block) for size >= 0 and block >= 1, without overflow (a
+/// block_size of INT64_MAX is valid input).
+inline int64_t blocksAlong(int64_t size, int64_t block) {
+  return size / block + (size % block != 0);
+}
+
 /// The shape of a block-wise type's scale tensor for a tensor of `dims`:
 /// the axis's size divided by the block size, rounded up.
 std::vector<int64_t> blockedScaleDims(llvm::ArrayRef<int64_t> dims,
