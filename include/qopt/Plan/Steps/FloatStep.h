@@ -126,10 +126,12 @@ private:
   /// batches otherwise.
   std::array<int64_t, 3> transposeBlocks(const PlanRun &run) const;
   /// For any other Transpose of 4-byte elements in ONNX layout: the
-  /// result's rows (all dims but the last), 0 otherwise; moving rows
-  /// [begin, end) of it.
+  /// result's rows (all dims but the last), 0 otherwise; its tiles (blocks
+  /// of rows) and running tiles [tileBegin, tileEnd) of it
+  /// (FloatStepTranspose.cpp, with transposeBlocks).
   int64_t permutedRows(const PlanRun &run) const;
-  void runPermute(PlanRun &run, int64_t rowBegin, int64_t rowEnd) const;
+  int64_t permuteTiles(const PlanRun &run) const;
+  void runPermute(PlanRun &run, int64_t tileBegin, int64_t tileEnd) const;
   std::vector<int64_t> perm;
   /// For a Gemm of f32 A (not transposed) by a constant f32 B, C none or
   /// constant along the rows: its weights as gemmColumns reads them, made
