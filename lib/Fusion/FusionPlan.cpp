@@ -353,6 +353,13 @@ void Planner::classify(Node &n) {
     c.reason =
         rules.title.str() + " has no INT8 form for " + n.getOpType().str();
     c.fixInModel = "none: it runs in float; Q/DQ around it only add reformats";
+    if (rules.name == "ort" && n.isa(ops::HardSigmoid)) {
+      // alpha * x + beta clamped to [0, 1]: QLinearMul, QLinearAdd and the
+      // saturation of a Q on [0, 1] (the fix checker drops the fix where
+      // the pass cannot apply).
+      c.fixPipeline = "expand-hard-sigmoid<ort>";
+      c.fixInModel = "none: ONNX Runtime has no INT8 HardSigmoid";
+    }
     if (rules.name == "trt" && n.isa(ops::LayerNormalization)) {
       // Expected: TensorRT's normalization layer has no INT8 form, and the
       // Q after it is what quantizes the next GEMM's input.

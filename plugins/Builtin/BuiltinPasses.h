@@ -90,6 +90,16 @@ struct QuantizeActivationsPass : PassInfoMixin<QuantizeActivationsPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+/// expand-hard-sigmoid<trt|ort|cpu> (ExpandHardSigmoid.cpp).
+struct ExpandHardSigmoidPass : PassInfoMixin<ExpandHardSigmoidPass> {
+  /// The backend whose fusion plan must get better for a site to change.
+  std::string backend = "trt";
+  static llvm::Expected<ExpandHardSigmoidPass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  bool isLossy() const { return true; }
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
 struct FoldConvBatchNormPass : PassInfoMixin<FoldConvBatchNormPass> {
   /// Weights and bias are rounded to float32 (and int8 weight channels
   /// negated where gamma < 0): reported in the cost report.

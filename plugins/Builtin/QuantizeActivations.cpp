@@ -19,15 +19,19 @@
 //                                            %mq = Q/DQ(%m) : B
 //                                            %q  = q.quantize(%mq) : B
 //
-// Activations: none, Relu, LeakyRelu, Clip, SiLU (x * Sigmoid(x)). The op's
-// output takes B too: B covers the activation's output, and Relu/Clip are
-// clamps (clamping at B first changes nothing the Q keeps) while SiLU only
-// shrinks negative values, so clipping the op's output at B's bottom
-// changes the activation's output by little (the cost report says where
-// values clip). LeakyRelu is taken only when B's bottom is 0: below, the
-// op's output would need 1/alpha times B's negative range (left in float,
-// with a note). The Q/DQ added on the activation's output is
-// exact (the downstream Q puts the value on B anyway).
+// Activations: none, Relu, LeakyRelu, Clip, SiLU (x * Sigmoid(x)),
+// HardSwish (the op, or x * HardSigmoid(x) as torch.onnx writes it before
+// opset 14; its HardSigmoid gets [0, 1] in 1/255 steps, so 1 stays exact).
+// The op's output takes B too: B covers the activation's output, and
+// Relu/Clip are clamps (clamping at B first changes nothing the Q keeps)
+// while SiLU and HardSwish only shrink negative values, so clipping the
+// op's output at B's bottom changes the activation's output by little (the
+// cost report says where values clip). HardSwish is taken only where B's
+// bottom is at -3 or below (HardSwish is 0 there) or at 0 or above (B
+// clips its negative values anyway). LeakyRelu is taken only when B's bottom is
+// 0: below, the op's output would need 1/alpha times B's negative range (left
+// in float, with a note). The Q/DQ added on the activation's output is exact
+// (the downstream Q puts the value on B anyway).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +42,7 @@
 #include "qopt/Passes/ScaleAnalysis.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 
@@ -50,8 +55,9 @@ namespace {
 struct Activation {
   /// The activation's output (the op's output when there is none).
   Value *output = nullptr;
-  /// SiLU's Sigmoid, whose output gets its own [0, 1] grid.
-  Node *sigmoid = nullptr;
+  /// SiLU's Sigmoid or HardSwish's HardSigmoid, whose output gets its own
+  /// [0, 1] grid.
+  Node *gate = nullptr;
   llvm::StringRef kind = "none";
 };
 
@@ -63,25 +69,27 @@ Activation findActivation(Value *v) {
     return act;
   if (users.size() == 1) {
     Node *u = users.front().first;
-    if (u->isa(ops::Relu) || u->isa(ops::LeakyRelu) || u->isa(ops::Clip))
+    if (u->isa(ops::Relu) || u->isa(ops::LeakyRelu) || u->isa(ops::Clip) ||
+        u->isa(ops::HardSwish))
       if (users.front().second == 0)
         return {u->getResult(), nullptr, u->getOpType()};
     return act;
   }
   if (users.size() != 2)
     return act;
-  Node *sig = nullptr, *mul = nullptr;
+  Node *gate = nullptr, *mul = nullptr;
   for (auto [u, index] : users) {
-    if (u->isa(ops::Sigmoid))
-      sig = u;
+    if (u->isa(ops::Sigmoid) || u->isa(ops::HardSigmoid))
+      gate = u;
     else if (u->isa(ops::Mul))
       mul = u;
   }
-  if (!sig || !mul || !sig->getResult()->hasOneUse() ||
-      sig->getResult()->isGraphOutput() ||
-      !sig->getResult()->hasUseAt(mul, mul->getOperand(0) == v ? 1 : 0))
+  if (!gate || !mul || !gate->getResult()->hasOneUse() ||
+      gate->getResult()->isGraphOutput() ||
+      !gate->getResult()->hasUseAt(mul, mul->getOperand(0) == v ? 1 : 0))
     return act;
-  return {mul->getResult(), sig, "SiLU"};
+  return {mul->getResult(), gate,
+          gate->isa(ops::Sigmoid) ? "SiLU" : "HardSwish"};
 }
 
 bool isQuantizedInput(const Value *v) {
@@ -147,6 +155,22 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
               "need 1/alpha times the range for");
       continue;
     }
+    // HardSwish is 0 for every x <= -3 and takes values down to -0.375
+    // between: clipping x at a bottom of B above -3 but below 0 moves those
+    // (B keeps them), by up to 0.375.
+    double bottom = quant::representableRange(si->quant).first;
+    if (act.kind == "HardSwish" && bottom > -3.0 && bottom < 0.0) {
+      am.getCostReport().recordNote(
+          kQuantizeActivationsPass,
+          "%" + out->getName().str() + ": " + n.getOpType().str() +
+              " output left in float: its HardSwish's consumer grid " +
+              quant::describeParams(si->quant) +
+              llvm::formatv(" ends at {0}, where HardSwish is not 0 yet "
+                            "(it is from -3 down)",
+                            llvm::format("%.4g", bottom))
+                  .str());
+      continue;
+    }
     plans.push_back({&n, act, si->quant});
   }
   if (plans.empty())
@@ -168,15 +192,19 @@ PreservedAnalyses QuantizeActivationsPass::run(Graph &g, AnalysisManager &am) {
                        lo, hi);
     if (p.act.output != out)
       insertQdq(r, p.act.output, b);
-    if (p.act.sigmoid) {
-      // Sigmoid's [0, 1) in steps of 1/256 on b's storage kind.
+    if (p.act.gate) {
+      // Sigmoid's [0, 1) in steps of 1/256 on b's storage kind, HardSigmoid's
+      // [0, 1] in steps of 1/255 (it reaches 1 for every x >= 3).
       auto [qmin, qmax] = getIntegerRange(b->getStorageKind());
-      (void)qmax;
+      bool sigmoid = p.act.gate->isa(ops::Sigmoid);
+      float step =
+          sigmoid ? 1.0f / 256 : 1.0f / static_cast<float>(qmax - qmin);
       const QuantType *unit =
-          withParams(ctx, b, b->getStorageKind(), {1.0f / 256}, {qmin});
-      insertQdq(r, p.act.sigmoid->getResult(), unit);
-      os << "; its Sigmoid quantized to " << quant::describeParams(unit)
-         << " (max error 0.5 LSB, 1.0 becomes 255/256)";
+          withParams(ctx, b, b->getStorageKind(), {step}, {qmin});
+      insertQdq(r, p.act.gate->getResult(), unit);
+      os << "; its " << p.act.gate->getOpType() << " quantized to "
+         << quant::describeParams(unit) << " (max error 0.5 LSB"
+         << (sigmoid ? ", 1.0 becomes 255/256)" : ")");
     }
     insertQdq(r, out, b);
     report.recordNote(kQuantizeActivationsPass, os.str());
