@@ -201,6 +201,8 @@ void Planner::followDequantized(const Node &dq, const Value *v,
 void Planner::collectDequantizeLeftovers() {
   for (Node &n : graph.getNodes()) {
     if (n.isa(ops::QRequantize)) {
+      if (plan.unitOf.count(&n))
+        continue; // an int8 step of its own (requantizeIsInt8Step)
       Leftover l;
       l.kind = LeftoverKind::Requantize;
       l.nodes.push_back(&n);

@@ -263,6 +263,16 @@ void Planner::classify(Node &n) {
   residualRead.reset();
   if (n.isa(ops::QDequantize) && !isActivationDequantize(n))
     weightValues.insert(n.getResult());
+  if (n.isa(ops::QRequantize) && rules.requantizeIsInt8Step) {
+    FusionUnit unit;
+    unit.kind = "requantize";
+    unit.members.push_back(&n);
+    unit.inputs.push_back(
+        {n.getOperand(0), getStoredQuantType(n.getOperand(0))});
+    unit.outputs.push_back({n.getResult(), getStoredQuantType(n.getResult())});
+    addUnit(std::move(unit));
+    return;
+  }
   if (!isComputeNode(n)) {
     if (!isQdqOp(n))
       for (unsigned i = 0; i < n.getNumResults(); ++i)

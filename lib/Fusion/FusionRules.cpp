@@ -243,6 +243,9 @@ constexpr BackendRules kCpuRules = [] {
   r.concatRequantizes = true;
   r.residualAddEpilogue = true;
   r.siluEpilogue = true;
+  // The plan runs a requantize as a table step (LowerDataSteps), composed
+  // into a conv's output or a neighbouring table where it can (FuseTables).
+  r.requantizeIsInt8Step = true;
   // Dynamic matmuls with constant weights: a dynamic quantize step and a
   // dynamic int8 gemm step (lib/CodeGen/LowerDynamic.cpp).
   r.dynamicQuantization = true;

@@ -54,11 +54,6 @@ ORT_REFERENCE = os.path.join(HERE, "..", "ort", "ort_reference.js")
 # Open work: (model, check) -> why. Checks: "<pipeline>-leftovers", "<pipeline>-int8".
 KNOWN = {
     # (model, check): "issue N: why it fails"
-    ("ortqdq-models/ortqdq_torchao_eager_resnet18_qat.onnx", "cpu-leftovers"):
-        "issue 48: ONNX Runtime's quantizer writes Add -> Q -> DQ -> Relu -> Q on two grids; "
-        "canonicalize drops the Relu the second (u8 zero point 0) Q clamps, and the cpu rules "
-        "count the DQ -> Q left as a requantize, where the Relu between them was an int8 unit "
-        "(the plan runs one table step either way)",
 }
 
 

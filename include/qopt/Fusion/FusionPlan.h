@@ -136,6 +136,9 @@ struct BackendRules {
   /// Relu/Clip directly before a Q whose zero point is its storage minimum
   /// is dropped into the Q (ORT's ReluQuantFusion).
   bool reluFoldsIntoQ = false;
+  /// A q.requantize is an int8 step (qopt's plan: a 256-entry table, often
+  /// composed into the step before or after it), not a Scale layer.
+  bool requantizeIsInt8Step = false;
   /// Where the rules come from (printed by -explain).
   llvm::StringLiteral documentation = "";
 
