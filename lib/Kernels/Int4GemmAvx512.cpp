@@ -1,0 +1,206 @@
+//===- Int4GemmAvx512.cpp - Weight-only 4-bit GEMM, AVX-512F --------------===//
+//
+// Built with -mavx512f -ffp-contract=off; called only where CPUID finds it.
+//
+// A panel's 32 columns are two vectors. Each row pair of codes (32 bytes:
+// k in the low nibbles, k + 1 in the high ones) becomes four vectors of
+// weights, float(q - z) * s as the DequantizeLinear computes them:
+//  - one or two rows (decode) read the codes directly, one fma per weight
+//    and row: the chain over k is the cost, so two rows share each
+//    dequantized pair;
+//  - more rows make the panel's weights f32 in the scratch once, then run
+//    tiles of six rows by 32 columns (twelve accumulators) over it.
+// Both are fma(x, w, acc) over k in order from 0: the scalar kernel's bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Int4GemmKernels.h"
+
+#include <immintrin.h>
+
+using namespace qopt;
+using namespace qopt::kernels;
+
+namespace {
+
+/// Codes of the low or high nibble of zero-extended bytes, as int32.
+template <bool Signed> __m512i lowCodes(__m512i bytes) {
+  if (Signed)
+    return _mm512_srai_epi32(_mm512_slli_epi32(bytes, 28), 28);
+  return _mm512_and_si512(bytes, _mm512_set1_epi32(0x0F));
+}
+template <bool Signed> __m512i highCodes(__m512i bytes) {
+  if (Signed)
+    return _mm512_srai_epi32(_mm512_slli_epi32(bytes, 24), 28);
+  return _mm512_srli_epi32(bytes, 4);
+}
+
+/// One block's grid for the panel's 32 columns.
+struct PanelGrid {
+  __m512 scale[2];
+  __m512i zero[2];
+  void load(const Int4Weights &w, int64_t panel, int64_t block) {
+    int64_t at = block * w.paddedColumns() + panel * kInt4PanelColumns;
+    for (int h = 0; h < 2; ++h) {
+      scale[h] = _mm512_loadu_ps(w.scales.data() + at + 16 * h);
+      zero[h] = _mm512_loadu_si512(w.zeros.data() + at + 16 * h);
+    }
+  }
+};
+
+/// The weights of rows 2i (w[0], w[1]) and 2i + 1 (w[2], w[3]).
+template <bool Signed>
+inline void weightPair(const uint8_t *row, const PanelGrid &g, __m512 w[4]) {
+  for (int h = 0; h < 2; ++h) {
+    __m512i bytes = _mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(row + 16 * h)));
+    w[h] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+                             lowCodes<Signed>(bytes), g.zero[h])),
+                         g.scale[h]);
+    w[2 + h] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+                                 highCodes<Signed>(bytes), g.zero[h])),
+                             g.scale[h]);
+  }
+}
+
+/// Stores a row's 32 results, the columns past n left out.
+inline void storeRow(float *y, const __m512 acc[2], int64_t valid) {
+  for (int h = 0; h < 2; ++h) {
+    int64_t count = valid - 16 * h;
+    if (count >= 16)
+      _mm512_storeu_ps(y + 16 * h, acc[h]);
+    else if (count > 0)
+      _mm512_mask_storeu_ps(y + 16 * h, __mmask16((1u << count) - 1), acc[h]);
+  }
+}
+
+/// R (1 or 2) rows of one panel, reading the codes directly.
+template <int R, bool Signed>
+void directRows(const float *x, const Int4Weights &w, int64_t panel, float *y) {
+  const int64_t k = w.k;
+  const uint8_t *codes =
+      w.codes.data() + panel * w.rowPairs() * kInt4PanelColumns;
+  __m512 acc[R][2];
+  for (int r = 0; r < R; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  PanelGrid g;
+  int64_t nextBlock = 0, block = 0;
+  for (int64_t p = 0; p < k; p += 2) {
+    if (p >= nextBlock) {
+      g.load(w, panel, block);
+      nextBlock = ++block * w.block;
+    }
+    __m512 wt[4];
+    weightPair<Signed>(codes + (p / 2) * kInt4PanelColumns, g, wt);
+    for (int r = 0; r < R; ++r) {
+      __m512 a = _mm512_set1_ps(x[r * k + p]);
+      acc[r][0] = _mm512_fmadd_ps(a, wt[0], acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(a, wt[1], acc[r][1]);
+    }
+    if (p + 1 < k)
+      for (int r = 0; r < R; ++r) {
+        __m512 a = _mm512_set1_ps(x[r * k + p + 1]);
+        acc[r][0] = _mm512_fmadd_ps(a, wt[2], acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(a, wt[3], acc[r][1]);
+      }
+  }
+  int64_t valid = w.n - panel * kInt4PanelColumns;
+  for (int r = 0; r < R; ++r)
+    storeRow(y + r * w.n + panel * kInt4PanelColumns, acc[r], valid);
+}
+
+/// The panel's weights as f32 rows of 32 in `panelWeights`.
+template <bool Signed>
+void dequantizePanel(const Int4Weights &w, int64_t panel, float *panelWeights) {
+  const uint8_t *codes =
+      w.codes.data() + panel * w.rowPairs() * kInt4PanelColumns;
+  PanelGrid g;
+  int64_t nextBlock = 0, block = 0;
+  for (int64_t p = 0; p < w.k; p += 2) {
+    if (p >= nextBlock) {
+      g.load(w, panel, block);
+      nextBlock = ++block * w.block;
+    }
+    __m512 wt[4];
+    weightPair<Signed>(codes + (p / 2) * kInt4PanelColumns, g, wt);
+    float *row = panelWeights + p * kInt4PanelColumns;
+    _mm512_storeu_ps(row, wt[0]);
+    _mm512_storeu_ps(row + 16, wt[1]);
+    _mm512_storeu_ps(row + 32, wt[2]);
+    _mm512_storeu_ps(row + 48, wt[3]);
+  }
+}
+
+/// R rows by the panel's 32 columns over f32 weights.
+template <int R>
+void tileRows(const float *x, const Int4Weights &w, const float *panelWeights,
+              int64_t panel, float *y) {
+  const int64_t k = w.k;
+  __m512 acc[R][2];
+  for (int r = 0; r < R; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < k; ++p) {
+    __m512 w0 = _mm512_loadu_ps(panelWeights + p * kInt4PanelColumns);
+    __m512 w1 = _mm512_loadu_ps(panelWeights + p * kInt4PanelColumns + 16);
+    for (int r = 0; r < R; ++r) {
+      __m512 a = _mm512_set1_ps(x[r * k + p]);
+      acc[r][0] = _mm512_fmadd_ps(a, w0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(a, w1, acc[r][1]);
+    }
+  }
+  int64_t valid = w.n - panel * kInt4PanelColumns;
+  for (int r = 0; r < R; ++r)
+    storeRow(y + r * w.n + panel * kInt4PanelColumns, acc[r], valid);
+}
+
+constexpr int kTileRows = 6;
+
+void tiledRows(const float *x, int64_t rows, const Int4Weights &w,
+               const float *panelWeights, int64_t panel, float *y) {
+  int64_t r = 0;
+  for (; r + kTileRows <= rows; r += kTileRows)
+    tileRows<kTileRows>(x + r * w.k, w, panelWeights, panel, y + r * w.n);
+  const float *xr = x + r * w.k;
+  float *yr = y + r * w.n;
+  switch (rows - r) {
+  case 5:
+    return tileRows<5>(xr, w, panelWeights, panel, yr);
+  case 4:
+    return tileRows<4>(xr, w, panelWeights, panel, yr);
+  case 3:
+    return tileRows<3>(xr, w, panelWeights, panel, yr);
+  case 2:
+    return tileRows<2>(xr, w, panelWeights, panel, yr);
+  case 1:
+    return tileRows<1>(xr, w, panelWeights, panel, yr);
+  default:
+    return;
+  }
+}
+
+template <bool Signed>
+void run(const float *x, int64_t rows, const Int4Weights &w, int64_t panelBegin,
+         int64_t panelEnd, float *y, float *scratch) {
+  for (int64_t panel = panelBegin; panel < panelEnd; ++panel) {
+    if (rows > kInt4DirectRows) {
+      dequantizePanel<Signed>(w, panel, scratch);
+      tiledRows(x, rows, w, scratch, panel, y);
+      continue;
+    }
+    if (rows == 2)
+      directRows<2, Signed>(x, w, panel, y);
+    else if (rows == 1)
+      directRows<1, Signed>(x, w, panel, y);
+  }
+}
+
+} // namespace
+
+void kernels::int4GemmAvx512(const float *x, int64_t rows, const Int4Weights &w,
+                             int64_t panelBegin, int64_t panelEnd, float *y,
+                             float *scratch) {
+  if (w.isSigned)
+    run<true>(x, rows, w, panelBegin, panelEnd, y, scratch);
+  else
+    run<false>(x, rows, w, panelBegin, panelEnd, y, scratch);
+}
