@@ -350,6 +350,8 @@ llvm::Error PlanBuilder::build() {
   for (const Node &n : graph.getNodes()) {
     if (n.getNumResults() == 1 && getConstantData(n.getResult()))
       continue; // read where used
+    if (keepsInt4Dequantize(n))
+      continue; // its MatMuls read the codes (lowerInt4Gemm)
     llvm::Expected<bool> lowered = lower(n);
     if (!lowered)
       return makeError(DiagLocation::node(n.getName()),
@@ -377,6 +379,7 @@ qopt::buildPlan(Model &model, const PlanBuildOptions &options) {
   FoldOptions fold;
   fold.maxElements = kMaxFoldedElements;
   fold.foldQdq = true;
+  fold.keepDequantize = keepsInt4Dequantize;
   if (auto folded = foldConstants(model.getGraph(), fold); !folded)
     return folded.takeError();
   auto plan = std::make_unique<Plan>();

@@ -71,6 +71,13 @@ struct WeightedUnit {
 /// kernel's integer sums cannot reproduce, and the unit stays float.
 bool isDequantizedFinite(const QuantType &q, int32_t centered);
 
+/// A MatMul of f32 rows by the q.dequantize of a constant 4-bit weight that
+/// an int4 weight-only gemm step runs (LowerInt4Gemm.cpp).
+bool isInt4WeightOnlyMatMul(const Node &n);
+/// A 4-bit weight's q.dequantize whose every reader is such a MatMul: kept
+/// from folding, and lowered to no step.
+bool keepsInt4Dequantize(const Node &dq);
+
 /// A per-tensor s8/u8 grid over f32 (the int8 kernels' activations), or
 /// null.
 const QuantType *getActivationGrid(const Value *v);
@@ -169,6 +176,9 @@ private:
   /// MatMulIntegerToFloat and DynamicQuantizeMatMul: a dynamic int8 gemm
   /// step (after a dynamic quantize step of its own for the latter).
   llvm::Expected<bool> lowerDynamicGemm(const Node &n);
+  /// MatMul by a 4-bit weight's q.dequantize: an int4 weight-only gemm step
+  /// (LowerInt4Gemm.cpp).
+  llvm::Expected<bool> lowerInt4Gemm(const Node &n);
   /// q.concat's table per operand from stored bytes to the result's (as
   /// stored in `layout`), or none when its kernel refuses; `axis` (>= 0)
   /// of a result of `rank` dimensions.

@@ -310,7 +310,8 @@ bool opimpl::foldDequantize(FoldContext &ctx) {
   const QuantType *q = type ? type->getQuantType() : nullptr;
   ElementKind kind = ctx.getResultKind();
   if (!ctx.options.foldQdq || !in || !q || !isFoldableFloat(kind) ||
-      !ctx.fits(in->getNumElements()))
+      !ctx.fits(in->getNumElements()) ||
+      (ctx.options.keepDequantize && ctx.options.keepDequantize(ctx.node)))
     return false;
   // The interpreter's and ONNX Runtime's DequantizeLinear: (x - zp) * scale
   // in float.

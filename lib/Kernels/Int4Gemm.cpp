@@ -10,6 +10,7 @@
 #include "qopt/Kernels/Int4Gemm.h"
 #include "Int4GemmKernels.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -50,7 +51,9 @@ Int4Weights Int4Weights::pack(const int8_t *q, int64_t k, int64_t n,
 size_t kernels::int4GemmScratchBytes(const Int4Weights &w, int64_t rows) {
   if (rows <= kInt4DirectRows)
     return 0;
-  return size_t(w.rowPairs() * 2 * kInt4PanelColumns) * sizeof(float);
+  // 256 rows of a panel (the AVX-512 kernel's slice; K's last pair too).
+  return size_t(std::min<int64_t>(w.rowPairs() * 2, 256) * kInt4PanelColumns) *
+         sizeof(float);
 }
 
 namespace {

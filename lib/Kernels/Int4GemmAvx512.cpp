@@ -8,14 +8,16 @@
 //  - one or two rows (decode) read the codes directly, one fma per weight
 //    and row: the chain over k is the cost, so two rows share each
 //    dequantized pair;
-//  - more rows make the panel's weights f32 in the scratch once, then run
-//    tiles of six rows by 32 columns (twelve accumulators) over it.
+//  - more rows make 256 rows of the panel's weights f32 in the scratch (32
+//    KiB, in L1) at a time and run tiles of six rows by 32 columns (twelve
+//    accumulators) over them, the sums carried in y between the slices.
 // Both are fma(x, w, acc) over k in order from 0: the scalar kernel's bits.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Int4GemmKernels.h"
 
+#include <algorithm>
 #include <immintrin.h>
 
 using namespace qopt;
@@ -109,21 +111,23 @@ void directRows(const float *x, const Int4Weights &w, int64_t panel, float *y) {
     storeRow(y + r * w.n + panel * kInt4PanelColumns, acc[r], valid);
 }
 
-/// The panel's weights as f32 rows of 32 in `panelWeights`.
+/// Rows [p0, p1) of the panel's weights (p0 even) as f32 rows of 32 in
+/// `panelWeights` (row p0 first).
 template <bool Signed>
-void dequantizePanel(const Int4Weights &w, int64_t panel, float *panelWeights) {
+void dequantizePanel(const Int4Weights &w, int64_t panel, int64_t p0,
+                     int64_t p1, float *panelWeights) {
   const uint8_t *codes =
       w.codes.data() + panel * w.rowPairs() * kInt4PanelColumns;
   PanelGrid g;
-  int64_t nextBlock = 0, block = 0;
-  for (int64_t p = 0; p < w.k; p += 2) {
+  int64_t block = p0 / w.block, nextBlock = p0;
+  for (int64_t p = p0; p < p1; p += 2) {
     if (p >= nextBlock) {
       g.load(w, panel, block);
       nextBlock = ++block * w.block;
     }
     __m512 wt[4];
     weightPair<Signed>(codes + (p / 2) * kInt4PanelColumns, g, wt);
-    float *row = panelWeights + p * kInt4PanelColumns;
+    float *row = panelWeights + (p - p0) * kInt4PanelColumns;
     _mm512_storeu_ps(row, wt[0]);
     _mm512_storeu_ps(row + 16, wt[1]);
     _mm512_storeu_ps(row + 32, wt[2]);
@@ -131,48 +135,63 @@ void dequantizePanel(const Int4Weights &w, int64_t panel, float *panelWeights) {
   }
 }
 
-/// R rows by the panel's 32 columns over f32 weights.
+/// R rows by the panel's 32 columns over weight rows [p0, p1): the sums
+/// start at 0 (p0 == 0) or at what y holds, and end in y. Splitting k so
+/// keeps each output's chain of fma in k order.
 template <int R>
 void tileRows(const float *x, const Int4Weights &w, const float *panelWeights,
-              int64_t panel, float *y) {
+              int64_t panel, int64_t p0, int64_t p1, float *y) {
   const int64_t k = w.k;
+  int64_t valid = w.n - panel * kInt4PanelColumns;
+  float *yp = y + panel * kInt4PanelColumns;
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r)
-    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  for (int64_t p = 0; p < k; ++p) {
-    __m512 w0 = _mm512_loadu_ps(panelWeights + p * kInt4PanelColumns);
-    __m512 w1 = _mm512_loadu_ps(panelWeights + p * kInt4PanelColumns + 16);
+    for (int h = 0; h < 2; ++h) {
+      int64_t count = valid - 16 * h;
+      __mmask16 mask = count >= 16 ? __mmask16(0xFFFF)
+                       : count > 0 ? __mmask16((1u << count) - 1)
+                                   : __mmask16(0);
+      acc[r][h] = p0 == 0 ? _mm512_setzero_ps()
+                          : _mm512_maskz_loadu_ps(mask, yp + r * w.n + 16 * h);
+    }
+  for (int64_t p = p0; p < p1; ++p) {
+    const float *row = panelWeights + (p - p0) * kInt4PanelColumns;
+    __m512 w0 = _mm512_loadu_ps(row);
+    __m512 w1 = _mm512_loadu_ps(row + 16);
     for (int r = 0; r < R; ++r) {
       __m512 a = _mm512_set1_ps(x[r * k + p]);
       acc[r][0] = _mm512_fmadd_ps(a, w0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(a, w1, acc[r][1]);
     }
   }
-  int64_t valid = w.n - panel * kInt4PanelColumns;
   for (int r = 0; r < R; ++r)
-    storeRow(y + r * w.n + panel * kInt4PanelColumns, acc[r], valid);
+    storeRow(yp + r * w.n, acc[r], valid);
 }
 
 constexpr int kTileRows = 6;
+/// Weight rows made f32 at a time: 256 x 32 floats, 32 KiB (L1).
+constexpr int64_t kDepth = 256;
 
 void tiledRows(const float *x, int64_t rows, const Int4Weights &w,
-               const float *panelWeights, int64_t panel, float *y) {
+               const float *panelWeights, int64_t panel, int64_t p0, int64_t p1,
+               float *y) {
   int64_t r = 0;
   for (; r + kTileRows <= rows; r += kTileRows)
-    tileRows<kTileRows>(x + r * w.k, w, panelWeights, panel, y + r * w.n);
+    tileRows<kTileRows>(x + r * w.k, w, panelWeights, panel, p0, p1,
+                        y + r * w.n);
   const float *xr = x + r * w.k;
   float *yr = y + r * w.n;
   switch (rows - r) {
   case 5:
-    return tileRows<5>(xr, w, panelWeights, panel, yr);
+    return tileRows<5>(xr, w, panelWeights, panel, p0, p1, yr);
   case 4:
-    return tileRows<4>(xr, w, panelWeights, panel, yr);
+    return tileRows<4>(xr, w, panelWeights, panel, p0, p1, yr);
   case 3:
-    return tileRows<3>(xr, w, panelWeights, panel, yr);
+    return tileRows<3>(xr, w, panelWeights, panel, p0, p1, yr);
   case 2:
-    return tileRows<2>(xr, w, panelWeights, panel, yr);
+    return tileRows<2>(xr, w, panelWeights, panel, p0, p1, yr);
   case 1:
-    return tileRows<1>(xr, w, panelWeights, panel, yr);
+    return tileRows<1>(xr, w, panelWeights, panel, p0, p1, yr);
   default:
     return;
   }
@@ -183,8 +202,11 @@ void run(const float *x, int64_t rows, const Int4Weights &w, int64_t panelBegin,
          int64_t panelEnd, float *y, float *scratch) {
   for (int64_t panel = panelBegin; panel < panelEnd; ++panel) {
     if (rows > kInt4DirectRows) {
-      dequantizePanel<Signed>(w, panel, scratch);
-      tiledRows(x, rows, w, scratch, panel, y);
+      for (int64_t p0 = 0; p0 < w.k; p0 += kDepth) {
+        int64_t p1 = std::min(w.k, p0 + kDepth);
+        dequantizePanel<Signed>(w, panel, p0, p1, scratch);
+        tiledRows(x, rows, w, scratch, panel, p0, p1, y);
+      }
       continue;
     }
     if (rows == 2)

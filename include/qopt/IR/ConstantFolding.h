@@ -33,6 +33,7 @@
 #include "qopt/IR/Attributes.h"
 #include "qopt/IR/Types.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
 
@@ -54,6 +55,9 @@ struct FoldOptions {
   /// q.quantize and q.dequantize of constants fold (off: passes keep a
   /// weight's Q/DQ; the plan builder turns it on for what runs in float).
   bool foldQdq = false;
+  /// With foldQdq: a q.dequantize this returns true for stays (the plan
+  /// builder keeps a 4-bit weight's, which its weight-only gemm reads).
+  llvm::function_ref<bool(const Node &)> keepDequantize;
 };
 
 /// What a fold hook sees: the node, its operands' data, its inferred result

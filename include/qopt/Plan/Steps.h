@@ -16,6 +16,7 @@
 #include "qopt/Plan/Steps/DynamicQuantizeStep.h"
 #include "qopt/Plan/Steps/FloatStep.h"
 #include "qopt/Plan/Steps/GemmStep.h"
+#include "qopt/Plan/Steps/Int4GemmStep.h"
 #include "qopt/Plan/Steps/MatMulStep.h"
 #include "qopt/Plan/Steps/PoolStep.h"
 #include "qopt/Plan/Steps/QuantizeStep.h"
