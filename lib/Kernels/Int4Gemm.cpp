@@ -38,13 +38,14 @@ Int4Weights Int4Weights::pack(const int8_t *q, int64_t k, int64_t n,
     }
   int64_t blocks = w.numBlocks();
   w.scales.assign(size_t(blocks * columns), 0.0f);
-  w.zeros.assign(size_t(blocks * columns), 0);
+  std::vector<int32_t> z(size_t(blocks * columns), 0);
   for (int64_t b = 0; b < blocks; ++b)
     for (int64_t j = 0; j < n; ++j) {
       w.scales[size_t(b * columns + j)] = scales[b * n + j];
       if (zeros)
-        w.zeros[size_t(b * columns + j)] = int32_t(zeros[b * n + j]);
+        z[size_t(b * columns + j)] = int32_t(zeros[b * n + j]);
     }
+  w.setZeros(std::move(z));
   return w;
 }
 

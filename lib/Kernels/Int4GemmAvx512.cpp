@@ -4,7 +4,9 @@
 //
 // A panel's 32 columns are two vectors. Each row pair of codes (32 bytes:
 // k in the low nibbles, k + 1 in the high ones) becomes four vectors of
-// weights, float(q - z) * s as the DequantizeLinear computes them:
+// weights, float(q - z) * s as the DequantizeLinear computes them (a
+// nibble's float by vpermps from a table of the 16 codes, minus the zero
+// point's where there are any, times the scale):
 //  - one or two rows (decode) read the codes directly, one fma per weight
 //    and row: the chain over k is the cost, so two rows share each
 //    dequantized pair;
@@ -25,43 +27,47 @@ using namespace qopt::kernels;
 
 namespace {
 
-/// Codes of the low or high nibble of zero-extended bytes, as int32.
-template <bool Signed> __m512i lowCodes(__m512i bytes) {
+/// float(code) by a nibble's value: i4's -8..7 or u4's 0..15 (vpermps reads
+/// the low four bits of each index, so a byte's low nibble needs no mask).
+template <bool Signed> __m512 codeValues() {
   if (Signed)
-    return _mm512_srai_epi32(_mm512_slli_epi32(bytes, 28), 28);
-  return _mm512_and_si512(bytes, _mm512_set1_epi32(0x0F));
-}
-template <bool Signed> __m512i highCodes(__m512i bytes) {
-  if (Signed)
-    return _mm512_srai_epi32(_mm512_slli_epi32(bytes, 24), 28);
-  return _mm512_srli_epi32(bytes, 4);
+    return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2,
+                          -1);
+  return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
-/// One block's grid for the panel's 32 columns.
+/// One block's grid for the panel's 32 columns (zero points as floats:
+/// float(q) - float(z) is float(q - z), both small integers).
 struct PanelGrid {
   __m512 scale[2];
-  __m512i zero[2];
+  __m512 zero[2];
   void load(const Int4Weights &w, int64_t panel, int64_t block) {
     int64_t at = block * w.paddedColumns() + panel * kInt4PanelColumns;
     for (int h = 0; h < 2; ++h) {
       scale[h] = _mm512_loadu_ps(w.scales.data() + at + 16 * h);
-      zero[h] = _mm512_loadu_si512(w.zeros.data() + at + 16 * h);
+      zero[h] =
+          _mm512_cvtepi32_ps(_mm512_loadu_si512(w.zeros.data() + at + 16 * h));
     }
   }
 };
 
-/// The weights of rows 2i (w[0], w[1]) and 2i + 1 (w[2], w[3]).
-template <bool Signed>
+/// The weights of rows 2i (w[0], w[1]) and 2i + 1 (w[2], w[3]):
+/// (float(q) - float(z)) * s, float(q - z) * s as the DequantizeLinear
+/// makes it.
+template <bool Signed, bool Zeros>
 inline void weightPair(const uint8_t *row, const PanelGrid &g, __m512 w[4]) {
+  const __m512 values = codeValues<Signed>();
   for (int h = 0; h < 2; ++h) {
     __m512i bytes = _mm512_cvtepu8_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i *>(row + 16 * h)));
-    w[h] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
-                             lowCodes<Signed>(bytes), g.zero[h])),
-                         g.scale[h]);
-    w[2 + h] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
-                                 highCodes<Signed>(bytes), g.zero[h])),
-                             g.scale[h]);
+    __m512 low = _mm512_permutexvar_ps(bytes, values);
+    __m512 high = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), values);
+    if (Zeros) {
+      low = _mm512_sub_ps(low, g.zero[h]);
+      high = _mm512_sub_ps(high, g.zero[h]);
+    }
+    w[h] = _mm512_mul_ps(low, g.scale[h]);
+    w[2 + h] = _mm512_mul_ps(high, g.scale[h]);
   }
 }
 
@@ -77,7 +83,7 @@ inline void storeRow(float *y, const __m512 acc[2], int64_t valid) {
 }
 
 /// R (1 or 2) rows of one panel, reading the codes directly.
-template <int R, bool Signed>
+template <int R, bool Signed, bool Zeros>
 void directRows(const float *x, const Int4Weights &w, int64_t panel, float *y) {
   const int64_t k = w.k;
   const uint8_t *codes =
@@ -93,7 +99,7 @@ void directRows(const float *x, const Int4Weights &w, int64_t panel, float *y) {
       nextBlock = ++block * w.block;
     }
     __m512 wt[4];
-    weightPair<Signed>(codes + (p / 2) * kInt4PanelColumns, g, wt);
+    weightPair<Signed, Zeros>(codes + (p / 2) * kInt4PanelColumns, g, wt);
     for (int r = 0; r < R; ++r) {
       __m512 a = _mm512_set1_ps(x[r * k + p]);
       acc[r][0] = _mm512_fmadd_ps(a, wt[0], acc[r][0]);
@@ -113,7 +119,7 @@ void directRows(const float *x, const Int4Weights &w, int64_t panel, float *y) {
 
 /// Rows [p0, p1) of the panel's weights (p0 even) as f32 rows of 32 in
 /// `panelWeights` (row p0 first).
-template <bool Signed>
+template <bool Signed, bool Zeros>
 void dequantizePanel(const Int4Weights &w, int64_t panel, int64_t p0,
                      int64_t p1, float *panelWeights) {
   const uint8_t *codes =
@@ -126,7 +132,7 @@ void dequantizePanel(const Int4Weights &w, int64_t panel, int64_t p0,
       nextBlock = ++block * w.block;
     }
     __m512 wt[4];
-    weightPair<Signed>(codes + (p / 2) * kInt4PanelColumns, g, wt);
+    weightPair<Signed, Zeros>(codes + (p / 2) * kInt4PanelColumns, g, wt);
     float *row = panelWeights + (p - p0) * kInt4PanelColumns;
     _mm512_storeu_ps(row, wt[0]);
     _mm512_storeu_ps(row + 16, wt[1]);
@@ -197,22 +203,22 @@ void tiledRows(const float *x, int64_t rows, const Int4Weights &w,
   }
 }
 
-template <bool Signed>
+template <bool Signed, bool Zeros>
 void run(const float *x, int64_t rows, const Int4Weights &w, int64_t panelBegin,
          int64_t panelEnd, float *y, float *scratch) {
   for (int64_t panel = panelBegin; panel < panelEnd; ++panel) {
     if (rows > kInt4DirectRows) {
       for (int64_t p0 = 0; p0 < w.k; p0 += kDepth) {
         int64_t p1 = std::min(w.k, p0 + kDepth);
-        dequantizePanel<Signed>(w, panel, p0, p1, scratch);
+        dequantizePanel<Signed, Zeros>(w, panel, p0, p1, scratch);
         tiledRows(x, rows, w, scratch, panel, p0, p1, y);
       }
       continue;
     }
     if (rows == 2)
-      directRows<2, Signed>(x, w, panel, y);
+      directRows<2, Signed, Zeros>(x, w, panel, y);
     else if (rows == 1)
-      directRows<1, Signed>(x, w, panel, y);
+      directRows<1, Signed, Zeros>(x, w, panel, y);
   }
 }
 
@@ -221,8 +227,12 @@ void run(const float *x, int64_t rows, const Int4Weights &w, int64_t panelBegin,
 void kernels::int4GemmAvx512(const float *x, int64_t rows, const Int4Weights &w,
                              int64_t panelBegin, int64_t panelEnd, float *y,
                              float *scratch) {
-  if (w.isSigned)
-    run<true>(x, rows, w, panelBegin, panelEnd, y, scratch);
+  if (w.isSigned && w.hasZeros)
+    run<true, true>(x, rows, w, panelBegin, panelEnd, y, scratch);
+  else if (w.isSigned)
+    run<true, false>(x, rows, w, panelBegin, panelEnd, y, scratch);
+  else if (w.hasZeros)
+    run<false, true>(x, rows, w, panelBegin, panelEnd, y, scratch);
   else
-    run<false>(x, rows, w, panelBegin, panelEnd, y, scratch);
+    run<false, false>(x, rows, w, panelBegin, panelEnd, y, scratch);
 }

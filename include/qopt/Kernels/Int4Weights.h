@@ -29,6 +29,16 @@ struct Int4Weights {
   /// and column; 0 and 0 past N.
   std::vector<float> scales;
   std::vector<int32_t> zeros;
+  /// Whether any zero point is not 0 (set by pack and setZeros).
+  bool hasZeros = false;
+
+  /// zeros, then hasZeros from them.
+  void setZeros(std::vector<int32_t> z) {
+    zeros = std::move(z);
+    hasZeros = false;
+    for (int32_t v : zeros)
+      hasZeros |= v != 0;
+  }
 
   int64_t numBlocks() const { return (k + block - 1) / block; }
   int64_t numPanels() const {

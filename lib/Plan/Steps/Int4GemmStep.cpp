@@ -104,6 +104,7 @@ std::unique_ptr<PlanStep> planfile::readInt4GemmStep(PlanDecoder &decoder,
             "' has codes, scales or zero points of the wrong size");
     return nullptr;
   }
+  w.setZeros(std::move(w.zeros));
   return std::make_unique<Int4GemmStep>(name, decoder.isa, rows, std::move(w));
 }
 
