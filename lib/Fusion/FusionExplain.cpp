@@ -109,6 +109,10 @@ void printSummaryLine(const FusionPlan::Summary &s, llvm::raw_ostream &os) {
        << macText(s.int8Macs) << " of " << macText(s.totalMacs) << ")";
   else
     os << "n/a (no weighted ops)";
+  if (s.int4WeightOnlyMacs)
+    os << ", INT4 weight-only MACs "
+       << llvm::format("%.1f%%", 100.0 * s.int4WeightOnlyMacs / s.totalMacs)
+       << " (" << macText(s.int4WeightOnlyMacs) << ")";
   os << ", " << s.units << (s.units == 1 ? " unit" : " units") << " + "
      << s.copies << " int8 copies, " << s.requantizes
      << (s.requantizes == 1 ? " requantize, " : " requantizes, ") << s.reformats

@@ -335,8 +335,10 @@ FusionPlan::Summary FusionPlan::summarize() const {
       continue;
     }
     ++s.units;
-    if (u.macs &&
-        (u.dynamicInt8 || (!u.inputs.empty() && u.inputs.front().grid)))
+    if (u.weightOnly4Bit)
+      s.int4WeightOnlyMacs += u.macs;
+    else if (u.macs &&
+             (u.dynamicInt8 || (!u.inputs.empty() && u.inputs.front().grid)))
       s.int8Macs += u.macs;
     s.totalMacs += u.macs;
   }

@@ -164,6 +164,10 @@ private:
   /// bias], ONNX Runtime's fused forms; as units where the backend has
   /// dynamic quantization, else float with the reason.
   bool tryDynamic(Node &n);
+  /// A MatMul by the DQ of a constant 4-bit weight with float activations
+  /// (FusionWeightOnly.cpp): a weight-only unit where the backend has one,
+  /// else float with the reason.
+  bool tryWeightOnly(Node &n);
   /// Extends `unit` through its epilogue and onto its output Q. Returns
   /// false when the rule needs an output Q and there is none (`why` says
   /// why).

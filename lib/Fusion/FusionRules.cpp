@@ -80,7 +80,9 @@ constexpr OpRule kTrtOps[] = {
 // - LayerNormalization: not imported by 8.5 (8.6 maps it to
 //   INormalizationLayer, which computes in FP32/FP16);
 // - Q/DQ: INT8 only on 8.x; FP8 and INT4 (block-quantized weights) from
-//   10.0 (qopt's IR has no FP8/INT4 types: such models do not load).
+//   10.0: a MatMul by a 4-bit weight with float activations is one
+//   weight-only GEMM there (FusionWeightOnly.cpp); FP8 Q/DQ stay opaque ops
+//   in qopt's IR.
 constexpr int64_t kTrtAttentionHeadSizes[] = {16, 32, 64};
 constexpr llvm::StringLiteral kTrt85Unparsed[] = {ops::LayerNormalization};
 constexpr llvm::StringLiteral kTrtVersionSource =
@@ -88,7 +90,8 @@ constexpr llvm::StringLiteral kTrtVersionSource =
     "release/10.x); TensorRT issue #3861";
 
 constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
-                                llvm::ArrayRef<llvm::StringLiteral> unparsed) {
+                                llvm::ArrayRef<llvm::StringLiteral> unparsed,
+                                bool int4WeightOnly) {
   BackendRules r{"trt", "TensorRT", kTrtOps};
   r.version = version;
   r.maxOpset = maxOpset;
@@ -98,6 +101,9 @@ constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
   r.activationStorage = TS_I8;
   r.weightStorage = TS_I8;
   r.weightZeroPointZero = true;
+  // INT4 weight-only GEMMs from 10.0 (release notes: weight-only
+  // quantization, block-quantized INT4 weights).
+  r.int4WeightOnlyGemm = int4WeightOnly;
   r.propagatesThroughDataMovement = true;
   r.concatRequantizes = false;
   r.residualAddEpilogue = true;
@@ -143,9 +149,9 @@ constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
   return r;
 }
 
-constexpr BackendRules kTrtRules = trtRules("10", 24, {});
-constexpr BackendRules kTrt86Rules = trtRules("8.6", 17, {});
-constexpr BackendRules kTrt85Rules = trtRules("8.5", 17, kTrt85Unparsed);
+constexpr BackendRules kTrtRules = trtRules("10", 24, {}, true);
+constexpr BackendRules kTrt86Rules = trtRules("8.6", 17, {}, false);
+constexpr BackendRules kTrt85Rules = trtRules("8.5", 17, kTrt85Unparsed, false);
 
 //===----------------------------------------------------------------------===//
 // ONNX Runtime, CPU execution provider, QDQ node units
@@ -246,6 +252,8 @@ constexpr BackendRules kCpuRules = [] {
   // The plan runs a requantize as a table step (LowerDataSteps), composed
   // into a conv's output or a neighbouring table where it can (FuseTables).
   r.requantizeIsInt8Step = true;
+  // Its int4 weight-only gemm step (LowerInt4Gemm.cpp).
+  r.int4WeightOnlyGemm = true;
   // Dynamic matmuls with constant weights: a dynamic quantize step and a
   // dynamic int8 gemm step (lib/CodeGen/LowerDynamic.cpp).
   r.dynamicQuantization = true;

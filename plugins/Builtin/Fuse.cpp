@@ -453,6 +453,9 @@ void Fuser::eraseDead() {
 bool Fuser::run(const FusionPlan &plan) {
   unsigned fused = 0;
   for (const FusionUnit &unit : plan.units) {
+    // The plan lowers DQ -> MatMul itself (LowerInt4Gemm.cpp).
+    if (unit.weightOnly4Bit)
+      continue;
     std::string why;
     bool ok = unit.isCopy() ? fuseCopy(unit, why) : fuseUnit(unit, why);
     if (ok) {

@@ -139,6 +139,9 @@ struct BackendRules {
   /// A q.requantize is an int8 step (qopt's plan: a 256-entry table, often
   /// composed into the step before or after it), not a Scale layer.
   bool requantizeIsInt8Step = false;
+  /// A MatMul by the DequantizeLinear of a constant 4-bit weight, with float
+  /// activations, is one weight-only GEMM (TensorRT 10, qopt's plan).
+  bool int4WeightOnlyGemm = false;
   /// Where the rules come from (printed by -explain).
   llvm::StringLiteral documentation = "";
 
@@ -200,6 +203,9 @@ struct FusionUnit {
   /// Reads int8 whose grid is computed at run time (dynamic quantization):
   /// its MACs are INT8 though its input ports carry no grid.
   bool dynamicInt8 = false;
+  /// Reads float activations and a 4-bit weight the backend keeps 4-bit
+  /// (weight-only quantization): its MACs are INT4 weight-only.
+  bool weightOnly4Bit = false;
 
   Node *getAnchor() const { return members.front(); }
   /// True when the unit computes on int8 (every unit except float-output
@@ -260,6 +266,7 @@ struct FusionPlan {
   struct Summary {
     int64_t totalMacs = 0;
     int64_t int8Macs = 0;
+    int64_t int4WeightOnlyMacs = 0;
     unsigned units = 0; ///< without copies
     unsigned copies = 0;
     unsigned requantizes = 0;

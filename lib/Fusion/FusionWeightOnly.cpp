@@ -1,0 +1,69 @@
+//===- FusionWeightOnly.cpp - 4-bit weight-only MatMuls as units ----------===//
+//
+// LLM weight-only quantization (RTN, AWQ, NVIDIA Model Optimizer's INT4)
+// keeps the activations float and stores the weights in 4 bits:
+//
+//   %w = onnx.Constant : i4 or u4 [K, N], block-wise along K
+//   %b = q.dequantize(%w)
+//   %y = onnx.MatMul(%x, %b)                  x float
+//
+// TensorRT 10 runs this as one weight-only GEMM (INT4 weight-only
+// quantization of block-quantized weights, new in 10.0); qopt's plan as an
+// int4 weight-only gemm step (lib/CodeGen/LowerInt4Gemm.cpp). There it is a
+// unit, its MACs counted apart from INT8 and float as INT4 weight-only.
+// TensorRT 8.x's ONNX parser takes INT8 Q/DQ only, and ONNX Runtime 1.30's
+// CPU provider runs the QDQ form's DequantizeLinear and a float MatMul
+// (measured: 69 ms for a 4096-wide two-layer decode MLP, 9.7 ms as its own
+// com.microsoft.MatMulNBits): float there, with that reason.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionPlanner.h"
+
+#include "qopt/Fusion/FusionPlan.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpNames.h"
+#include "qopt/Passes/QdqUtils.h"
+
+using namespace qopt;
+using namespace qopt::fusion;
+
+bool Planner::tryWeightOnly(Node &n) {
+  if (!n.isa(ops::MatMul) || n.getNumOperands() != 2)
+    return false;
+  Node *dq = getProducer(n.getOperand(1), ops::QDequantize);
+  const QuantType *grid = dq ? getStoredQuantType(dq->getOperand(0)) : nullptr;
+  if (!grid || !isConstantValue(dq->getOperand(0)) ||
+      (grid->getStorageKind() != ElementKind::I4 &&
+       grid->getStorageKind() != ElementKind::U4) ||
+      getProducer(n.getOperand(0), ops::QDequantize))
+    return false;
+  if (!rules.int4WeightOnlyGemm) {
+    FloatCause c;
+    if (rules.name == "trt") {
+      c.reason = "TensorRT " + rules.version.str() +
+                 "'s ONNX parser takes INT8 Q/DQ only: INT4 weight-only "
+                 "GEMMs (block-quantized weights) came in TensorRT 10.0";
+      c.fixInModel = "build with TensorRT 10, or quantize the weight to INT8";
+    } else {
+      c.reason = rules.title.str() +
+                 " runs a 4-bit DequantizeLinear and a float MatMul (its "
+                 "4-bit kernels take com.microsoft.MatMulNBits)";
+      c.fixInModel = "write the layer as com.microsoft.MatMulNBits for "
+                     "ONNX Runtime";
+    }
+    markFloat(n, std::move(c));
+    return true;
+  }
+  FusionUnit unit;
+  unit.kind = "weight-only matmul";
+  unit.weightOnly4Bit = true;
+  unit.members.push_back(&n);
+  unit.absorbed.push_back(dq);
+  unit.macs = countMacs(n);
+  unit.inputs.push_back({n.getOperand(0), nullptr});
+  unit.inputs.push_back({n.getOperand(1), grid});
+  unit.outputs.push_back({n.getResult(), nullptr});
+  addUnit(std::move(unit));
+  return true;
+}
