@@ -109,6 +109,10 @@ void printSummaryLine(const FusionPlan::Summary &s, llvm::raw_ostream &os) {
        << macText(s.int8Macs) << " of " << macText(s.totalMacs) << ")";
   else
     os << "n/a (no weighted ops)";
+  if (s.fp8Macs)
+    os << ", FP8 MACs "
+       << llvm::format("%.1f%%", 100.0 * s.fp8Macs / s.totalMacs) << " ("
+       << macText(s.fp8Macs) << ")";
   if (s.int4WeightOnlyMacs)
     os << ", INT4 weight-only MACs "
        << llvm::format("%.1f%%", 100.0 * s.int4WeightOnlyMacs / s.totalMacs)

@@ -337,6 +337,8 @@ FusionPlan::Summary FusionPlan::summarize() const {
     ++s.units;
     if (u.weightOnly4Bit)
       s.int4WeightOnlyMacs += u.macs;
+    else if (u.fp8)
+      s.fp8Macs += u.macs;
     else if (u.macs &&
              (u.dynamicInt8 || (!u.inputs.empty() && u.inputs.front().grid)))
       s.int8Macs += u.macs;

@@ -332,7 +332,7 @@ void Planner::classify(Node &n) {
     return;
   }
   pendingReads.clear();
-  if (tryDynamic(n) || tryWeightOnly(n))
+  if (tryDynamic(n) || tryWeightOnly(n) || tryFp8(n))
     return;
   if (carriesIntegers(n) && tryCopy(n))
     return;

@@ -168,6 +168,9 @@ private:
   /// (FusionWeightOnly.cpp): a weight-only unit where the backend has one,
   /// else float with the reason.
   bool tryWeightOnly(Node &n);
+  /// FP8 Q/DQ (opaque ops) and the Conv/GEMMs they feed on both inputs
+  /// (FusionFp8.cpp): FP8 units where the backend has them.
+  bool tryFp8(Node &n);
   /// Extends `unit` through its epilogue and onto its output Q. Returns
   /// false when the rule needs an output Q and there is none (`why` says
   /// why).

@@ -91,7 +91,7 @@ constexpr llvm::StringLiteral kTrtVersionSource =
 
 constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
                                 llvm::ArrayRef<llvm::StringLiteral> unparsed,
-                                bool int4WeightOnly) {
+                                bool fp8AndInt4) {
   BackendRules r{"trt", "TensorRT", kTrtOps};
   r.version = version;
   r.maxOpset = maxOpset;
@@ -103,7 +103,8 @@ constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
   r.weightZeroPointZero = true;
   // INT4 weight-only GEMMs from 10.0 (release notes: weight-only
   // quantization, block-quantized INT4 weights).
-  r.int4WeightOnlyGemm = int4WeightOnly;
+  r.int4WeightOnlyGemm = fp8AndInt4;
+  r.fp8Gemm = fp8AndInt4;
   r.propagatesThroughDataMovement = true;
   r.concatRequantizes = false;
   r.residualAddEpilogue = true;

@@ -454,7 +454,7 @@ bool Fuser::run(const FusionPlan &plan) {
   unsigned fused = 0;
   for (const FusionUnit &unit : plan.units) {
     // The plan lowers DQ -> MatMul itself (LowerInt4Gemm.cpp).
-    if (unit.weightOnly4Bit)
+    if (unit.weightOnly4Bit || unit.fp8)
       continue;
     std::string why;
     bool ok = unit.isCopy() ? fuseCopy(unit, why) : fuseUnit(unit, why);

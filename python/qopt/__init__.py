@@ -54,7 +54,7 @@ class Explanation:
     """Where a model leaves INT8 under one backend's rules, as
     `qopt --explain` and `--report=x.json` (docs/report-schema.md) give it.
 
-    summary    dict: total_macs, int8_macs, int4_weight_only_macs, units,
+    summary    dict: total_macs, int8_macs, int4_weight_only_macs, fp8_macs, units,
                copies, requantizes, reformats, float_ops, float_islands,
                unfused_qdq, leftovers
     leftovers  list of dicts: kind, nodes, ops, reason, fix (the -passes

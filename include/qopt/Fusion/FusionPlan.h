@@ -142,6 +142,9 @@ struct BackendRules {
   /// A MatMul by the DequantizeLinear of a constant 4-bit weight, with float
   /// activations, is one weight-only GEMM (TensorRT 10, qopt's plan).
   bool int4WeightOnlyGemm = false;
+  /// A Conv/MatMul/Gemm with FP8 Q/DQ on both inputs is one FP8 layer
+  /// (TensorRT 10).
+  bool fp8Gemm = false;
   /// Where the rules come from (printed by -explain).
   llvm::StringLiteral documentation = "";
 
@@ -206,6 +209,8 @@ struct FusionUnit {
   /// Reads float activations and a 4-bit weight the backend keeps 4-bit
   /// (weight-only quantization): its MACs are INT4 weight-only.
   bool weightOnly4Bit = false;
+  /// Computes in FP8 (both inputs through FP8 Q/DQ): its MACs are FP8.
+  bool fp8 = false;
 
   Node *getAnchor() const { return members.front(); }
   /// True when the unit computes on int8 (every unit except float-output
@@ -267,6 +272,7 @@ struct FusionPlan {
     int64_t totalMacs = 0;
     int64_t int8Macs = 0;
     int64_t int4WeightOnlyMacs = 0;
+    int64_t fp8Macs = 0;
     unsigned units = 0; ///< without copies
     unsigned copies = 0;
     unsigned requantizes = 0;
