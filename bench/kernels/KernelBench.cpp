@@ -14,11 +14,16 @@
 // peak. The conv_cold cases run the same convs with the caches flushed
 // (256 MiB written) before each timed run but for the input, output and
 // scratch: the weights come from memory, as in a network's one pass over
-// its layers. One thread: the figures are per core.
+// its layers. The int4 cases run the weight-only 4-bit GEMM (Int4Gemm.h)
+// on a 4096 x 4096 layer, block 128: decode (1 row) with the caches
+// flushed, in GB/s of codes and scales read against this machine's
+// measured read bandwidth (decode only reads its weights once), and
+// prefill (128 rows) in GMAC/s. One thread: the figures are per core.
 //
 //===----------------------------------------------------------------------===//
 
 #include "EpilogueKernels.h" // lib/Kernels
+#include "qopt/Kernels/Int4Gemm.h"
 #include "qopt/Kernels/Int8Conv.h"
 #include "qopt/Kernels/KernelPeak.h"
 
@@ -37,6 +42,7 @@ namespace {
 
 std::map<Isa, double> peakGmacs; // measured in main()
 double copyGBs = 0;              // measured in main()
+double readGBs = 0;              // measured in main()
 
 struct ConvCase {
   const char *name;
@@ -195,6 +201,64 @@ void benchEpilogue(benchmark::State &state, epilogue::Kernel kernel,
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+/// A large buffer's read bandwidth, GB/s, one thread (a sum that the
+/// compiler vectorizes).
+double measureReadGBs() {
+  const size_t count = (size_t(256) << 20) / sizeof(uint64_t);
+  std::vector<uint64_t> a(count, 1);
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    uint64_t sum = 0;
+    for (uint64_t v : a)
+      sum += v;
+    benchmark::DoNotOptimize(sum);
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    best = std::max(best, double(count * sizeof(uint64_t)) / s * 1e-9);
+  }
+  return best;
+}
+
+/// The weight-only 4-bit GEMM on a k x n layer (block 128, int4 without
+/// zero points), `rows` rows; `cold` flushes the caches before each run.
+void benchInt4(benchmark::State &state, Isa isa, int64_t rows, bool cold) {
+  const int64_t k = 4096, n = 4096, block = 128;
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> code(-8, 7);
+  std::vector<int8_t> q(size_t(k * n));
+  for (int8_t &v : q)
+    v = int8_t(code(rng));
+  std::vector<float> scales(size_t(k / block * n), 0.01f);
+  Int4Weights w =
+      Int4Weights::pack(q.data(), k, n, block, true, scales.data(), nullptr);
+  std::vector<float> x(size_t(rows * k), 0.5f), y(size_t(rows * n));
+  std::vector<float> scratch(int4GemmScratchBytes(w, rows) / sizeof(float) + 1);
+  std::vector<char> evict(cold ? kEvictionBytes : 0);
+  for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      std::memset(evict.data(), int(state.iterations() & 0xFF), evict.size());
+      benchmark::ClobberMemory();
+      state.ResumeTiming();
+    }
+    int4Gemm(isa, x.data(), rows, w, 0, w.numPanels(), y.data(),
+             scratch.data());
+    benchmark::ClobberMemory();
+  }
+  double weightBytes = double(w.codes.size() + w.scales.size() * 4);
+  double macs = double(rows * k * n);
+  state.counters["GMAC/s"] = benchmark::Counter(
+      macs * state.iterations() * 1e-9, benchmark::Counter::kIsRate);
+  state.counters["weight_GB/s"] = benchmark::Counter(
+      weightBytes * state.iterations() * 1e-9, benchmark::Counter::kIsRate);
+  if (readGBs > 0)
+    state.counters["share_of_read_bw"] =
+        benchmark::Counter(weightBytes * state.iterations() * 1e-9 / readGBs,
+                           benchmark::Counter::kIsRate);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -203,6 +267,8 @@ int main(int argc, char **argv) {
   copyGBs = measureCopyGBs();
   std::printf("copy %.1f GB/s (256 MiB memcpy, read + write, one thread)\n",
               copyGBs);
+  readGBs = measureReadGBs();
+  std::printf("read %.1f GB/s (256 MiB summed, one thread)\n", readGBs);
   for (Isa isa : getSupportedIsas()) {
     peakGmacs[isa] = measurePeakGmacs(isa);
     if (peakGmacs[isa] > 0)
@@ -223,6 +289,18 @@ int main(int argc, char **argv) {
           ("depthwise/" + getIsaName(isa).str() + "/" + c.name).c_str(),
           benchConv, isa, c, false)
           ->Unit(benchmark::kMicrosecond);
+    // The AVX-512 kernel; other families run the scalar contract (minutes
+    // a run).
+    if (isa == Isa::Avx512Vnni) {
+      benchmark::RegisterBenchmark(
+          ("int4/" + getIsaName(isa).str() + "/decode_4096x4096_cold").c_str(),
+          benchInt4, isa, 1, true)
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(
+          ("int4/" + getIsaName(isa).str() + "/prefill128_4096x4096").c_str(),
+          benchInt4, isa, 128, false)
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   // Each epilogue width the machine runs: 8 lanes (AVX2 and AVX-VNNI
   // families), 16 lanes (the AVX-512 ones).
