@@ -289,9 +289,8 @@ int main(int argc, char **argv) {
           ("depthwise/" + getIsaName(isa).str() + "/" + c.name).c_str(),
           benchConv, isa, c, false)
           ->Unit(benchmark::kMicrosecond);
-    // The AVX-512 kernel; other families run the scalar contract (minutes
-    // a run).
-    if (isa == Isa::Avx512Vnni) {
+    // The AVX2 and AVX-512 kernels (the scalar one takes minutes a run).
+    if (isa == Isa::Avx2 || isa == Isa::Avx512Vnni) {
       benchmark::RegisterBenchmark(
           ("int4/" + getIsaName(isa).str() + "/decode_4096x4096_cold").c_str(),
           benchInt4, isa, 1, true)

@@ -1,9 +1,10 @@
 //===- Int4Gemm.cpp - Weight-only 4-bit GEMM: packing, scalar, dispatch ---===//
 //
 // The scalar kernel is the contract written out: per output, fma over k in
-// order from 0, each weight float(q - z) * s in f32. The AVX-512 file
-// computes the same operations sixteen columns at a time, so its bits are
-// these (no multiply and add are contracted here but by std::fma).
+// order from 0, each weight float(q - z) * s in f32. The AVX2 and AVX-512
+// files compute the same operations eight and sixteen columns at a time,
+// so their bits are these (no multiply and add are contracted here but by
+// std::fma).
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,5 +95,7 @@ void kernels::int4Gemm(Isa isa, const float *x, int64_t rows,
                        int64_t panelEnd, float *y, float *scratch) {
   if (isa == Isa::Avx512Vnni || isa == Isa::Amx)
     return int4GemmAvx512(x, rows, w, panelBegin, panelEnd, y, scratch);
+  if (isa == Isa::Avx2 || isa == Isa::AvxVnni)
+    return int4GemmAvx2(x, rows, w, panelBegin, panelEnd, y, scratch);
   int4GemmScalar(x, rows, w, panelBegin, panelEnd, y);
 }

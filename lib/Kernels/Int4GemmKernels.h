@@ -17,6 +17,11 @@ void int4GemmAvx512(const float *x, int64_t rows, const Int4Weights &w,
                     int64_t panelBegin, int64_t panelEnd, float *y,
                     float *scratch);
 
+/// int4Gemm's contract on AVX2 and FMA.
+void int4GemmAvx2(const float *x, int64_t rows, const Int4Weights &w,
+                  int64_t panelBegin, int64_t panelEnd, float *y,
+                  float *scratch);
+
 /// Rows up to which a call reads the codes directly; above, each panel is
 /// first made f32 in the scratch and reused by every row.
 constexpr int64_t kInt4DirectRows = 2;
