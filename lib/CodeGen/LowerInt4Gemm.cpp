@@ -90,8 +90,9 @@ bool codegen::isInt4WeightOnlyMatMul(const Node &n) {
     return false;
   auto w = fourBitWeight(*dq);
   auto xShape = knownShape(x), yShape = knownShape(y);
-  if (!w || !xShape || !yShape || xShape->empty() || xShape->back() != w->k)
-    return false;
+  if (!w || !xShape || !yShape || xShape->empty() || xShape->back() != w->k ||
+      shapeNumElements(*xShape).value_or(0) < 1)
+    return false; // (an empty x: the float step runs it, on the folded DQ)
   // x [..., K] -> y [..., N]; a 1-D x is one row and y is [N].
   Shape wanted(xShape->begin(), xShape->end() - 1);
   wanted.push_back(w->n);
