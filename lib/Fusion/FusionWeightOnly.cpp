@@ -38,6 +38,10 @@ bool Planner::tryWeightOnly(Node &n) {
        grid->getStorageKind() != ElementKind::U4) ||
       getProducer(n.getOperand(0), ops::QDequantize))
     return false;
+  // Blocks along K (axis 0), one scale per column (axis 1) or one for all:
+  // the layouts TensorRT's block quantization and the plan's step take.
+  if (grid->isPerAxis() && grid->getAxis() != (grid->isBlocked() ? 0 : 1))
+    return false;
   if (!rules.int4WeightOnlyGemm) {
     FloatCause c;
     if (rules.name == "trt") {
