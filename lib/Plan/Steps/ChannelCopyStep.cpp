@@ -70,7 +70,11 @@ ChannelCopyStep::ChannelCopyStep(std::string name, std::vector<Piece> pieces,
       gathers.push_back({p.to, p.toChannel, 0, p.grid, {}});
       g = gathers.end() - 1;
     }
+    // A channel count no tensor has (a hostile plan file, before verify
+    // sees the tensors) is left to the piece-by-piece path verify checks.
+    constexpr int64_t kMaxGatherChannels = int64_t(1) << 20;
     if (!p.table.empty() || p.from == p.to || p.channels < 1 ||
+        p.channels > kMaxGatherChannels - g->channels ||
         p.toChannel != g->firstChannel + g->channels ||
         !sameGrid(p.grid, g->grid)) {
       gathers.clear(); // not a gather: piece by piece
