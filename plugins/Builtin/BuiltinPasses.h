@@ -3,6 +3,7 @@
 #ifndef QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H
 #define QOPT_PLUGINS_BUILTIN_BUILTINPASSES_H
 
+#include "qopt/Fusion/FusionPlan.h"
 #include "qopt/Passes/PassManager.h"
 
 namespace qopt {
@@ -11,6 +12,22 @@ namespace qopt {
 /// an error naming the pass.
 llvm::Expected<std::string> parseBackendParam(llvm::StringRef pass,
                                               llvm::StringRef params);
+
+/// A backend's fusion plan as the lossy passes judge a change by it.
+struct PlanScore {
+  FusionPlan::Summary summary;
+  size_t leftovers = 0;
+  /// INT8 MACs up, or leftovers down with INT8 MACs not down.
+  bool improvesOn(const PlanScore &o) const {
+    return summary.int8Macs > o.summary.int8Macs ||
+           (summary.int8Macs == o.summary.int8Macs && leftovers < o.leftovers);
+  }
+};
+/// The score of `g`'s fusion plan under `rules`.
+inline PlanScore scorePlan(Graph &g, const BackendRules &rules) {
+  FusionPlan plan = computeFusionPlan(g, rules);
+  return {plan.summarize(), plan.leftovers.size()};
+}
 
 struct DeadCodeEliminationPass : PassInfoMixin<DeadCodeEliminationPass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);

@@ -347,20 +347,6 @@ void undo(PatternRewriter &r, Applied &a) {
     r.eraseNode(*n);
 }
 
-struct Score {
-  FusionPlan::Summary summary;
-  size_t leftovers;
-  bool improvesOn(const Score &o) const {
-    return summary.int8Macs > o.summary.int8Macs ||
-           (summary.int8Macs == o.summary.int8Macs && leftovers < o.leftovers);
-  }
-};
-
-Score score(Graph &g, const BackendRules &rules) {
-  FusionPlan plan = computeFusionPlan(g, rules);
-  return {plan.summarize(), plan.leftovers.size()};
-}
-
 } // namespace
 
 PreservedAnalyses ExpandHardSigmoidPass::run(Graph &g, AnalysisManager &am) {
@@ -373,7 +359,7 @@ PreservedAnalyses ExpandHardSigmoidPass::run(Graph &g, AnalysisManager &am) {
       hardSigmoids.push_back(&n);
   if (hardSigmoids.empty())
     return PreservedAnalyses::all();
-  Score current = score(g, *rules);
+  PlanScore current = scorePlan(g, *rules);
   bool changed = false;
   for (Node *hs : hardSigmoids) {
     std::string why;
@@ -385,7 +371,7 @@ PreservedAnalyses ExpandHardSigmoidPass::run(Graph &g, AnalysisManager &am) {
       continue;
     }
     Applied a = apply(r, *site);
-    Score now = score(g, *rules);
+    PlanScore now = scorePlan(g, *rules);
     if (!now.improvesOn(current)) {
       undo(r, a);
       report.recordNote(kExpandHardSigmoidPass,

@@ -378,16 +378,6 @@ void noteInt32Bias(CostReport &report, const Value &v) {
 /// cancel, requantizes on one grid), on a copy: a group's worth shows only
 /// after them (YOLO's SPPF MaxPools: one grid, then the DQ -> Q between
 /// them go).
-struct PlanScore {
-  FusionPlan::Summary summary;
-  size_t leftovers = 0;
-  /// INT8 MACs up, or leftovers down with INT8 MACs not down.
-  bool improvesOn(const PlanScore &o) const {
-    return summary.int8Macs > o.summary.int8Macs ||
-           (summary.int8Macs == o.summary.int8Macs && leftovers < o.leftovers);
-  }
-};
-
 static PlanScore scoreAfterCleanup(const Graph &g, const BackendRules &rules) {
   std::unique_ptr<Graph> copy = g.clone();
   AnalysisManager scratch; // its cost report is thrown away
@@ -397,8 +387,7 @@ static PlanScore scoreAfterCleanup(const Graph &g, const BackendRules &rules) {
   SinkQdqPass().run(*copy, scratch);
   RemoveRedundantQdqPass().run(*copy, scratch);
   DeadCodeEliminationPass().run(*copy, scratch);
-  FusionPlan plan = computeFusionPlan(*copy, rules);
-  return {plan.summarize(), plan.leftovers.size()};
+  return scorePlan(*copy, rules);
 }
 
 /// One group's new grid: the members retyped (their old types kept to put
