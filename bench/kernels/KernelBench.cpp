@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EpilogueKernels.h" // lib/Kernels
+#include "qopt/Kernels/Int4DotGemm.h"
 #include "qopt/Kernels/Int4Gemm.h"
 #include "qopt/Kernels/Int8Conv.h"
 #include "qopt/Kernels/KernelPeak.h"
@@ -222,8 +223,10 @@ double measureReadGBs() {
 }
 
 /// The weight-only 4-bit GEMM on a k x n layer (block 128, int4 without
-/// zero points), `rows` rows; `cold` flushes the caches before each run.
-void benchInt4(benchmark::State &state, Isa isa, int64_t rows, bool cold) {
+/// zero points), `rows` rows; `cold` flushes the caches before each run;
+/// `int8Rows` runs the integer kernel (Int4DotGemm.h) instead of the f32 one.
+void benchInt4(benchmark::State &state, Isa isa, int64_t rows, bool cold,
+               bool int8Rows) {
   const int64_t k = 4096, n = 4096, block = 128;
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> code(-8, 7);
@@ -235,6 +238,12 @@ void benchInt4(benchmark::State &state, Isa isa, int64_t rows, bool cold) {
       Int4Weights::pack(q.data(), k, n, block, true, scales.data(), nullptr);
   std::vector<float> x(size_t(rows * k), 0.5f), y(size_t(rows * n));
   std::vector<float> scratch(int4GemmScratchBytes(w, rows) / sizeof(float) + 1);
+  Int4DotWeights dot;
+  std::vector<uint8_t> dotScratch;
+  if (int8Rows) {
+    dot = Int4DotWeights::pack(w);
+    dotScratch.resize(int4DotGemmRowsBytes(dot, rows));
+  }
   std::vector<char> evict(cold ? kEvictionBytes : 0);
   for (auto _ : state) {
     if (cold) {
@@ -243,8 +252,14 @@ void benchInt4(benchmark::State &state, Isa isa, int64_t rows, bool cold) {
       benchmark::ClobberMemory();
       state.ResumeTiming();
     }
-    int4Gemm(isa, x.data(), rows, w, 0, w.numPanels(), y.data(),
-             scratch.data());
+    if (int8Rows) {
+      int4DotGemmQuantizeRows(x.data(), rows, dot, dotScratch.data());
+      int4DotGemm(isa, dotScratch.data(), rows, dot, 0, dot.numPanels(),
+                  y.data());
+    } else {
+      int4Gemm(isa, x.data(), rows, w, 0, w.numPanels(), y.data(),
+               scratch.data());
+    }
     benchmark::ClobberMemory();
   }
   double weightBytes = double(w.codes.size() + w.scales.size() * 4);
@@ -293,11 +308,24 @@ int main(int argc, char **argv) {
     if (isa == Isa::Avx2 || isa == Isa::Avx512Vnni) {
       benchmark::RegisterBenchmark(
           ("int4/" + getIsaName(isa).str() + "/decode_4096x4096_cold").c_str(),
-          benchInt4, isa, 1, true)
+          benchInt4, isa, 1, true, false)
           ->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(
           ("int4/" + getIsaName(isa).str() + "/prefill128_4096x4096").c_str(),
-          benchInt4, isa, 128, false)
+          benchInt4, isa, 128, false, false)
+          ->Unit(benchmark::kMillisecond);
+    }
+    // The integer kernel, x rounded to int8 (AVX-512 VNNI).
+    if (isa == Isa::Avx512Vnni) {
+      benchmark::RegisterBenchmark(
+          ("int4_int8/" + getIsaName(isa).str() + "/decode_4096x4096_cold")
+              .c_str(),
+          benchInt4, isa, 1, true, true)
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(
+          ("int4_int8/" + getIsaName(isa).str() + "/prefill128_4096x4096")
+              .c_str(),
+          benchInt4, isa, 128, false, true)
           ->Unit(benchmark::kMillisecond);
     }
   }

@@ -13,7 +13,8 @@
 // q.dequantize from folding (keepsInt4Dequantize), so the codes reach the
 // step 4-bit, and lowers no step for it. Anything else, or x not f32 rows
 // of K (its leading dims flattened), stays a float MatMul on the folded
-// weight.
+// weight. With PlanBuildOptions::int8ActivationsForInt4 the step rounds x
+// to int8 (where the blocks are whole groups of 4 rows of K).
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,10 +138,12 @@ llvm::Expected<bool> PlanBuilder::lowerInt4Gemm(const Node &n) {
     return false;
   std::string name = n.getName().str();
   Isa isa = options.isa;
+  bool int8Activations =
+      options.int8ActivationsForInt4 && Int4DotWeights::canPack(packed);
   return addStepFor(n, {{n.getOperand(0), PlanLayout::Onnx}}, n.getResult(),
                     PlanLayout::Onnx, ElementKind::F32,
                     [&](const PlanTensor &) -> std::unique_ptr<PlanStep> {
-                      return std::make_unique<Int4GemmStep>(name, isa, rows,
-                                                            std::move(packed));
+                      return std::make_unique<Int4GemmStep>(
+                          name, isa, rows, std::move(packed), int8Activations);
                     });
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qopt/Plan/Plan.h"
+#include "qopt/Plan/Steps/Int4GemmStep.h"
 #include "qopt/Plan/Steps/ReformatStep.h"
 #include "qopt/Support/Error.h"
 #include "qopt/Support/ResourceLimits.h"
@@ -146,6 +147,9 @@ void Plan::print(llvm::raw_ostream &os) const {
       os << " rows " << r->rowStride << " apart from column " << r->columnOffset
          << ", row " << r->firstRow << " on of "
          << (r->batchRows ? r->batchRows : r->shape[1]) << " an image";
+    if (const auto *g = llvm::dyn_cast<Int4GemmStep>(&s);
+        g && g->hasInt8Activations())
+      os << " rows rounded to int8";
     if (s.getMacs())
       os << " " << s.getMacs() << " MACs, " << s.getNumTiles()
          << (s.getNumTiles() == 1 ? " tile" : " tiles");
@@ -224,13 +228,16 @@ Plan::run(const std::map<std::string, Tensor> &given,
   size_t arenaSlots =
       static_cast<size_t>(tbb::this_task_arena::max_concurrency());
   size_t slots = std::max(workers, arenaSlots);
-  size_t scratchBytes = 0;
-  for (const auto &step : steps)
+  size_t scratchBytes = 0, sharedBytes = 0;
+  for (const auto &step : steps) {
     scratchBytes = std::max(scratchBytes, (step->getScratchBytes() + 63) & ~63);
+    sharedBytes = std::max(sharedBytes, (step->getSharedBytes() + 63) & ~63);
+  }
   // The scratch of every thread counts against --max-memory, with the
-  // arena (the plan's check counted one slab).
+  // arena and the steps' shared bytes (the plan's check counted one slab).
   uint64_t runBytes = saturatingSum(
-      arenaBytes, saturatingProduct({uint64_t(scratchBytes), uint64_t(slots)}));
+      saturatingSum(arenaBytes, sharedBytes),
+      saturatingProduct({uint64_t(scratchBytes), uint64_t(slots)}));
   if (runBytes > getResourceLimits().memoryBytes)
     return makeLimitError("a run of the plan on " + llvm::Twine(slots) +
                               " threads (the arena and each thread's scratch)",
@@ -241,18 +248,20 @@ Plan::run(const std::map<std::string, Tensor> &given,
     std::lock_guard<std::mutex> lock(spareLock);
     buffers = std::move(spare);
   }
+  size_t allScratch = scratchBytes * slots + sharedBytes;
   if (!buffers || buffers->arenaBytes < arenaBytes ||
-      buffers->scratchBytes < scratchBytes * slots)
-    buffers = std::make_unique<RunBuffers>(arenaBytes, scratchBytes * slots);
+      buffers->scratchBytes < allScratch)
+    buffers = std::make_unique<RunBuffers>(arenaBytes, allScratch);
   if (!buffers->arena.data || !buffers->scratch.data)
     return makeError("cannot allocate the plan's arena of " +
                      llvm::Twine(arenaBytes) + " bytes and " +
-                     llvm::Twine(scratchBytes * slots) + " bytes of scratch");
+                     llvm::Twine(allScratch) + " bytes of scratch");
   auto keepBuffers = llvm::make_scope_exit([&] {
     std::lock_guard<std::mutex> lock(spareLock);
     spare = std::move(buffers);
   });
   char *scratch = buffers->scratch.data;
+  char *shared = scratch + scratchBytes * slots;
   PlanRun state(*this, buffers->arena.data);
   for (int id : inputs) {
     const PlanTensor &t = tensors[id];
@@ -272,6 +281,11 @@ Plan::run(const std::map<std::string, Tensor> &given,
   for (const auto &step : steps) {
     if (options.beforeStep)
       options.beforeStep(*step, state);
+    if (step->getSharedBytes()) {
+      if (auto err = step->prepare(state, shared))
+        return std::move(err);
+      state.setShared(shared);
+    }
     int64_t tiles = step->getNumTiles(state);
     // Tiles a thread takes at least: a step that moves bytes gives each
     // thread kMinParallelBytes of its output or runs on this one (waking

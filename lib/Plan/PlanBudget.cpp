@@ -64,7 +64,8 @@ llvm::Error plan::checkPlanBudget(const Plan &plan) {
     if (t.constant)
       constants = saturatingSum(constants, t.byteSize());
   for (const auto &s : plan.steps)
-    scratch = std::max<uint64_t>(scratch, s->getScratchBytes());
+    scratch = std::max<uint64_t>(
+        scratch, saturatingSum(s->getScratchBytes(), s->getSharedBytes()));
   uint64_t memory =
       saturatingSum(saturatingSum(plan.arenaBytes, scratch), constants);
   if (memory > limits.memoryBytes)

@@ -34,13 +34,29 @@ static cl::opt<bool> allowFloatPlanFlag(
              "float (an fp32 model): those run on the reference kernels, "
              "many times slower than a float runtime"));
 
+namespace {
+enum class Int4Activations { F32, Int8 };
+} // namespace
+static cl::opt<Int4Activations> int4ActivationsFlag(
+    "int4-activations",
+    cl::desc("What the f32 rows of a weight-only int4 MatMul are multiplied "
+             "as"),
+    cl::values(clEnumValN(Int4Activations::F32, "f32",
+                          "f32, the model's function (default)"),
+               clEnumValN(Int4Activations::Int8, "int8",
+                          "rounded to int8 per 128 rows of K and multiplied "
+                          "in integers, as ONNX Runtime's MatMulNBits at "
+                          "accuracy level 4: faster, lossy")),
+    cl::init(Int4Activations::F32));
+
 void qopt::setPlanPassFlagCategory(cl::OptionCategory &category) {
   cl::Option *flags[] = {&printPlanPassesFlag,
                          &printPlanAfterAll,
                          std::addressof(printPlanAfter),
                          std::addressof(disablePlanPass),
                          &verifyPlanEach,
-                         &allowFloatPlanFlag};
+                         &allowFloatPlanFlag,
+                         &int4ActivationsFlag};
   for (cl::Option *o : flags)
     o->addCategory(category);
 }
@@ -48,6 +64,10 @@ void qopt::setPlanPassFlagCategory(cl::OptionCategory &category) {
 bool qopt::printPlanPassesRequested() { return printPlanPassesFlag; }
 
 bool qopt::floatPlanAllowed() { return allowFloatPlanFlag; }
+
+bool qopt::int8ActivationsForInt4() {
+  return int4ActivationsFlag == Int4Activations::Int8;
+}
 
 llvm::Expected<PlanPassOptions> qopt::getPlanPassOptionsFromFlags() {
   PlanPassOptions options;

@@ -7,6 +7,7 @@
 //   -disable-plan-pass=P[,P...]   skip these
 //   -verify-plan-each             verify the plan after each pass
 //   -allow-float-plan             build a plan of mostly float arithmetic
+//   -int4-activations=f32|int8    int4 weight-only MatMuls' rows as int8
 //   -time-passes                  (LLVM's flag) times them too
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +31,9 @@ void setPlanPassFlagCategory(llvm::cl::OptionCategory &category);
 bool printPlanPassesRequested();
 /// Whether -allow-float-plan was given (PlanBuildOptions::allowFloatPlan).
 bool floatPlanAllowed();
+/// Whether -int4-activations=int8 was given
+/// (PlanBuildOptions::int8ActivationsForInt4).
+bool int8ActivationsForInt4();
 /// The options the flags give (checked: an unknown pass is an error).
 llvm::Expected<PlanPassOptions> getPlanPassOptionsFromFlags();
 

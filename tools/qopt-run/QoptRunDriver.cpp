@@ -610,8 +610,10 @@ llvm::Error Runner::buildModelPlan() {
   if (!isa)
     return isa.takeError();
   phaseStart = Clock::now();
-  auto built = buildPlan(*model, PlanBuildOptions{*isa, options.planPassOptions,
-                                                  options.allowFloatPlan});
+  auto built =
+      buildPlan(*model, PlanBuildOptions{*isa, options.planPassOptions,
+                                         options.allowFloatPlan,
+                                         options.int8ActivationsForInt4});
   if (!built)
     return inModel(built.takeError());
   plan = std::move(*built);

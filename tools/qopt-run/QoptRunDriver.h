@@ -52,6 +52,7 @@ struct RunOptions {
   unsigned threads = 0;
   PlanPassOptions planPassOptions;
   bool allowFloatPlan = false;
+  bool int8ActivationsForInt4 = false;
 };
 
 /// Runs the model or plan file at `options.modelPath` as the options say.

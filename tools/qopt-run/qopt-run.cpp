@@ -183,6 +183,7 @@ static RunOptions optionsFromFlags(const char *argv0, unsigned threads,
   o.threads = threads;
   o.planPassOptions = std::move(planPassOptions);
   o.allowFloatPlan = floatPlanAllowed();
+  o.int8ActivationsForInt4 = int8ActivationsForInt4();
   return o;
 }
 

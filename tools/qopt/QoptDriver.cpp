@@ -385,7 +385,8 @@ llvm::Error Driver::writePlan() {
     auto timer = timePhase("plan", "build the CPU plan");
     return buildPlan(*model,
                      PlanBuildOptions{kernels::Isa::Scalar, options.planPasses,
-                                      options.allowFloatPlan});
+                                      options.allowFloatPlan,
+                                      options.int8ActivationsForInt4});
   }();
   if (!plan)
     return errorInFile(plan.takeError(), options.inputPath);

@@ -54,6 +54,7 @@ struct QoptOptions {
   InstrumentationOptions instrumentation;
   PlanPassOptions planPasses;
   bool allowFloatPlan = false;
+  bool int8ActivationsForInt4 = false;
 };
 
 /// `err` about `file`: each error's message gets "<file>: " in front ("-"

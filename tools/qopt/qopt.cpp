@@ -242,6 +242,7 @@ static QoptOptions optionsFromFlags(PlanPassOptions planPasses) {
   o.instrumentation = instrumentationFromFlags();
   o.planPasses = std::move(planPasses);
   o.allowFloatPlan = floatPlanAllowed();
+  o.int8ActivationsForInt4 = int8ActivationsForInt4();
   return o;
 }
 

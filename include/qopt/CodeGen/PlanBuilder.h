@@ -32,6 +32,11 @@ struct PlanBuildOptions {
   /// Build a plan whose arithmetic is mostly float (plan::checkMostlyInt8)
   /// instead of refusing it. The tools' -allow-float-plan.
   bool allowFloatPlan = true;
+  /// Round the f32 rows a weight-only 4-bit MatMul reads to int8 per
+  /// segment of K and multiply in integers (kernels::int4DotGemm): faster,
+  /// and a different function (ONNX Runtime's MatMulNBits at accuracy
+  /// level 4). The tools' -int4-activations=int8.
+  bool int8ActivationsForInt4 = false;
 };
 
 /// Largest constant (in elements) the plan builder folds: 2^26, 256 MiB of

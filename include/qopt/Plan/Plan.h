@@ -131,6 +131,13 @@ public:
   virtual bool runsReferenceKernel(const PlanRun & /*run*/) const {
     return false;
   }
+  /// Bytes a step prepares once a run, before its tiles, for all of them
+  /// (a weight-only int4 gemm's rows rounded to int8): prepare() writes
+  /// them on the calling thread, run() reads them as PlanRun::getShared().
+  virtual size_t getSharedBytes() const { return 0; }
+  virtual llvm::Error prepare(PlanRun & /*run*/, void * /*shared*/) const {
+    return llvm::Error::success();
+  }
   virtual llvm::Error run(PlanRun &run, int64_t tileBegin, int64_t tileEnd,
                           void *scratch) const = 0;
 
@@ -252,10 +259,14 @@ public:
   /// Stores `value` (ONNX layout, the tensor's kind and shape) into tensor
   /// `id` in its layout; false when kind or shape differ.
   bool writeValue(int id, const interp::Tensor &value) const;
+  /// What the running step's prepare() wrote (PlanStep::getSharedBytes).
+  const void *getShared() const { return shared; }
+  void setShared(const void *bytes) { shared = bytes; }
 
 private:
   const Plan &plan;
   char *arena;
+  const void *shared = nullptr;
 };
 
 } // namespace plan

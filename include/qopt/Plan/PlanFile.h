@@ -39,8 +39,9 @@ constexpr llvm::StringLiteral kPlanFileMagic = "QOPTPLAN";
 /// placement in a larger result, 7 the average pool steps and the table
 /// steps' arithmetic, 8 the int8 matmul steps, 9 the dynamic quantize and
 /// dynamic gemm steps, 10 the quantized types' block size and the 4-bit
-/// element kinds, 11 the int4 weight-only gemm steps).
-constexpr uint32_t kPlanFileVersion = 11;
+/// element kinds, 11 the int4 weight-only gemm steps, 12 their
+/// int8 activations).
+constexpr uint32_t kPlanFileVersion = 12;
 constexpr uint32_t kOldestPlanFileVersion = 1;
 
 /// Whether `bytes` start like a plan file (its magic).
