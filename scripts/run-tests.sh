@@ -110,14 +110,20 @@ if [ -d "$shared/models" ]; then
   [ "${QOPT_SANITIZED:-0}" = 1 ] && ortcmp_filter=(--filter '^(?!(resnet|yolo))')
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" "${ortcmp_filter[@]}" \
     --qopt-run "$build/bin/qopt-run" --shared "$shared" --work "$build/ortcmp" || status=1
-  step "INT4/UINT4 (per axis, block-wise) and FLOAT8 models of bench/gen_lowbit_models.py vs ONNX Runtime 1.30, op by op"
+  step "INT4/UINT4, FLOAT8, mixed INT8/FP8 and float16 models of bench/gen_lowbit_{models,networks}.py vs ONNX Runtime 1.30, op by op"
   lowbit="$build/lowbit"
-  if [ ! -f "$lowbit/.complete" ]; then
+  if [ ! -f "$lowbit/.generated" ]; then
     /usr/bin/python3 "$root/bench/gen_lowbit_models.py" "$lowbit/models" > /dev/null &&
-      touch "$lowbit/.complete" || status=1
+      /usr/bin/python3 "$root/bench/gen_lowbit_networks.py" "$lowbit/models" > /dev/null &&
+      touch "$lowbit/.generated" || status=1
   fi
-  /usr/bin/python3 "$root/test/ort/compare_with_ort.py" --filter '^(int4|fp8)_.*_qdq' \
+  /usr/bin/python3 "$root/test/ort/compare_with_ort.py" --filter '^(int4|fp8|mixed)_.*_qdq' \
     --qopt-run "$build/bin/qopt-run" --shared "$lowbit" --work "$build/ortcmp-lowbit" || status=1
+  step "the same models: round trip, explain under trt:8.6 and trt:10, plan vs reference"
+  # (FLOAT4E2M1 is refused at load yet: fp4_e2m1 is left out.)
+  /usr/bin/python3 "$root/test/lowbit/check_lowbit.py" --filter '^(int4|fp8|mixed)_' \
+    --qopt "$build/bin/qopt" --qopt-run "$build/bin/qopt-run" --models "$lowbit/models" \
+    --work "$build/lowbit-check" || status=1
   step "QOperator form (default<ort>,fuse<ort>,lower-qoperator) in ONNX Runtime 1.30 vs qopt-run, op by op"
   # Under the sanitizers: the small models (the big ones run in the release pass).
   qop_filter=()

@@ -18,6 +18,7 @@
 #include "qopt/IR/QuantMath.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace qopt;
@@ -321,6 +322,52 @@ bool opimpl::foldDequantize(FoldContext &ctx) {
     return false;
   }
   ctx.results.push_back(std::move(*values));
+  return true;
+}
+
+bool opimpl::foldFloat8Dequantize(FoldContext &ctx) {
+  // The DequantizeLinear of a constant float8 tensor (a weight in NVIDIA
+  // Model Optimizer's FP8 form; integer ones import as q.dequantize):
+  // (float(x) - float(zero point)) * scale in float32, as the interpreter
+  // computes it, per tensor, per axis or block-wise.
+  const DenseElements *x = ctx.getOperand(0), *scale = ctx.getOperand(1);
+  bool zeroGiven = ctx.getNumOperands() > 2 && ctx.getOperandType(2);
+  const DenseElements *zero = zeroGiven ? ctx.getOperand(2) : nullptr;
+  if (!ctx.options.foldQdq || !x || !scale || (zeroGiven && !zero) ||
+      !isFloat8Kind(x->getKind()) || ctx.getResultKind() != ElementKind::F32 ||
+      scale->getKind() != ElementKind::F32 ||
+      (zero && zero->getKind() != x->getKind()) ||
+      !ctx.fits(x->getNumElements()))
+    return false;
+  llvm::ArrayRef<int64_t> dims = x->getDims();
+  int64_t rank = int64_t(dims.size());
+  int64_t block = getIntAttrOr(ctx.node, "block_size", 0);
+  int64_t axis = -1, parameters = 1;
+  if (block > 0 || scale->getDims().size() == 1) {
+    axis = wrapAxis(getIntAttrOr(ctx.node, "axis", 1), rank);
+    if (axis < 0 || axis >= rank || block < 0)
+      return false;
+    for (int64_t d = 0; d < rank; ++d)
+      parameters *= d != axis ? (block > 0 ? dims[d] : 1)
+                              : (block > 0 ? quant::blocksAlong(dims[d], block)
+                                           : dims[d]);
+  }
+  if (scale->getNumElements() != parameters ||
+      (zero && zero->getNumElements() != parameters))
+    return false;
+  quant::ChannelIndexer channel(dims, axis, block);
+  int64_t n = x->getNumElements();
+  std::string bytes(size_t(n) * sizeof(float), '\0');
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t c = channel(i);
+    float z = zero ? static_cast<float>(zero->getAsDouble(c)) : 0.0f;
+    float v = (static_cast<float>(x->getAsDouble(i)) - z) *
+              static_cast<float>(scale->getAsDouble(c));
+    std::memcpy(&bytes[size_t(i) * sizeof(float)], &v, sizeof v);
+  }
+  ctx.results.push_back(std::make_shared<const DenseElements>(
+      ElementKind::F32, std::vector<int64_t>(dims.begin(), dims.end()),
+      std::move(bytes), x->getName().str()));
   return true;
 }
 

@@ -92,10 +92,30 @@ llvm::Error plan::checkPlanBudget(const Plan &plan) {
   return llvm::Error::success();
 }
 
+/// Whether tensor `id` is the DequantizeLinear of a float8 tensor (an FP8
+/// model's activation: its products are FP8 arithmetic the plan runs in
+/// f32, not a float island).
+static bool isFloat8Dequantized(const Plan &plan,
+                                llvm::ArrayRef<const PlanStep *> producers,
+                                int id) {
+  const auto *dq = id >= 0 && size_t(id) < producers.size()
+                       ? llvm::dyn_cast_or_null<FloatStep>(producers[id])
+                       : nullptr;
+  if (!dq || dq->getOp().op != ops::DequantizeLinear || dq->inputs.empty() ||
+      dq->inputs[0] < 0)
+    return false;
+  return isFloat8Kind(plan.tensors[dq->inputs[0]].kind);
+}
+
 llvm::Error plan::checkMostlyInt8(const Plan &plan) {
   uint64_t int8Macs = 0, floatTotal = 0;
   const FloatStep *largest = nullptr;
   uint64_t largestMacs = 0;
+  std::vector<const PlanStep *> producers(plan.tensors.size(), nullptr);
+  for (const auto &s : plan.steps)
+    for (int id : s->outputs)
+      if (id >= 0 && size_t(id) < producers.size())
+        producers[id] = s.get();
   for (const auto &s : plan.steps) {
     // Float steps count no MACs of their own (getMacs 0).
     int8Macs =
@@ -110,6 +130,11 @@ llvm::Error plan::checkMostlyInt8(const Plan &plan) {
     std::optional<uint64_t> macs = f->getFloatMacs(plan);
     if (!macs)
       continue;
+    if (!f->inputs.empty() &&
+        isFloat8Dequantized(plan, producers, f->inputs[0])) {
+      int8Macs = saturatingSum(int8Macs, *macs); // FP8, run in f32
+      continue;
+    }
     floatTotal = saturatingSum(floatTotal, *macs);
     if (*macs > largestMacs) {
       largestMacs = *macs;
@@ -122,8 +147,8 @@ llvm::Error plan::checkMostlyInt8(const Plan &plan) {
       "most of the plan's arithmetic is float: " +
       formatResourceSize(floatTotal, false) + " of " +
       formatResourceSize(saturatingSum(floatTotal, int8Macs), false) +
-      " multiply-accumulates run in float steps on the reference kernels "
-      "(the largest " +
+      " multiply-accumulates run in float steps, on neither int8 nor FP8 "
+      "operands (the largest " +
       largest->getOp().op +
       (largest->getName().empty() ? ""
                                   : " '" + largest->getName().str() + "'") +

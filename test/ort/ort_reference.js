@@ -23,8 +23,32 @@ function mulberry32(a) {
 const DTYPES = {
   float32: ['<f4', Float32Array], int64: ['<i8', BigInt64Array], int32: ['<i4', Int32Array],
   uint8: ['|u1', Uint8Array], int8: ['|i1', Int8Array], float64: ['<f8', Float64Array],
-  bool: ['|b1', Uint8Array],
+  bool: ['|b1', Uint8Array], float16: ['<f2', Uint16Array],
 };
+
+// The float16 bits of a float32 value (round to nearest, ties to even),
+// for ORT's float16 tensors (their data is the raw bits).
+function toHalfBits(v) {
+  const f = new Float32Array([v]);
+  const x = new Uint32Array(f.buffer)[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff, man = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (man ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    const m = man | 0x800000, shift = 14 - e;
+    let h = m >>> shift;
+    const rest = m & ((1 << shift) - 1), half = 1 << (shift - 1);
+    if (rest > half || (rest === half && (h & 1))) h += 1;
+    return sign | h;
+  }
+  let h = (e << 10) | (man >>> 13);
+  const rest = man & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (h & 1))) h += 1;
+  return sign | h;
+}
 
 function npy(type, dims, data) {
   const descr = DTYPES[type][0];
@@ -61,7 +85,9 @@ async function main() {
     const Ctor = DTYPES[type][1];
     const data = new Ctor(n);
     for (let i = 0; i < n; i++) {
-      if (type === 'float32' || type === 'float64') {
+      if (type === 'float16') {
+        data[i] = toHalfBits(rnd() * 2 - 1);
+      } else if (type === 'float32' || type === 'float64') {
         if (dist !== 'uniform' && dims.length === 4) {
           const [, C, H, W] = dims;
           const c = Math.floor(i / (H * W)) % C, y = Math.floor(i / W) % H, x = i % W;
