@@ -414,7 +414,7 @@ private:
     // a format's NaN codes it is.
     bool inlineIt = d.getKind() == ElementKind::String ||
                     (d.getNumElements() <= opts.inlineElementsLimit &&
-                     !isFloat8Kind(d.getKind()));
+                     !isMinifloatKind(d.getKind()));
     if (!inlineIt) {
       os << "dense_resource<" << resourceName(ref, owner) << ">";
       return;

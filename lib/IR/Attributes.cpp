@@ -62,6 +62,7 @@ double DenseElements::getAsDouble(int64_t i) const {
   case ElementKind::F8E4M3FNUZ:
   case ElementKind::F8E5M2:
   case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1:
     return decodeFloat8(loadAt<uint8_t>(bytes, i), kind);
   default:
     return isIntegerKind(kind) || kind == ElementKind::Bool
@@ -82,6 +83,7 @@ int64_t DenseElements::getAsInt(int64_t i) const {
   case ElementKind::F8E4M3FNUZ:
   case ElementKind::F8E5M2:
   case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1:
     return loadAt<uint8_t>(bytes, i);
   case ElementKind::I16:
     return loadAt<int16_t>(bytes, i);

@@ -23,6 +23,8 @@ struct Format {
   Specials specials;
   /// The largest positive finite code.
   uint8_t maxCode;
+  /// The sign bit (the code's top bit).
+  uint8_t signBit = 0x80;
 };
 
 Format formatOf(ElementKind kind) {
@@ -35,6 +37,8 @@ Format formatOf(ElementKind kind) {
     return {5, 2, 15, Specials::Ieee, 0x7B};
   case ElementKind::F8E5M2FNUZ:
     return {5, 2, 16, Specials::NanOnly0x80, 0x7F};
+  case ElementKind::F4E2M1:
+    return {2, 1, 1, Specials::FiniteOnly, 0x7, 0x08};
   default:
     return {4, 3, 7, Specials::NanAllOnes, 0x7E};
   }
@@ -66,8 +70,9 @@ uint8_t overflowCode(const Format &f, bool negative) {
 
 double qopt::decodeFloat8(uint8_t code, ElementKind kind) {
   Format f = formatOf(kind);
-  bool negative = code & 0x80;
-  uint8_t positive = code & 0x7F;
+  code &= uint8_t(f.signBit | (f.signBit - 1));
+  bool negative = code & f.signBit;
+  uint8_t positive = code & (f.signBit - 1);
   switch (f.specials) {
   case Specials::NanOnly0x80:
     if (code == 0x80)
@@ -96,9 +101,10 @@ double qopt::decodeFloat8(uint8_t code, ElementKind kind) {
 uint8_t qopt::encodeFloat8(double v, ElementKind kind, bool saturate) {
   Format f = formatOf(kind);
   bool negative = std::signbit(v);
-  uint8_t sign = negative ? 0x80 : 0;
+  uint8_t sign = negative ? f.signBit : 0;
   if (std::isnan(v))
-    return nanCode(f, negative);
+    return f.specials == Specials::FiniteOnly ? uint8_t(f.maxCode | sign)
+                                              : nanCode(f, negative);
   // FNUZ formats have no -0: a negative value that rounds to 0 is +0.
   auto withSign = [&](uint8_t code) -> uint8_t {
     if (code == 0 && f.specials == Specials::NanOnly0x80)
@@ -107,6 +113,8 @@ uint8_t qopt::encodeFloat8(double v, ElementKind kind, bool saturate) {
   };
   double a = std::fabs(v);
   double max = magnitude(f.maxCode, f);
+  if (f.specials == Specials::FiniteOnly)
+    saturate = true; // nothing else to become
   if (std::isinf(a))
     return saturate ? uint8_t(f.maxCode | sign) : overflowCode(f, negative);
   // The largest code whose value is not above a (codes grow with values).

@@ -334,7 +334,8 @@ bool opimpl::foldFloat8Dequantize(FoldContext &ctx) {
   bool zeroGiven = ctx.getNumOperands() > 2 && ctx.getOperandType(2);
   const DenseElements *zero = zeroGiven ? ctx.getOperand(2) : nullptr;
   if (!ctx.options.foldQdq || !x || !scale || (zeroGiven && !zero) ||
-      !isFloat8Kind(x->getKind()) || ctx.getResultKind() != ElementKind::F32 ||
+      !isMinifloatKind(x->getKind()) ||
+      ctx.getResultKind() != ElementKind::F32 ||
       scale->getKind() != ElementKind::F32 ||
       (zero && zero->getKind() != x->getKind()) ||
       !ctx.fits(x->getNumElements()))

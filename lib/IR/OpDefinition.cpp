@@ -42,6 +42,8 @@ uint32_t qopt::typeSetOf(ElementKind kind) {
     return TS_F8E5M2;
   case ElementKind::F8E5M2FNUZ:
     return TS_F8E5M2FNUZ;
+  case ElementKind::F4E2M1:
+    return TS_F4E2M1;
   case ElementKind::I4:
     return TS_I4;
   case ElementKind::U4:
@@ -98,6 +100,7 @@ const NamedSet kNamedSets[] = {{"any", TS_Any},
                                {"bool", TS_Bool},
                                {"i4", TS_I4},
                                {"float8", TS_Float8},
+                               {"float4", TS_F4E2M1},
                                {"u4", TS_U4},
                                {"string", TS_String}};
 } // namespace

@@ -126,6 +126,8 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset,
       return needs("a float8 tensor (" + getElementKindName(k).str() + ", %" +
                        v->getName().str() + ")",
                    19);
+    if (k == ElementKind::F4E2M1 && opset < 23)
+      return needs("a float4 tensor (f4E2M1, %" + v->getName().str() + ")", 23);
     if ((k == ElementKind::I4 || k == ElementKind::U4) && opset < 21)
       return needs("a 4-bit tensor (" + getElementKindName(k).str() + ", %" +
                        v->getName().str() + ")",

@@ -241,7 +241,8 @@ bool storeDouble(std::string &bytes, ElementKind kind, int64_t i, double v) {
   case ElementKind::F8E4M3FN:
   case ElementKind::F8E4M3FNUZ:
   case ElementKind::F8E5M2:
-  case ElementKind::F8E5M2FNUZ: {
+  case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1: {
     uint8_t code = encodeFloat8(v, kind);
     storeAt<uint8_t>(bytes, i, code);
     return decodeFloat8(code, kind) == v || std::isnan(v);

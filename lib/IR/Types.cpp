@@ -41,9 +41,10 @@ constexpr KindInfo kKindInfos[] = {
     {ElementKind::F8E4M3FNUZ, "f8E4M3FNUZ", 1, 18},
     {ElementKind::F8E5M2, "f8E5M2", 1, 19},
     {ElementKind::F8E5M2FNUZ, "f8E5M2FNUZ", 1, 20},
+    {ElementKind::F4E2M1, "f4E2M1", 1, 23},
 };
 static_assert(sizeof(kKindInfos) / sizeof(kKindInfos[0]) ==
-                  static_cast<size_t>(ElementKind::F8E5M2FNUZ) + 1,
+                  static_cast<size_t>(ElementKind::F4E2M1) + 1,
               "one KindInfo per ElementKind, in order");
 } // namespace
 
@@ -81,6 +82,10 @@ bool qopt::isFloatKind(ElementKind k) {
 bool qopt::isFloat8Kind(ElementKind k) {
   return k == ElementKind::F8E4M3FN || k == ElementKind::F8E4M3FNUZ ||
          k == ElementKind::F8E5M2 || k == ElementKind::F8E5M2FNUZ;
+}
+
+bool qopt::isMinifloatKind(ElementKind k) {
+  return isFloat8Kind(k) || k == ElementKind::F4E2M1;
 }
 
 bool qopt::isIntegerKind(ElementKind k) {

@@ -91,7 +91,7 @@ llvm::Error quantize(const KernelContext &ctx, const Tensor &x,
   if (auto err = allocate(ctx, y, p.storage, x.shape()))
     return err;
   quant::ChannelIndexer ch(x.shape(), p.axis, p.block);
-  if (isFloat8Kind(p.storage)) {
+  if (isMinifloatKind(p.storage)) {
     // ONNX: x / scale + zero point in float32, then to the nearest float8
     // value (ties to even), saturated or not.
     for (int64_t i = 0; i < x.numElements(); ++i) {
@@ -113,7 +113,7 @@ llvm::Error quantize(const KernelContext &ctx, const Tensor &x,
 
 llvm::Error dequantize(const KernelContext &ctx, const Tensor &x,
                        const QuantParams &p, ElementKind outKind, Tensor &y) {
-  bool float8 = isFloat8Kind(x.kind());
+  bool float8 = isMinifloatKind(x.kind());
   if (!float8 && !isIntegerKind(x.kind()))
     return ctx.error("dequantize input must be an integer or float8 tensor, "
                      "got " +
@@ -238,7 +238,7 @@ llvm::Error quantizeLinearKernel(KernelContext &ctx) {
   ElementKind storage = ElementKind::U8;
   if (int64_t dt = ctx.getInt("output_dtype", 0)) {
     auto k = elementKindFromOnnxDataType(dt);
-    if (!k || !(isQuantStorageKind(*k) || isFloat8Kind(*k)))
+    if (!k || !(isQuantStorageKind(*k) || isMinifloatKind(*k)))
       return ctx.error("unsupported output_dtype " + llvm::Twine(dt));
     storage = *k;
   }

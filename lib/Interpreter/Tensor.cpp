@@ -152,6 +152,7 @@ double Tensor::getDouble(int64_t i) const {
   case ElementKind::F8E4M3FNUZ:
   case ElementKind::F8E5M2:
   case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1:
     return decodeFloat8(load<uint8_t>(p, i), elemKind);
   default:
     return isIntegerKind(elemKind) || elemKind == ElementKind::Bool
@@ -173,6 +174,7 @@ int64_t Tensor::getInt(int64_t i) const {
   case ElementKind::F8E4M3FNUZ:
   case ElementKind::F8E5M2:
   case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1:
     return load<uint8_t>(p, i);
   case ElementKind::I16:
     return load<int16_t>(p, i);
@@ -233,6 +235,7 @@ void Tensor::setDouble(int64_t i, double v) {
   case ElementKind::F8E4M3FNUZ:
   case ElementKind::F8E5M2:
   case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1:
     store<uint8_t>(p, i, encodeFloat8(v, elemKind));
     break;
   case ElementKind::I4: // saturated to [-8, 7], as toInteger does for int8
@@ -288,6 +291,7 @@ void Tensor::setInt(int64_t i, int64_t v) {
   case ElementKind::F8E4M3FNUZ:
   case ElementKind::F8E5M2:
   case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1:
     store<uint8_t>(p, i, static_cast<uint8_t>(v));
     break;
   case ElementKind::Bool:

@@ -151,11 +151,14 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
         stored = *k;
     if (stored == ElementKind::Unknown && !isQ)
       stored = knownKind(zpId);
-    if (isFloat8Kind(stored)) {
-      if (opset < 19)
-        return makeError(where + ": float8 type " + getElementKindName(stored) +
-                         " needs opset 19, but the model imports opset " +
-                         llvm::Twine(opset));
+    if (isMinifloatKind(stored)) {
+      int64_t since = stored == ElementKind::F4E2M1 ? 23 : 19;
+      if (opset < since)
+        return makeError(where + ": " +
+                         (stored == ElementKind::F4E2M1 ? "float4" : "float8") +
+                         " type " + getElementKindName(stored) +
+                         " needs opset " + llvm::Twine(since) +
+                         ", but the model imports opset " + llvm::Twine(opset));
       return llvm::Error::success();
     }
   }

@@ -21,8 +21,6 @@ onnxbridge::elementKindFromOnnx(int64_t dataType, llvm::StringRef what) {
     return makeError(what + ": complex tensors are not supported");
   case 24:
     return makeError(what + ": float8 type FLOAT8E8M0 is not supported");
-  case 23:
-    return makeError(what + ": 4-bit type FLOAT4E2M1 is not supported yet");
   case 25:
   case 26:
     return makeError(what + ": 2-bit tensors are not supported");
@@ -77,7 +75,8 @@ void onnxbridge::tensorTypeToProto(const TensorType *type,
 }
 
 bool onnxbridge::isPackedInOnnx(ElementKind kind) {
-  return kind == ElementKind::I4 || kind == ElementKind::U4;
+  return kind == ElementKind::I4 || kind == ElementKind::U4 ||
+         kind == ElementKind::F4E2M1;
 }
 
 uint64_t onnxbridge::onnxByteSize(ElementKind kind, uint64_t count) {

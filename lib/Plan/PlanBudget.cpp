@@ -104,7 +104,7 @@ static bool isFloat8Dequantized(const Plan &plan,
   if (!dq || dq->getOp().op != ops::DequantizeLinear || dq->inputs.empty() ||
       dq->inputs[0] < 0)
     return false;
-  return isFloat8Kind(plan.tensors[dq->inputs[0]].kind);
+  return isMinifloatKind(plan.tensors[dq->inputs[0]].kind);
 }
 
 llvm::Error plan::checkMostlyInt8(const Plan &plan) {

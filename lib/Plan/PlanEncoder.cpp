@@ -30,7 +30,7 @@ using namespace qopt::plan::planfile;
 EnumNames planfile::elementKindNames() {
   static const std::vector<llvm::StringRef> names = [] {
     std::vector<llvm::StringRef> v;
-    for (unsigned k = 0; k <= unsigned(ElementKind::F8E5M2FNUZ); ++k)
+    for (unsigned k = 0; k <= unsigned(ElementKind::F4E2M1); ++k)
       v.push_back(getElementKindName(ElementKind(k)));
     return v;
   }();

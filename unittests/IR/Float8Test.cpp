@@ -112,3 +112,29 @@ TEST(Float8, RoundsToNearestEven) {
     }
   }
 }
+
+// FLOAT4E2M1 (opset 23): every code's value as ONNX's table lists it, the
+// ties of its rounding, and saturation: no NaN or infinity to become.
+TEST(Float8, Float4E2M1) {
+  const double values[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(decodeFloat8(uint8_t(c), ElementKind::F4E2M1), values[c]);
+    EXPECT_EQ(decodeFloat8(uint8_t(c | 0x8), ElementKind::F4E2M1), -values[c]);
+    EXPECT_EQ(encodeFloat8(values[c], ElementKind::F4E2M1), c);
+    EXPECT_EQ(encodeFloat8(-values[c], ElementKind::F4E2M1), c | 0x8);
+  }
+  // Midpoints go to the even code: 0.25 -> 0, 0.75 -> 1, 1.25 -> 1,
+  // 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4.
+  const std::pair<double, uint8_t> ties[] = {
+      {0.25, 0}, {0.75, 2}, {1.25, 2}, {1.75, 4}, {2.5, 4}, {3.5, 6}, {5.0, 6}};
+  for (auto [v, code] : ties)
+    EXPECT_EQ(encodeFloat8(v, ElementKind::F4E2M1), code) << v;
+  EXPECT_EQ(encodeFloat8(5.01, ElementKind::F4E2M1), 7);
+  // Past 6, infinities and (with their sign) NaN: 6, saturate or not.
+  EXPECT_EQ(encodeFloat8(100.0, ElementKind::F4E2M1, false), 7);
+  EXPECT_EQ(encodeFloat8(-HUGE_VAL, ElementKind::F4E2M1), 0xF);
+  EXPECT_EQ(encodeFloat8(std::nan(""), ElementKind::F4E2M1), 7);
+  EXPECT_EQ(encodeFloat8(-0.0, ElementKind::F4E2M1), 0x8);
+  // Only the low four bits of a code count.
+  EXPECT_EQ(decodeFloat8(0xF7, ElementKind::F4E2M1), 6.0);
+}

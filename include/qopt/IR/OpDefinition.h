@@ -125,12 +125,14 @@ enum TypeSet : uint32_t {
   TS_F8E4M3FNUZ = 1u << 17,
   TS_F8E5M2 = 1u << 18,
   TS_F8E5M2FNUZ = 1u << 19,
+  TS_F4E2M1 = 1u << 20,
   TS_Float8 = TS_F8E4M3FN | TS_F8E4M3FNUZ | TS_F8E5M2 | TS_F8E5M2FNUZ,
   TS_Float = TS_F32 | TS_F16 | TS_BF16 | TS_F64,
   TS_Int = TS_I8 | TS_U8 | TS_I16 | TS_U16 | TS_I32 | TS_U32 | TS_I64 | TS_U64,
   TS_Numeric = TS_Float | TS_Int,
   /// 4-bit integers only where ONNX takes them (Q/DQ, data movement, Cast).
-  TS_Any = TS_Numeric | TS_Bool | TS_String | TS_I4 | TS_U4 | TS_Float8,
+  TS_Any =
+      TS_Numeric | TS_Bool | TS_String | TS_I4 | TS_U4 | TS_Float8 | TS_F4E2M1,
   TS_QStorage = TS_I8 | TS_U8 | TS_I16 | TS_U16 | TS_I4 | TS_U4,
 };
 uint32_t typeSetOf(ElementKind kind);

@@ -63,6 +63,10 @@ enum class ElementKind : uint8_t {
   F8E4M3FNUZ,
   F8E5M2,
   F8E5M2FNUZ,
+  /// ONNX FLOAT4E2M1 (opset 23, the element type of NVFP4; qopt/IR/
+  /// Float8.h): one code a byte in memory (the low four bits), two a byte
+  /// in ONNX tensors. Like the float8 kinds, neither float nor integer.
+  F4E2M1,
 };
 
 /// Returns the text spelling ("f32", "u8", ...; "?" for Unknown).
@@ -74,6 +78,8 @@ unsigned getElementByteSize(ElementKind kind);
 bool isFloatKind(ElementKind kind);
 /// F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ.
 bool isFloat8Kind(ElementKind kind);
+/// The float8 kinds and F4E2M1: small floats stored as codes.
+bool isMinifloatKind(ElementKind kind);
 bool isIntegerKind(ElementKind kind);
 bool isSignedIntegerKind(ElementKind kind);
 /// Storage kinds a quantized type may use.
