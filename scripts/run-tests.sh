@@ -119,6 +119,10 @@ if [ -d "$shared/models" ]; then
   fi
   /usr/bin/python3 "$root/test/ort/compare_with_ort.py" --filter '^(int4|fp8|mixed)_.*_qdq' \
     --qopt-run "$build/bin/qopt-run" --shared "$lowbit" --work "$build/ortcmp-lowbit" || status=1
+  step "the INT4 ones after default<ort> (com.microsoft.MatMulNBits) in ONNX Runtime 1.30 vs qopt-run, op by op"
+  /usr/bin/python3 "$root/test/ort/compare_with_ort.py" --filter '^int4_.*_qdq' \
+    --qopt "$build/bin/qopt" --pipeline 'default<ort>' \
+    --qopt-run "$build/bin/qopt-run" --shared "$lowbit" --work "$build/ortcmp-nbits" || status=1
   step "the same models: round trip, explain under trt:8.6 and trt:10, plan vs reference"
   # (ONNX Runtime has no CPU kernel for FLOAT4E2M1: fp4_e2m1 is checked
   # here and in lit, against the generator's numpy decoding.)

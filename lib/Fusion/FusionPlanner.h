@@ -168,6 +168,8 @@ private:
   /// (FusionWeightOnly.cpp): a weight-only unit where the backend has one,
   /// else float with the reason.
   bool tryWeightOnly(Node &n);
+  /// com.microsoft.MatMulNBits: the unit under ONNX Runtime, float elsewhere.
+  bool tryMatMulNBits(Node &n);
   /// FP8 Q/DQ (opaque ops) and the Conv/GEMMs they feed on both inputs
   /// (FusionFp8.cpp): FP8 units where the backend has them.
   bool tryFp8(Node &n);

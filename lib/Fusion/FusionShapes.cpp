@@ -30,6 +30,10 @@ static int64_t staticElements(const Value *v) {
 int64_t qopt::countMacs(const Node &n) {
   if (n.getNumOperands() < 2)
     return 0;
+  // MatMulNBits: every output element sums K products (the attribute; B is
+  // the packed codes).
+  if (n.isa(ops::MsMatMulNBits))
+    return staticElements(n.getResult()) * getIntAttrOr(n, "K", 0);
   const Value *x = n.getOperand(0), *w = n.getOperand(1);
   const TensorType *wt = w->getType();
   if (!wt->hasRank() || !wt->hasStaticShape())

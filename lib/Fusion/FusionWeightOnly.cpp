@@ -14,7 +14,10 @@
 // TensorRT 8.x's ONNX parser takes INT8 Q/DQ only, and ONNX Runtime 1.30's
 // CPU provider runs the QDQ form's DequantizeLinear and a float MatMul
 // (measured: 69 ms for a 4096-wide two-layer decode MLP, 9.7 ms as its own
-// com.microsoft.MatMulNBits): float there, with that reason.
+// com.microsoft.MatMulNBits): float there, with that reason, and the fix
+// to-matmul-nbits where that pass takes the weight. A MatMulNBits node is
+// the unit under ONNX Runtime; TensorRT's parser and the plan read no
+// com.microsoft ops (raise-qoperator writes it back as the QDQ form).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +31,45 @@
 using namespace qopt;
 using namespace qopt::fusion;
 
+/// Whether to-matmul-nbits takes a weight on `grid`: blocks along K of a
+/// power of two from 16, or one scale per column or one for all.
+static bool nbitsTakes(const QuantType *grid) {
+  if (!grid->isBlocked())
+    return !grid->isPerAxis() || grid->getAxis() == 1;
+  int64_t b = grid->getBlockSize();
+  return grid->getAxis() == 0 && b >= 16 && (b & (b - 1)) == 0;
+}
+
+/// A weight-only 4-bit unit of MatMul-like `n` reading x (operand 0).
+static FusionUnit weightOnlyUnit(Node &n) {
+  FusionUnit unit;
+  unit.kind = "weight-only matmul";
+  unit.weightOnly4Bit = true;
+  unit.members.push_back(&n);
+  unit.macs = countMacs(n);
+  unit.inputs.push_back({n.getOperand(0), nullptr});
+  unit.outputs.push_back({n.getResult(), nullptr});
+  return unit;
+}
+
+bool Planner::tryMatMulNBits(Node &n) {
+  if (!n.isa(ops::MsMatMulNBits))
+    return false;
+  if (rules.name != "ort") {
+    FloatCause c;
+    c.reason = rules.title.str() + " reads no com.microsoft ops (ONNX "
+                                   "Runtime's own 4-bit MatMul)";
+    c.fixPipeline = "raise-qoperator";
+    markFloat(n, std::move(c));
+    return true;
+  }
+  addUnit(weightOnlyUnit(n));
+  return true;
+}
+
 bool Planner::tryWeightOnly(Node &n) {
+  if (tryMatMulNBits(n))
+    return true;
   if (!n.isa(ops::MatMul) || n.getNumOperands() != 2)
     return false;
   Node *dq = getProducer(n.getOperand(1), ops::QDequantize);
@@ -53,21 +94,18 @@ bool Planner::tryWeightOnly(Node &n) {
       c.reason = rules.title.str() +
                  " runs a 4-bit DequantizeLinear and a float MatMul (its "
                  "4-bit kernels take com.microsoft.MatMulNBits)";
-      c.fixInModel = "write the layer as com.microsoft.MatMulNBits for "
-                     "ONNX Runtime";
+      if (rules.name == "ort" && nbitsTakes(grid))
+        c.fixPipeline = "to-matmul-nbits";
+      else
+        c.fixInModel = "write the layer as com.microsoft.MatMulNBits for "
+                       "ONNX Runtime";
     }
     markFloat(n, std::move(c));
     return true;
   }
-  FusionUnit unit;
-  unit.kind = "weight-only matmul";
-  unit.weightOnly4Bit = true;
-  unit.members.push_back(&n);
+  FusionUnit unit = weightOnlyUnit(n);
   unit.absorbed.push_back(dq);
-  unit.macs = countMacs(n);
-  unit.inputs.push_back({n.getOperand(0), nullptr});
   unit.inputs.push_back({n.getOperand(1), grid});
-  unit.outputs.push_back({n.getResult(), nullptr});
   addUnit(std::move(unit));
   return true;
 }

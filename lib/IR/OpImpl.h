@@ -66,6 +66,7 @@ QOPT_DECLARE_INFER(inferQLinearConv)
 QOPT_DECLARE_INFER(inferQLinearMatMul)
 QOPT_DECLARE_INFER(inferConvInteger)
 QOPT_DECLARE_INFER(inferMatMulInteger)
+QOPT_DECLARE_INFER(inferMatMulNBits)
 QOPT_DECLARE_INFER(inferFusedPool)
 #undef QOPT_DECLARE_INFER
 

@@ -730,6 +730,22 @@ llvm::Error opimpl::inferMatMulInteger(InferenceContext &ctx) {
   return inferMatMulLike(ctx, 0, 1);
 }
 
+llvm::Error opimpl::inferMatMulNBits(InferenceContext &ctx) {
+  // A [..., K] -> Y [..., N]; B holds the weight packed, K and N say it.
+  if (!ctx.hasRank(0))
+    return llvm::Error::success();
+  Shape out(ctx.getShape(0).begin(), ctx.getShape(0).end());
+  int64_t k = ctx.getInt("K"), n = ctx.getInt("N");
+  if (out.empty() || k < 1 || n < 1)
+    return ctx.error("needs A of rank >= 1 and K, N of at least 1");
+  if (out.back().isStatic() && out.back().size != k)
+    return ctx.error("A's last dimension " + llvm::Twine(out.back().size) +
+                     " is not K = " + llvm::Twine(k));
+  out.back() = Dim::fixed(n);
+  ctx.setResultShape(0, out);
+  return llvm::Error::success();
+}
+
 llvm::Error opimpl::inferGemm(InferenceContext &ctx) {
   if (!ctx.hasRank(0) || !ctx.hasRank(1))
     return llvm::Error::success();

@@ -17,6 +17,11 @@
 //   QGemm                        A, a_s, a_zp, B, b_s, b_zp, C?, y_s?, y_zp?
 //                                (C is int32 on the grid a_s * b_s; no y_s:
 //                                float output)
+//   MatMulNBits (K, N, bits 4,   A, B, scales, zero_points?, g_idx (none),
+//     block_size)                bias?: A times the weight B dequantized as
+//                                a DequantizeLinear would, (code - zero
+//                                point) * scale in float; a block's zero
+//                                point 8 without zero_points
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,9 +232,75 @@ llvm::Error qgemmKernel(KernelContext &ctx) {
   return quantizeInto(ctx, *y, ctx.input(7), ctx.input(8), nullptr);
 }
 
+/// MatMulNBits: B u8 [N, blocks, block / 2] (each column's codes along K,
+/// low nibble first), scales [N * blocks], zero_points u8 [N * ceil(blocks
+/// / 2)] (two a byte along the blocks) or float [N * blocks].
+llvm::Error matMulNBitsKernel(KernelContext &ctx) {
+  int64_t k = ctx.getInt("K", 0), n = ctx.getInt("N", 0);
+  int64_t block = ctx.getInt("block_size", 0);
+  if (ctx.getInt("bits", 4) != 4)
+    return ctx.error("MatMulNBits with bits " +
+                     llvm::Twine(ctx.getInt("bits", 4)) +
+                     " is not supported (4 is)");
+  if (k < 1 || n < 1 || block < 16 || (block & (block - 1)))
+    return ctx.error("MatMulNBits needs K and N of at least 1 and a "
+                     "block_size that is a power of two from 16");
+  const Tensor *a = ctx.input(0), *b = ctx.input(1), *scales = ctx.input(2);
+  const Tensor *zeros = ctx.input(3), *bias = ctx.input(5);
+  if (ctx.input(4))
+    return ctx.error("MatMulNBits with g_idx is not supported");
+  int64_t blocks = (k + block - 1) / block, blob = block / 2;
+  int64_t packedZeros = n * ((blocks + 1) / 2);
+  if (!a || !b || !scales || b->kind() != ElementKind::U8 ||
+      b->numElements() != n * blocks * blob ||
+      scales->numElements() != n * blocks ||
+      (zeros && !(zeros->kind() == ElementKind::U8
+                      ? zeros->numElements() == packedZeros
+                      : zeros->numElements() == n * blocks)))
+    return ctx.error("MatMulNBits operands do not fit K " + llvm::Twine(k) +
+                     ", N " + llvm::Twine(n) + ", block_size " +
+                     llvm::Twine(block));
+  auto w = Tensor::allocate(scales->kind(), {k, n});
+  if (!w)
+    return ctx.error(llvm::toString(w.takeError()));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p) {
+      int64_t blk = p / block, i = p % block;
+      int64_t byte = b->getInt((j * blocks + blk) * blob + i / 2);
+      int64_t code = (byte >> (4 * (i % 2))) & 0xF;
+      float scale = static_cast<float>(scales->getDouble(j * blocks + blk));
+      float value;
+      if (zeros && zeros->kind() != ElementKind::U8) {
+        float zero = static_cast<float>(zeros->getDouble(j * blocks + blk));
+        value = (float(code) - zero) * scale;
+      } else {
+        int64_t zero = 8;
+        if (zeros)
+          zero = (zeros->getInt(j * ((blocks + 1) / 2) + blk / 2) >>
+                  (4 * (blk % 2))) &
+                 0xF;
+        value = float(code - zero) * scale;
+      }
+      w->setDouble(p * n + j, value);
+    }
+  auto y = runFloat(ctx, ops::MatMul, {a, &*w});
+  if (!y)
+    return y.takeError();
+  if (!bias) {
+    ctx.outputs[0] = std::move(*y);
+    return llvm::Error::success();
+  }
+  auto sum = runFloat(ctx, ops::Add, {&*y, bias});
+  if (!sum)
+    return sum.takeError();
+  ctx.outputs[0] = std::move(*sum);
+  return llvm::Error::success();
+}
+
 } // namespace
 
 void interp::registerMicrosoftKernels(KernelRegistry &r) {
+  r.add(ops::MsMatMulNBits, matMulNBitsKernel);
   r.add(ops::MsQLinearAdd, qlinearAddKernel);
   r.add(ops::MsQLinearMul, qlinearMulKernel);
   r.add(ops::MsQLinearAveragePool, qlinearAveragePoolKernel);

@@ -203,10 +203,12 @@ private:
     auto check = [&](const Value *v, const std::string &where) -> llvm::Error {
       if (!v->getType()->isQuantized() || recorded.count(v))
         return llvm::Error::success();
+      // A block-wise type lists thousands of scales: the line names it.
+      std::string type = typeToString(v->getType()->getQuantType());
+      if (type.size() > 120)
+        type = type.substr(0, 100) + "...";
       return makeError(where + ": '" + v->getName() +
-                       "' has the quantized "
-                       "type " +
-                       typeToString(v->getType()->getQuantType()) +
+                       "' has the quantized type " + type +
                        ", but no QuantizeLinear or DequantizeLinear in the "
                        "exported model records its parameters");
     };

@@ -179,8 +179,23 @@ struct FusePass : PassInfoMixin<FusePass> {
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 
+/// raise-qoperator's part for com.microsoft.MatMulNBits
+/// (RaiseMatMulNBits.cpp): the nodes it wrote back as DequantizeLinear and
+/// MatMul.
+unsigned raiseMatMulNBits(Graph &g);
+
 /// raise-qoperator (RaiseQOperator.cpp).
 struct RaiseQOperatorPass : PassInfoMixin<RaiseQOperatorPass> {
+  PreservedAnalyses run(Graph &g, AnalysisManager &am);
+};
+
+/// to-matmul-nbits<accuracy-level=N> (ToMatMulNBits.cpp).
+struct ToMatMulNBitsPass : PassInfoMixin<ToMatMulNBitsPass> {
+  /// ONNX Runtime's accuracy_level: 0 computes the model's function.
+  int64_t accuracyLevel = 0;
+  static llvm::Expected<ToMatMulNBitsPass> parse(llvm::StringRef params);
+  void printPipeline(llvm::raw_ostream &os) const;
+  bool isLossy() const { return accuracyLevel == 4; }
   PreservedAnalyses run(Graph &g, AnalysisManager &am);
 };
 

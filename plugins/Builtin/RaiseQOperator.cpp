@@ -19,6 +19,8 @@
 //   com.microsoft.QLinearAdd, QLinearMul   Add, Mul
 //   com.microsoft.QLinear(Global)AveragePool (channels_last = 0)
 //   com.microsoft.QLinearSigmoid, QLinearLeakyRelu, QLinearConcat
+//   com.microsoft.MatMulNBits              DQ of an int4 weight, MatMul
+//                                          (RaiseMatMulNBits.cpp; exact)
 //
 // A value's integers can carry one grid only: every QOperator node that
 // reads or writes it, every Q/DQ already on it, and the values that int8
@@ -531,6 +533,8 @@ bool Raising::run() {
 } // namespace
 
 PreservedAnalyses RaiseQOperatorPass::run(Graph &g, AnalysisManager &am) {
-  return Raising(g, am.getCostReport()).run() ? PreservedAnalyses::none()
-                                              : PreservedAnalyses::all();
+  bool nbits = raiseMatMulNBits(g) > 0;
+  return Raising(g, am.getCostReport()).run() || nbits
+             ? PreservedAnalyses::none()
+             : PreservedAnalyses::all();
 }
