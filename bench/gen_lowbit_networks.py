@@ -23,6 +23,13 @@ interpreter against ONNX Runtime, explain under TensorRT 8.6 and 10, plan):
   weight-only MatMuls (block 128, symmetric), the attention float.
 - fp8_mlp_fp16_qdq.onnx (opset 19): the FP8 MLP with float16 activations
   and scales (x, y and every scale float16), as fp16 deployments export it.
+- nvfp4_weight_mlp_qdq.onnx (opset 23): NVFP4 weights (W4A16): FLOAT4E2M1
+  codes with one FLOAT8E4M3FN scale per 16 rows of K and column, that scale
+  itself dequantized by one float32 scale for the tensor (two levels:
+  DequantizeLinear(codes, DequantizeLinear(block scales, global scale),
+  axis 0, block_size 16)), as Model Optimizer exports NVFP4 weights.
+  ONNX Runtime has no CPU kernel for FLOAT4E2M1: qopt is checked against
+  the generator's own numpy decoding (the fp32 twin).
 
 NAME_fp32.onnx beside each is the same graph without the Q/DQ, with the
 dequantized weights as float32 initializers (float16 for the fp16 one, so
@@ -41,10 +48,11 @@ import onnx
 from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_lowbit_models import (FLOAT, FLOAT8E4M3FN, float_io,  # noqa: E402
+from gen_lowbit_models import (FLOAT, FLOAT4E2M1, FLOAT8E4M3FN,  # noqa: E402
+                               decode_array, encode_minifloat, float_io,
                                float_tensor, fp8_zero_point, int4_blockwise,
-                               int4_tensor, make_model, minifloat_per_tensor,
-                               minifloat_tensor)
+                               int4_tensor, make_model, max_finite,
+                               minifloat_per_tensor, minifloat_tensor)
 
 FLOAT16 = 10
 E4M3_MAX = 448.0
@@ -309,13 +317,49 @@ def mlp_fp16():
     return b.models("fp8_mlp_fp16", *io, 19)
 
 
+def nvfp4_weight(b, name, w, block=16):
+    """Two-level NVFP4: E2M1 codes, an E4M3 scale per `block` rows of K and
+    column, a float32 scale for those scales."""
+    k, n = w.shape
+    wb = w.reshape(k // block, block, n)
+    amax = np.abs(wb).max(axis=1)                        # [k / block, n]
+    block_scale = amax / max_finite(FLOAT4E2M1)          # what each block needs
+    global_scale = np.float32(block_scale.max() / E4M3_MAX)
+    scale_codes = encode_minifloat((block_scale / global_scale).astype(np.float32),
+                                   FLOAT8E4M3FN)
+    scales = (decode_array(scale_codes, FLOAT8E4M3FN) * global_scale).astype(np.float32)
+    codes = encode_minifloat((wb / scales[:, None, :]).astype(np.float32), FLOAT4E2M1)
+    deq = (decode_array(codes, FLOAT4E2M1) * scales[:, None, :]).astype(np.float32)
+    b.q_inits += [minifloat_tensor(name + "_fp4", codes.reshape(k, n), FLOAT4E2M1),
+                  minifloat_tensor(name + "_block_scale", scale_codes, FLOAT8E4M3FN),
+                  float_tensor(name + "_global_scale", global_scale)]
+    b.q_nodes += [
+        helper.make_node("DequantizeLinear", [name + "_block_scale", name + "_global_scale"],
+                         [name + "_scale"], name=name + "_scale_DequantizeLinear"),
+        helper.make_node("DequantizeLinear", [name + "_fp4", name + "_scale"], [name],
+                         name=name + "_DequantizeLinear", axis=0, block_size=block)]
+    b.f_inits.append(float_tensor(name, deq.reshape(k, n)))
+    return name
+
+
+def nvfp4_mlp():
+    b = Builder(seed=16)
+    w1 = nvfp4_weight(b, "W1", b.rng.normal(0, 1 / 8, (64, 128)))
+    b.both("MatMul", ["x", w1], ["h"])
+    b.both("Relu", ["h"], ["h_relu"])
+    w2 = nvfp4_weight(b, "W2", b.rng.normal(0, 1 / 11, (128, 64)))
+    b.both("MatMul", ["h_relu", w2], ["y"])
+    io = ([float_io("x", [4, 64])], [float_io("y", [4, 64])])
+    return b.models("nvfp4_weight_mlp", *io, 23)
+
+
 def main(argv):
     if len(argv) != 2 or argv[1].startswith("-"):
         sys.exit("usage: gen_lowbit_networks.py OUTDIR")
     outdir = argv[1]
     os.makedirs(outdir, exist_ok=True)
     for quantized, twin in (vit_block(), cnn_residual(), mixed_head(), attention_decode(),
-                            mlp_fp16()):
+                            mlp_fp16(), nvfp4_mlp()):
         for model, stem in ((quantized, quantized.graph.name + "_qdq"),
                             (twin, twin.graph.name)):
             path = os.path.join(outdir, stem + ".onnx")

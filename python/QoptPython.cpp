@@ -258,7 +258,8 @@ struct PyPlan {
 
   static PyPlan fromModel(PyModel &m, const std::string &pipeline,
                           unsigned threads,
-                          const std::map<std::string, int64_t> &dims) {
+                          const std::map<std::string, int64_t> &dims,
+                          bool int8ActivationsForInt4) {
     PyPlan p;
     p.threads = threads;
     if (auto err =
@@ -268,7 +269,9 @@ struct PyPlan {
       m.runPasses(pipeline);
     kernels::Isa isa = take(kernels::selectIsa());
     p.plan = take(m.locked([&] {
-      return buildPlan(*m.model, PlanBuildOptions{isa, {}});
+      PlanBuildOptions options{isa, {}};
+      options.int8ActivationsForInt4 = int8ActivationsForInt4;
+      return buildPlan(*m.model, options);
     }));
     return p;
   }

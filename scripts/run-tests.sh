@@ -126,7 +126,7 @@ if [ -d "$shared/models" ]; then
   step "the same models: round trip, explain under trt:8.6 and trt:10, plan vs reference"
   # (ONNX Runtime has no CPU kernel for FLOAT4E2M1: fp4_e2m1 is checked
   # here and in lit, against the generator's numpy decoding.)
-  /usr/bin/python3 "$root/test/lowbit/check_lowbit.py" --filter '^(int4|fp8|fp4|mixed)_' \
+  /usr/bin/python3 "$root/test/lowbit/check_lowbit.py" --filter '^(int4|fp8|fp4|nvfp4|mixed)_' \
     --qopt "$build/bin/qopt" --qopt-run "$build/bin/qopt-run" --models "$lowbit/models" \
     --work "$build/lowbit-check" || status=1
   step "QOperator form (default<ort>,fuse<ort>,lower-qoperator) in ONNX Runtime 1.30 vs qopt-run, op by op"

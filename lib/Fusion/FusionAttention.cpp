@@ -35,14 +35,13 @@ using namespace qopt;
 namespace qopt {
 namespace fusion {
 
-namespace {
-
-/// The single user of `v` when it has exactly one and is no graph output.
 Node *soleUser(const Value *v) {
   if (v->isGraphOutput() || !v->hasOneUse())
     return nullptr;
   return v->getUses().front().user;
 }
+
+namespace {
 
 /// Static dims of `v`, or empty.
 std::vector<int64_t> staticDims(const Value *v) {
@@ -89,16 +88,7 @@ const QuantType *Planner::int8GridAhead(const Value *v) const {
   return grid;
 }
 
-bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
-  if (rules.int8AttentionHeadSizes.empty() || !bmm1.isa(ops::MatMul) ||
-      bmm1.getNumOperands() != 2)
-    return false;
-  // Both operands are activations on int8 grids.
-  const QuantType *qGrid = readGrid(bmm1.getOperand(0));
-  const QuantType *kGrid = readGrid(bmm1.getOperand(1));
-  if (!qGrid || !kGrid || isConstantValue(bmm1.getOperand(1)) ||
-      weightValues.count(bmm1.getOperand(1)))
-    return false;
+std::optional<AttentionScores> matchAttentionScores(Node &bmm1) {
   // The chain to the Softmax: an optional scale, an optional mask.
   std::vector<Node *> members = {&bmm1};
   Node *cur = soleUser(bmm1.getResult());
@@ -115,20 +105,41 @@ bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
     maskOperand = cur->getOperand(0) == prev ? 1 : 0;
     maskInput = cur->getOperand(maskOperand);
     if (maskInput == prev)
-      return false;
+      return std::nullopt;
     maskAdd = cur;
     members.push_back(cur);
     cur = soleUser(cur->getResult());
   }
   if (!cur || !cur->isa(ops::Softmax))
-    return false;
+    return std::nullopt;
   Node *softmax = cur;
   // Over the last axis (an absent axis is 1 before opset 13, -1 after).
   std::optional<int64_t> axis = softmax->getIntAttr("axis");
   int64_t rank = static_cast<int64_t>(staticDims(softmax->getResult()).size());
   if (!axis || !(*axis == -1 || (rank && *axis == rank - 1)))
-    return false;
+    return std::nullopt;
   members.push_back(softmax);
+  return AttentionScores{std::move(members), softmax, maskAdd, maskInput,
+                         maskOperand};
+}
+
+bool Planner::tryAttention(Node &bmm1, const OpRule &rule) {
+  if (rules.int8AttentionHeadSizes.empty() || !bmm1.isa(ops::MatMul) ||
+      bmm1.getNumOperands() != 2)
+    return false;
+  // Both operands are activations on int8 grids.
+  const QuantType *qGrid = readGrid(bmm1.getOperand(0));
+  const QuantType *kGrid = readGrid(bmm1.getOperand(1));
+  if (!qGrid || !kGrid || isConstantValue(bmm1.getOperand(1)) ||
+      weightValues.count(bmm1.getOperand(1)))
+    return false;
+  std::optional<AttentionScores> scores = matchAttentionScores(bmm1);
+  if (!scores)
+    return false;
+  std::vector<Node *> members = scores->members;
+  Node *softmax = scores->softmax, *maskAdd = scores->maskAdd;
+  const Value *maskInput = scores->maskInput;
+  unsigned maskOperand = scores->maskOperand;
   // Softmax -> Q -> DQ -> the second MatMul's first operand.
   Node *q = soleUser(softmax->getResult());
   Node *dq = q && q->isa(ops::QQuantize) ? soleUser(q->getResult()) : nullptr;

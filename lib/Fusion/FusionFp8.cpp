@@ -18,6 +18,14 @@
 // ONNX Runtime's CPU provider and qopt's plan compute them as float
 // conversions.
 //
+// Attention with FP8 Q/DQ on both inputs of the first batched MatMul, on
+// the Softmax's output and on V (Model Optimizer's FP8 MHA placement) is
+// one fused FP8 attention kernel in TensorRT 10 (the "Fused Attention"
+// section of its documentation; 10.6 added it on Ada GPUs): one unit from
+// the first MatMul through the second, the scale, mask and Softmax inside.
+// The sequence and head-size limits of the fused kernels depend on the GPU
+// (10.6 on Ada: sequences up to 3072, heads up to 64) and are not modelled.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FusionPlanner.h"
@@ -25,6 +33,7 @@
 #include "qopt/Fusion/FusionPlan.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpNames.h"
+#include "qopt/Passes/QdqUtils.h"
 
 using namespace qopt;
 using namespace qopt::fusion;
@@ -77,6 +86,58 @@ bool feedsOnlyFp8Gemms(const Node &n) {
 
 } // namespace
 
+/// The FP8 DQ of an activation (not a constant) that produces `v`.
+static Node *activationDequantize(const Value *v) {
+  Node *dq = float8Dequantize(v);
+  return dq && !isConstantValue(dq->getOperand(0)) ? dq : nullptr;
+}
+
+bool Planner::tryFp8Attention(Node &bmm1) {
+  if (!rules.fp8Gemm || !bmm1.isa(ops::MatMul) || bmm1.getNumOperands() != 2)
+    return false;
+  Node *qdq = activationDequantize(bmm1.getOperand(0));
+  Node *kdq = activationDequantize(bmm1.getOperand(1));
+  std::optional<AttentionScores> scores =
+      qdq && kdq ? matchAttentionScores(bmm1) : std::nullopt;
+  if (!scores)
+    return false;
+  // Softmax -> FP8 Q -> FP8 DQ -> the second MatMul, V through an FP8 DQ.
+  Node *q = soleUser(scores->softmax->getResult());
+  Node *dq = q && isFloat8Quantize(*q) ? soleUser(q->getResult()) : nullptr;
+  Node *bmm2 =
+      dq && isFloat8Dequantize(*dq) ? soleUser(dq->getResult()) : nullptr;
+  Node *vdq = bmm2 && bmm2->isa(ops::MatMul) && bmm2->getNumOperands() == 2 &&
+                      bmm2->getOperand(0) == dq->getResult()
+                  ? activationDequantize(bmm2->getOperand(1))
+                  : nullptr;
+  if (!vdq)
+    return false;
+  FusionUnit unit;
+  unit.kind = "fp8 attention";
+  unit.fp8 = true;
+  unit.members = scores->members;
+  unit.members.push_back(bmm2);
+  unit.macs = countMacs(bmm1) + countMacs(*bmm2);
+  // Each FP8 input's DQ (and the Q before it) runs in the kernel, and so do
+  // the Softmax's Q/DQ.
+  for (Node *in : {qdq, kdq, vdq}) {
+    unit.absorbed.push_back(in);
+    if (Node *inQ = in->getOperand(0)->getDefiningNode();
+        inQ && isFloat8Quantize(*inQ))
+      unit.absorbed.push_back(inQ);
+  }
+  unit.absorbed.push_back(q);
+  unit.absorbed.push_back(dq);
+  unit.inputs.push_back({bmm1.getOperand(0), nullptr});
+  unit.inputs.push_back({bmm1.getOperand(1), nullptr});
+  if (scores->maskInput)
+    unit.inputs.push_back({scores->maskInput, nullptr});
+  unit.inputs.push_back({bmm2->getOperand(1), nullptr});
+  unit.outputs.push_back({bmm2->getResult(), nullptr});
+  addUnit(std::move(unit));
+  return true;
+}
+
 bool Planner::tryFp8(Node &n) {
   if (isFloat8Quantize(n) || isFloat8Dequantize(n)) {
     if (rules.fp8Gemm && feedsOnlyFp8Gemms(n))
@@ -100,6 +161,8 @@ bool Planner::tryFp8(Node &n) {
     markFloat(n, std::move(c));
     return true;
   }
+  if (tryFp8Attention(n))
+    return true;
   if (!rules.fp8Gemm || !isFp8Gemm(n))
     return false;
   FusionUnit unit;
@@ -115,9 +178,16 @@ bool Planner::tryFp8(Node &n) {
       unit.absorbed.push_back(q);
     unit.inputs.push_back({n.getOperand(i), nullptr});
   }
-  // An activation the backend fuses into a GEMM (Relu, Clip, ...) joins,
-  // as it joins an INT8 one.
+  // A constant bias Add right after it (MatMul + bias, as exporters write
+  // a Linear layer), then an activation the backend fuses into a GEMM
+  // (Relu, Clip, ...), join, as they join an INT8 one.
   Value *out = n.getResult();
+  if (Node *add = soleUser(out);
+      add && add->isa(ops::Add) && add->getNumOperands() == 2 &&
+      isConstantValue(add->getOperand(add->getOperand(0) == out ? 1 : 0))) {
+    unit.members.push_back(add);
+    out = add->getResult();
+  }
   while (out->hasOneUse() && !out->isGraphOutput()) {
     Node *user = out->getUses().front().user;
     const OpRule *r = user ? rules.lookup(user->getOp()) : nullptr;

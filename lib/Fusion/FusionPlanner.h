@@ -76,6 +76,21 @@ struct FloatCause {
 FloatCause gridCause(const std::string &where, const std::string &problem);
 
 /// Builds the FusionPlan of one graph under one backend's rules.
+/// The single user of `v` when it has exactly one and is no graph output.
+Node *soleUser(const Value *v);
+
+/// The nodes from an attention's first MatMul to its Softmax (over the last
+/// axis): an optional scale (Mul/Div by a constant), an optional mask Add
+/// (FusionAttention.cpp).
+struct AttentionScores {
+  std::vector<Node *> members; ///< the first MatMul .. the Softmax
+  Node *softmax = nullptr;
+  Node *maskAdd = nullptr;
+  const Value *maskInput = nullptr;
+  unsigned maskOperand = 0;
+};
+std::optional<AttentionScores> matchAttentionScores(Node &bmm1);
+
 class Planner {
 public:
   Planner(Graph &g, const BackendRules &rules) : graph(g), rules(rules) {
@@ -173,6 +188,8 @@ private:
   /// FP8 Q/DQ (opaque ops) and the Conv/GEMMs they feed on both inputs
   /// (FusionFp8.cpp): FP8 units where the backend has them.
   bool tryFp8(Node &n);
+  /// TensorRT 10's FP8 fused attention (FusionFp8.cpp).
+  bool tryFp8Attention(Node &bmm1);
   /// Extends `unit` through its epilogue and onto its output Q. Returns
   /// false when the rule needs an output Q and there is none (`why` says
   /// why).

@@ -122,15 +122,22 @@ class Model:
 class Plan:
     """qopt's INT8 CPU plan.
 
-    Plan(model, threads=0, passes="default<cpu>", dims=None): built from a
-    Model (copied: the model is left as it was) or a model path, after the
-    pipeline (passes="" for none, e.g. for a model that ran default<cpu>
-    already); dims gives symbolic dims their values (others are 1).
+    Plan(model, threads=0, passes="default<cpu>", dims=None,
+    int4_activations="f32"): built from a Model (copied: the model is left
+    as it was) or a model path, after the pipeline (passes="" for none, e.g.
+    for a model that ran default<cpu> already); dims gives symbolic dims
+    their values (others are 1). int4_activations="int8" rounds the rows of
+    INT4 weight-only MatMuls to int8 (faster, lossy; qopt-run's
+    -int4-activations).
     Plan(path) reads a .qplan file or a plan's text form.
     threads: 0 uses every core. The GIL is released while a plan runs.
     """
 
-    def __init__(self, source, threads=0, passes="default<cpu>", dims=None):
+    def __init__(self, source, threads=0, passes="default<cpu>", dims=None,
+                 int4_activations="f32"):
+        if int4_activations not in ("f32", "int8"):
+            raise ValueError("int4_activations is 'f32' or 'int8', not %r"
+                             % (int4_activations,))
         if isinstance(source, _os.PathLike):
             source = _os.fspath(source)
         if isinstance(source, str) and source.endswith((".qplan", ".plan")):
@@ -144,7 +151,8 @@ class Plan:
             raise TypeError("qopt.Plan takes a Model or a path, not %s"
                             % type(source).__name__)
         self._native = _qopt.Plan.from_model(model._native, passes, threads,
-                                             dict(dims or {}))
+                                             dict(dims or {}),
+                                             int4_activations == "int8")
 
     @property
     def inputs(self):

@@ -97,7 +97,7 @@ def main():
         if int4 and new.get("total") and not new.get("INT4 weight-only"):
             problems.append("trt:10 counts no INT4 weight-only MACs")
         r = run([args.qopt_run, path, "--plan", "--compare-reference", "--max-lsb=1",
-                 "--atol=1e-4"] + (["--allow-float-plan"] if m.startswith("fp4") else []))
+                 "--atol=1e-4"] + (["--allow-float-plan"] if m.startswith(("fp4", "nvfp4")) else []))
         step = next((l for l in r.stdout.splitlines() if "step by step" in l), "")
         plan_ok = r.returncode == 0
         if not plan_ok:

@@ -289,3 +289,21 @@ def test_bytes_with_external_data_need_their_folder(tmp_path):
         os.chdir(cwd)
     m = qopt.load(data, base_dir=here)
     assert "graph @external_data" in m.qir()
+
+
+def test_plan_int4_activations(tmp_path):
+    # An INT4 weight-only MLP (bench/gen_lowbit_models.py): int8 rows give
+    # other bits than f32 rows, close to them; qopt-run's flag gives the
+    # same bits; an unknown choice is a ValueError.
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_lowbit_models.py"),
+                    str(tmp_path)], check=True, capture_output=True)
+    path = str(tmp_path / "int4_mlp_block128_qdq.onnx")
+    exact = qopt.Plan(path, threads=1)
+    rounded = qopt.Plan(path, threads=1, int4_activations="int8")
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 256)).astype(np.float32)
+    a, b = exact.run({"x": x})["y"], rounded.run({"x": x})["y"]
+    assert a.tobytes() != b.tobytes()
+    cosine = float(np.dot(a.ravel(), b.ravel()) / np.linalg.norm(a) / np.linalg.norm(b))
+    assert cosine > 0.999
+    with pytest.raises(ValueError):
+        qopt.Plan(path, int4_activations="int4")
