@@ -47,17 +47,11 @@ void Planner::readResidualInFloat(FusionUnit &unit) {
   residualRead.reset();
 }
 
-/// The single user of `v`, when it has one and is no graph output.
-static Node *onlyUser(const Value *v) {
-  return !v->isGraphOutput() && v->hasOneUse() ? v->getUses().front().user
-                                               : nullptr;
-}
-
 /// GELU as exporters write it before opset 20, 0.5 * x * (1 + Erf(x /
 /// sqrt(2))): Div(x, c) -> Erf -> Add(., c) and then either Mul(x, .) ->
 /// [Mul(., c)] (torch.onnx) or Mul(x, c) -> Mul(., .) (the 0.5 first).
 /// Returns its nodes in order, or none.
-static std::vector<Node *> matchErfGelu(const Value *x) {
+std::vector<Node *> matchErfGelu(const Value *x) {
   if (x->isGraphOutput() || x->getNumUses() != 2)
     return {};
   auto constantOperand = [](const Node *n, unsigned i) {
@@ -85,8 +79,8 @@ static std::vector<Node *> matchErfGelu(const Value *x) {
   }
   if (!div || !other || !other->isa(ops::Mul))
     return {};
-  Node *erf = onlyUser(div->getResult());
-  Node *add = erf && erf->isa(ops::Erf) ? onlyUser(erf->getResult()) : nullptr;
+  Node *erf = soleUser(div->getResult());
+  Node *add = erf && erf->isa(ops::Erf) ? soleUser(erf->getResult()) : nullptr;
   if (!add || !add->isa(ops::Add) || add->getNumOperands() != 2 ||
       !(constantOperand(add, 0) || constantOperand(add, 1)))
     return {};
@@ -96,15 +90,15 @@ static std::vector<Node *> matchErfGelu(const Value *x) {
       llvm::is_contained(other->getOperands(), sum)) {
     // Mul(x, 1 + erf), then the 0.5.
     nodes.push_back(other);
-    if (Node *half = onlyUser(other->getResult()))
+    if (Node *half = soleUser(other->getResult()))
       if (byConstant(half) == other->getResult())
         nodes.push_back(half);
-    return onlyUser(sum) == other ? nodes : std::vector<Node *>{};
+    return soleUser(sum) == other ? nodes : std::vector<Node *>{};
   }
   // Mul(x, 0.5), then Mul(., 1 + erf).
-  Node *last = onlyUser(other->getResult());
+  Node *last = soleUser(other->getResult());
   if (byConstant(other) != x || !last || !last->isa(ops::Mul) ||
-      last->getNumOperands() != 2 || onlyUser(sum) != last ||
+      last->getNumOperands() != 2 || soleUser(sum) != last ||
       !llvm::is_contained(last->getOperands(), other->getResult()))
     return {};
   nodes.push_back(other);

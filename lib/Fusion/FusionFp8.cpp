@@ -180,7 +180,7 @@ bool Planner::tryFp8(Node &n) {
   }
   // A constant bias Add right after it (MatMul + bias, as exporters write
   // a Linear layer), then an activation the backend fuses into a GEMM
-  // (Relu, Clip, ...), join, as they join an INT8 one.
+  // (Relu, Clip, ..., GELU's Erf chain), join, as they join an INT8 one.
   Value *out = n.getResult();
   if (Node *add = soleUser(out);
       add && add->isa(ops::Add) && add->getNumOperands() == 2 &&
@@ -188,7 +188,15 @@ bool Planner::tryFp8(Node &n) {
     unit.members.push_back(add);
     out = add->getResult();
   }
-  while (out->hasOneUse() && !out->isGraphOutput()) {
+  while (!out->isGraphOutput()) {
+    if (rules.geluEpilogue)
+      if (std::vector<Node *> gelu = matchErfGelu(out); !gelu.empty()) {
+        unit.members.insert(unit.members.end(), gelu.begin(), gelu.end());
+        out = gelu.back()->getResult();
+        continue;
+      }
+    if (!out->hasOneUse())
+      break;
     Node *user = out->getUses().front().user;
     const OpRule *r = user ? rules.lookup(user->getOp()) : nullptr;
     if (!r || !r->epilogue || user->getNumResults() != 1 ||

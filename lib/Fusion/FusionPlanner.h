@@ -91,6 +91,10 @@ struct AttentionScores {
 };
 std::optional<AttentionScores> matchAttentionScores(Node &bmm1);
 
+/// GELU as exporters write it before opset 20, 0.5 * x * (1 + Erf(x /
+/// sqrt(2))), on `x`: its nodes in order, or none (FusionEpilogue.cpp).
+std::vector<Node *> matchErfGelu(const Value *x);
+
 class Planner {
 public:
   Planner(Graph &g, const BackendRules &rules) : graph(g), rules(rules) {
