@@ -243,6 +243,16 @@ def conv_weight(b, cout, cin, k=3):
     return b.rng.normal(0, np.sqrt(2 / (cin * k * k)), (cout, cin, k, k))
 
 
+def fp8_head(b, x):
+    """GlobalAveragePool -> Flatten -> FP8 Q/DQ -> Gemm (FP8 weight) -> y."""
+    b.both("GlobalAveragePool", [x], ["pool"])
+    b.both("Flatten", ["pool"], ["flat"])
+    fq, ff = b.fp8_qdq("flat", amax=3.0)
+    w = b.fp8_weight("fc_W", b.rng.normal(0, 0.25, (10, 16)))
+    bias = b.constant("fc_b", b.rng.normal(0, 0.02, 10))
+    b.quantized("Gemm", [fq, w, bias], [ff, w, bias], ["y"], transB=1)
+
+
 def cnn_residual():
     b = Builder(seed=12)
     c1 = conv(b, "x", conv_weight(b, 16, 8), "conv1", b.fp8_qdq)
@@ -252,12 +262,7 @@ def cnn_residual():
     c3 = conv(b, "relu2", conv_weight(b, 16, 16), "conv3", b.fp8_qdq, amax=3.0)
     b.both("Add", [c3, "relu1"], ["res"])
     b.both("Relu", ["res"], ["relu3"])
-    b.both("GlobalAveragePool", ["relu3"], ["pool"])
-    b.both("Flatten", ["pool"], ["flat"])
-    fq, ff = b.fp8_qdq("flat", amax=3.0)
-    w = b.fp8_weight("fc_W", b.rng.normal(0, 0.25, (10, 16)))
-    bias = b.constant("fc_b", b.rng.normal(0, 0.02, 10))
-    b.quantized("Gemm", [fq, w, bias], [ff, w, bias], ["y"], transB=1)
+    fp8_head(b, "relu3")
     io = ([float_io("x", [1, 8, 16, 16])], [float_io("y", [1, 10])])
     return b.models("fp8_cnn_residual", *io, 19)
 
@@ -270,12 +275,7 @@ def mixed_head():
     b.both("Relu", [c2], ["relu2"])
     # The head is FP8; the Relu stays right before its Q.
     c3 = conv(b, "relu2", conv_weight(b, 16, 16), "conv3", b.fp8_qdq, amax=3.0)
-    b.both("GlobalAveragePool", [c3], ["pool"])
-    b.both("Flatten", ["pool"], ["flat"])
-    fq, ff = b.fp8_qdq("flat", amax=3.0)
-    w = b.fp8_weight("fc_W", b.rng.normal(0, 0.25, (10, 16)))
-    bias = b.constant("fc_b", b.rng.normal(0, 0.02, 10))
-    b.quantized("Gemm", [fq, w, bias], [ff, w, bias], ["y"], transB=1)
+    fp8_head(b, c3)
     io = ([float_io("x", [1, 8, 16, 16])], [float_io("y", [1, 10])])
     return b.models("mixed_int8_fp8_head", *io, 19)
 

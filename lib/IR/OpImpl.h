@@ -132,6 +132,17 @@ llvm::Error nodeError(const Node &n, const llvm::Twine &msg);
 /// Normalises an axis in [-rank, rank) to [0, rank), or fails.
 llvm::Expected<int64_t> normalizeAxis(InferenceContext &ctx, int64_t axis,
                                       int64_t rank, llvm::StringRef what);
+/// Operand i's shape as text ("unranked" without a rank), for errors.
+std::string operandShapeText(InferenceContext &ctx, unsigned i);
+/// Checks a QLinear* scale or zero point operand i: one value, or (perAxis
+/// gives the channel count) one per channel; a scalar or 1-D. With
+/// `axisFromEnd` (QLinearMatMul's a: 2, b: 1), a higher rank is that of its
+/// operand's values too, its other dims 1 (ShapeInference.cpp).
+llvm::Error checkQLinearParam(InferenceContext &ctx, unsigned i,
+                              llvm::StringRef name,
+                              std::optional<Dim> perAxis = {},
+                              llvm::StringRef axisName = "",
+                              size_t axisFromEnd = 0);
 /// Multidirectional (numpy) broadcast of two shapes.
 llvm::Expected<Shape> broadcastShapes(InferenceContext &ctx,
                                       llvm::ArrayRef<Dim> a,
