@@ -4,16 +4,17 @@
 // inputs of every Conv, MatMul and Gemm (the weight stored as an FP8
 // initializer behind its DQ):
 //
-//   %q = onnx.QuantizeLinear(%x, %s, %z) : f8E4M3FN
-//   %d = onnx.DequantizeLinear(%q, %s, %z)
-//   %w = onnx.DequantizeLinear(%w8, %ws, %wz)       (constant)
+//   %q = q.quantize(%x) : !quant.uniform<f8E4M3FN:f32, s>
+//   %d = q.dequantize(%q)
+//   %w = q.dequantize(%w8)                           (constant)
 //   %y = onnx.MatMul(%d, %w)
 //
 // TensorRT 10 runs that as one FP8 GEMM (its Q/DQ fusion in FP8, new in
 // 10.0): a unit whose MACs count as FP8, with the activation after it
-// that TensorRT fuses into GEMMs. FP8 Q/DQ stay opaque
-// onnx.QuantizeLinear/DequantizeLinear nodes in qopt's IR, so the rules
-// read them here. An FP8 Q/DQ that feeds no such GEMM only converts, in
+// that TensorRT fuses into GEMMs. The INT8 rules and the placement passes
+// leave minifloat Q/DQ alone (isMinifloatQdq), so these rules read them
+// here, typed or, with a nonzero zero point, as onnx.QuantizeLinear/
+// DequantizeLinear. An FP8 Q/DQ that feeds no such GEMM only converts, in
 // float; TensorRT 8.x's parser has no FP8 Q/DQ (only custom TRT_FP8 ops),
 // ONNX Runtime's CPU provider and qopt's plan compute them as float
 // conversions.
@@ -41,13 +42,14 @@ using namespace qopt::fusion;
 namespace {
 
 bool isFloat8Quantize(const Node &n) {
-  return n.isa(ops::QuantizeLinear) && n.getNumResults() == 1 &&
+  return (n.isa(ops::QQuantize) || n.isa(ops::QuantizeLinear)) &&
+         n.getNumResults() == 1 &&
          isFloat8Kind(n.getResult()->getType()->getStorageKind());
 }
 
 bool isFloat8Dequantize(const Node &n) {
-  return n.isa(ops::DequantizeLinear) && n.getNumOperands() >= 1 &&
-         n.getOperand(0) &&
+  return (n.isa(ops::QDequantize) || n.isa(ops::DequantizeLinear)) &&
+         n.getNumOperands() >= 1 && n.getOperand(0) &&
          isFloat8Kind(n.getOperand(0)->getType()->getStorageKind());
 }
 

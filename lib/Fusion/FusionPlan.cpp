@@ -101,7 +101,10 @@ const Value *storedOrSelf(const Value *v) {
 }
 
 bool isQdqOp(const Node &n) {
-  return n.isa(ops::QQuantize) || n.isa(ops::QDequantize) ||
+  // A float8/float4 Q/DQ converts in float unless an FP8 rule places it
+  // (FusionFp8.cpp): a node of its own, not an integer grid's Q/DQ.
+  return ((n.isa(ops::QQuantize) || n.isa(ops::QDequantize)) &&
+          !isMinifloatQdq(n)) ||
          n.isa(ops::QRequantize);
 }
 
@@ -134,7 +137,7 @@ const QuantType *Planner::readGrid(const Value *v) const {
   if (!v)
     return nullptr;
   if (const QuantType *q = getStoredQuantType(v))
-    return q;
+    return q->hasIntegerStorage() ? q : nullptr;
   if (Node *dq = getProducer(v, ops::QDequantize))
     return getStoredQuantType(dq->getOperand(0));
   auto it = copyGrid.find(v);
@@ -281,7 +284,7 @@ void Planner::classify(Node &n) {
   }
   if (plan.unitOf.count(&n))
     return;
-  if (n.getDialect() == "q") {
+  if (n.getDialect() == "q" && !isMinifloatQdq(n)) {
     // A unit fuse<backend> has formed already.
     pendingReads.clear();
     FusionUnit unit;

@@ -120,10 +120,11 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
   }
   if (auto err = expect(">"))
     return std::move(err);
-  if (!isQuantStorageKind(*storage))
+  if (!isAnyQuantStorageKind(*storage))
     return error(loc, "quantized storage type '" +
                           getElementKindName(*storage) +
-                          "' is not supported (i4, u4, i8, u8, i16, u16, i32)");
+                          "' is not supported (i4, u4, i8, u8, i16, u16, "
+                          "i32, the float8 kinds, f4E2M1)");
   return static_cast<const Type *>(
       ctx.getQuantType(*storage, *expressed, axis, scales, zps, blockSize));
 }

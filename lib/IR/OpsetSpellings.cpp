@@ -179,6 +179,15 @@ std::string qopt::whyNotExpressibleAtOpset(const Node &n, int64_t opset,
     if ((s == ElementKind::I4 || s == ElementKind::U4) && opset < 21)
       return "4-bit quantization (" + what + ") needs opset 21" + has +
              std::to_string(opset);
+    if (isFloat8Kind(s) && opset < 19)
+      return "float8 quantization (" + what + ") needs opset 19" + has +
+             std::to_string(opset);
+    if (s == ElementKind::F4E2M1 && opset < 23)
+      return "float4 quantization (" + what + ") needs opset 23" + has +
+             std::to_string(opset);
+    if (q->isBlocked() && opset < 21)
+      return "block-wise quantization (" + what + ") needs opset 21" + has +
+             std::to_string(opset);
   }
   return {};
 }

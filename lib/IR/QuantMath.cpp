@@ -77,12 +77,19 @@ int64_t quant::getChannelZeroPoint(const QuantType *q, int64_t channel) {
 }
 
 int64_t quant::quantizeValue(float x, const QuantType *q, int64_t channel) {
+  if (q->hasMinifloatStorage()) // ONNX: x / scale to the nearest code,
+    return encodeFloat8(x / getChannelScale(q, channel), // saturated
+                        q->getStorageKind(), /*saturate=*/true);
   return quantizeValue(x, getChannelScale(q, channel),
                        getChannelZeroPoint(q, channel), q->getStorageKind());
 }
 
 float quant::dequantizeValue(int64_t stored, const QuantType *q,
                              int64_t channel) {
+  if (q->hasMinifloatStorage()) // the code's value times the scale
+    return static_cast<float>(decodeFloat8(static_cast<uint8_t>(stored),
+                                           q->getStorageKind())) *
+           getChannelScale(q, channel);
   return dequantizeValue(stored, getChannelScale(q, channel),
                          getChannelZeroPoint(q, channel));
 }
@@ -276,6 +283,10 @@ bool storeInt(std::string &bytes, ElementKind kind, int64_t i, int64_t v) {
     storeDouble(bytes, kind, i, static_cast<double>(v));
     return true;
   }
+  if (isMinifloatKind(kind)) { // a code
+    storeAt<uint8_t>(bytes, i, static_cast<uint8_t>(v));
+    return true;
+  }
   std::pair<int64_t, int64_t> range = getIntegerRange(kind);
   if (kind == ElementKind::U64)
     range.first = 0;
@@ -386,8 +397,9 @@ quant::quantizeDense(const DenseElements &floats, const QuantType *q) {
     return makeError("cannot quantize elements of kind " +
                      getElementKindName(floats.getKind()) +
                      ": expected f32, f16, bf16 or f64");
-  if (auto err = checkStorageKind(q))
-    return err;
+  if (!q->hasMinifloatStorage())
+    if (auto err = checkStorageKind(q))
+      return err;
   if (auto err = checkQuantTypeFits(q, floats.getDims()))
     return err;
   ElementKind storage = q->getStorageKind();

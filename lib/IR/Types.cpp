@@ -118,6 +118,10 @@ bool qopt::isQuantStorageKind(ElementKind k) {
          k == ElementKind::U16 || k == ElementKind::I32;
 }
 
+bool qopt::isAnyQuantStorageKind(ElementKind k) {
+  return isQuantStorageKind(k) || isMinifloatKind(k);
+}
+
 std::pair<int64_t, int64_t> qopt::getIntegerRange(ElementKind k) {
   switch (k) {
   case ElementKind::I4:

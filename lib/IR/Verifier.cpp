@@ -17,9 +17,10 @@ using namespace qopt;
 std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
   std::string msg;
   llvm::raw_string_ostream os(msg);
-  if (!isQuantStorageKind(q->getStorageKind())) {
+  if (!isAnyQuantStorageKind(q->getStorageKind())) {
     os << "quantized storage type " << getElementKindName(q->getStorageKind())
-       << " is not supported (i8, u8, i16, u16, i32)";
+       << " is not supported (i4, u4, i8, u8, i16, u16, i32, the float8 "
+          "kinds, f4E2M1)";
     return os.str();
   }
   ElementKind expressed = q->getExpressedKind();
@@ -46,6 +47,16 @@ std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
       return os.str();
     }
     int64_t zp = q->getZeroPoints()[i];
+    if (q->hasMinifloatStorage()) {
+      // The type holds float8/float4 grids with a zero offset only (a
+      // model's other zero points stay onnx.QuantizeLinear).
+      if (zp != 0) {
+        os << "zero point of a " << getElementKindName(q->getStorageKind())
+           << " quantized type must be 0, got " << zp;
+        return os.str();
+      }
+      continue;
+    }
     if (q->getStorageKind() == ElementKind::I32 && zp != 0) {
       os << "zero point of an i32 quantized type must be 0, got " << zp;
       return os.str();

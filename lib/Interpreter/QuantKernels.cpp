@@ -143,7 +143,9 @@ llvm::Error qQuantizeKernel(KernelContext &ctx) {
   const QuantType *q = ctx.op.getResultQuantType();
   if (!q || !ctx.input(0))
     return ctx.error("q.quantize needs an input and a quantized result type");
-  return quantize(ctx, *ctx.input(0), fromType(q), ctx.outputs[0]);
+  QuantParams p = fromType(q);
+  p.saturate = ctx.getInt("saturate", 1) != 0;
+  return quantize(ctx, *ctx.input(0), p, ctx.outputs[0]);
 }
 
 llvm::Error qDequantizeKernel(KernelContext &ctx) {

@@ -141,9 +141,11 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
   // Parameters that are not constants keep the node opaque.
   const DenseElements *scale = constantData(scaleId);
   const DenseElements *zp = constantData(zpId);
-  // float8 (opset 19): kept as onnx.QuantizeLinear/DequantizeLinear, which
-  // the interpreter runs exactly and the passes leave alone (the IR's
-  // quantized types hold integers).
+  // float8 (opset 19) and float4 (opset 23): typed like the integer kinds
+  // when the zero point is absent or all +0 codes (a quantized type's
+  // minifloat grid has no offset); other zero points keep the node
+  // onnx.QuantizeLinear/DequantizeLinear, which the interpreter runs as
+  // ONNX defines it.
   {
     ElementKind stored = isQ ? knownKind(zpId) : knownKind(xId);
     if (stored == ElementKind::Unknown && isQ && outputDtype)
@@ -159,7 +161,13 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
                          " type " + getElementKindName(stored) +
                          " needs opset " + llvm::Twine(since) +
                          ", but the model imports opset " + llvm::Twine(opset));
-      return llvm::Error::success();
+      if (!zpName.empty()) {
+        if (!zp || zp->getKind() != stored)
+          return llvm::Error::success();
+        for (int64_t i = 0; i < zp->getNumElements(); ++i)
+          if (zp->getAsInt(i) != 0)
+            return llvm::Error::success();
+      }
     }
   }
   ElementKind scaleKind = knownKind(scaleId);
@@ -168,7 +176,7 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
                      "' must be a float tensor, got " +
                      getElementKindName(scaleKind));
   ElementKind zpKind = knownKind(zpId);
-  if (zpKind != ElementKind::Unknown && !isQuantStorageKind(zpKind))
+  if (zpKind != ElementKind::Unknown && !isAnyQuantStorageKind(zpKind))
     return makeError(where + ": zero point '" + zpName +
                      "' must be int4, uint4, int8, uint8, int16, uint16" +
                      (isQ ? "" : " or int32") + ", got " +
@@ -193,7 +201,7 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
     auto k = onnxbridge::elementKindFromOnnx(*outputDtype, std::string(where));
     if (!k)
       return k.takeError();
-    if (!isQuantStorageKind(*k) || *k == ElementKind::I32)
+    if (!isAnyQuantStorageKind(*k) || *k == ElementKind::I32)
       return makeError(where + ": output_dtype " + getElementKindName(*k) +
                        " is not a supported quantized type");
     if (storage != ElementKind::Unknown && storage != *k)
@@ -213,7 +221,7 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
       storage = ElementKind::U8;
   } else {
     if (xKind != ElementKind::Unknown) {
-      if (!isQuantStorageKind(xKind))
+      if (!isAnyQuantStorageKind(xKind))
         return makeError(where + ": input '" + x +
                          "' must be int8, uint8, "
                          "int16, uint16 or int32, "

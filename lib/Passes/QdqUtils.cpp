@@ -11,9 +11,25 @@
 
 using namespace qopt;
 
+bool qopt::isMinifloatQdq(const Node &n) {
+  if (n.isa(ops::QQuantize))
+    return n.getResult()->getType()->getStorageKind() != ElementKind::Unknown &&
+           isMinifloatKind(n.getResult()->getType()->getStorageKind());
+  if (n.isa(ops::QDequantize))
+    return n.getOperand(0) &&
+           isMinifloatKind(n.getOperand(0)->getType()->getStorageKind());
+  return false;
+}
+
+/// Whether `n` is an `op` node the matchers below report: a Q/DQ of a
+/// minifloat grid is not one (see getProducer).
+static bool matchesOp(const Node &n, llvm::StringRef op) {
+  return n.isa(op) && !isMinifloatQdq(n);
+}
+
 Node *qopt::getProducer(const Value *v, llvm::StringRef op) {
   Node *n = v ? v->getDefiningNode() : nullptr;
-  return n && n->isa(op) ? n : nullptr;
+  return n && matchesOp(*n, op) ? n : nullptr;
 }
 
 bool qopt::isConstantValue(const Value *v) {
@@ -32,7 +48,7 @@ Node *qopt::getSoleUserOfKind(const Value *v, llvm::StringRef op) {
   if (!v->hasOneUse() || v->isGraphOutput() || v->isCaptured())
     return nullptr;
   Node *user = v->getUses().front().user;
-  return user && user->isa(op) ? user : nullptr;
+  return user && matchesOp(*user, op) ? user : nullptr;
 }
 
 Value *qopt::getOtherOperand(const Node &n, const Value *v) {
@@ -45,7 +61,7 @@ bool qopt::allUsersAre(const Value *v, llvm::StringRef op) {
   if (!v->hasUses() || v->isGraphOutput() || v->isCaptured())
     return false;
   for (const Use &u : v->getUses())
-    if (u.isGraphOutput() || u.isCapture() || !u.user->isa(op))
+    if (u.isGraphOutput() || u.isCapture() || !matchesOp(*u.user, op))
       return false;
   return true;
 }
@@ -116,11 +132,11 @@ Node *qopt::createDequantize(PatternRewriter &r, Value *stored,
 }
 
 bool qopt::isActivationQuantize(const Node &n) {
-  return n.isa(ops::QQuantize) && !isConstantValue(n.getOperand(0));
+  return matchesOp(n, ops::QQuantize) && !isConstantValue(n.getOperand(0));
 }
 
 bool qopt::isActivationDequantize(const Node &n) {
-  if (!n.isa(ops::QDequantize))
+  if (!matchesOp(n, ops::QDequantize))
     return false;
   const Value *in = n.getOperand(0);
   if (isConstantValue(in))

@@ -92,7 +92,7 @@ llvm::Error plan::checkPlanBudget(const Plan &plan) {
   return llvm::Error::success();
 }
 
-/// Whether tensor `id` is the DequantizeLinear of a float8 tensor (an FP8
+/// Whether tensor `id` is the dequantization of a float8 tensor (an FP8
 /// model's activation: its products are FP8 arithmetic the plan runs in
 /// f32, not a float island).
 static bool isFloat8Dequantized(const Plan &plan,
@@ -101,8 +101,10 @@ static bool isFloat8Dequantized(const Plan &plan,
   const auto *dq = id >= 0 && size_t(id) < producers.size()
                        ? llvm::dyn_cast_or_null<FloatStep>(producers[id])
                        : nullptr;
-  if (!dq || dq->getOp().op != ops::DequantizeLinear || dq->inputs.empty() ||
-      dq->inputs[0] < 0)
+  if (!dq ||
+      (dq->getOp().op != ops::DequantizeLinear &&
+       dq->getOp().op != ops::QDequantize) ||
+      dq->inputs.empty() || dq->inputs[0] < 0)
     return false;
   return isMinifloatKind(plan.tensors[dq->inputs[0]].kind);
 }

@@ -82,8 +82,12 @@ bool isFloat8Kind(ElementKind kind);
 bool isMinifloatKind(ElementKind kind);
 bool isIntegerKind(ElementKind kind);
 bool isSignedIntegerKind(ElementKind kind);
-/// Storage kinds a quantized type may use.
+/// Integer storage kinds of a quantized type (i4, u4, i8, u8, i16, u16 and
+/// i32 for a bias): the grids passes and integer kernels compute on.
 bool isQuantStorageKind(ElementKind kind);
+/// Every storage kind a quantized type may use: the integer ones and the
+/// minifloat ones (float8, float4), whose codes are values of their own.
+bool isAnyQuantStorageKind(ElementKind kind);
 /// ONNX TensorProto.DataType numbers (1 = FLOAT, 2 = UINT8, ...). nullopt
 /// for the ONNX types qopt has no element kind for (float8, 4-bit, complex).
 std::optional<ElementKind> elementKindFromOnnxDataType(int64_t dataType);
@@ -131,6 +135,12 @@ class QuantType : public Type {
 public:
   ElementKind getStorageKind() const { return storage; }
   ElementKind getExpressedKind() const { return expressed; }
+  /// Integer storage: q = round(x / s) + zp on an integer grid. Passes that
+  /// compute on grids (requantize, unify, fold) handle only these.
+  bool hasIntegerStorage() const { return isQuantStorageKind(storage); }
+  /// float8 or float4 storage (ONNX FP8/FP4 Q/DQ): the codes are small
+  /// floats, q = to_minifloat(x / s), and the zero point is 0.
+  bool hasMinifloatStorage() const { return isMinifloatKind(storage); }
   bool isPerAxis() const { return axis.has_value(); }
   /// Quantized dimension for per-axis types.
   int64_t getAxis() const { return *axis; }

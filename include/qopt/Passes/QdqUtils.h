@@ -30,7 +30,16 @@ inline const QuantType *getStoredQuantType(const Value *v) {
   return v->getType()->getQuantType();
 }
 
-/// The node producing `v` when it is an `op` node, else null.
+/// A q.quantize or q.dequantize whose grid is float8 or float4 (ONNX FP8/
+/// FP4 Q/DQ). Their codes are small floats, not integers on a grid: the
+/// placement passes (which requantize, merge and move integer grids) and
+/// the INT8 fusion rules leave them alone, so the matchers below never
+/// report them as `q.quantize`/`q.dequantize` nodes. Code that handles
+/// them (the FP8 rules, redundant-pair removal) asks for them by name.
+bool isMinifloatQdq(const Node &n);
+
+/// The node producing `v` when it is an `op` node, else null (never a
+/// minifloat Q/DQ: isMinifloatQdq).
 Node *getProducer(const Value *v, llvm::StringRef op);
 
 /// True for the result of an onnx.Constant holding a tensor (an
@@ -41,11 +50,12 @@ bool isConstantValue(const Value *v);
 std::vector<std::pair<Node *, unsigned>> getUsers(const Value *v);
 
 /// True when every use of `v` is an operand of an `op` node (and `v` has at
-/// least one use and is not a graph output).
+/// least one use and is not a graph output); no minifloat Q/DQ matches.
 bool allUsersAre(const Value *v, llvm::StringRef op);
 
 /// The one user of `v` when it is an `op` node reading it once and `v` is
-/// no graph output and captured by no subgraph; null otherwise.
+/// no graph output and captured by no subgraph (and no minifloat Q/DQ);
+/// null otherwise.
 Node *getSoleUserOfKind(const Value *v, llvm::StringRef op);
 
 /// The operand of two-operand `n` that is not `v`; null when `n` has not
@@ -167,7 +177,8 @@ void retypeRegion(PatternRewriter &r, const StoredRegion &region,
                   const QuantType *q);
 
 /// The activation Q/DQ of a value: a q.quantize whose operand is not a
-/// constant (weights are quantized constants).
+/// constant (weights are quantized constants); integer grids only, as
+/// getProducer.
 bool isActivationQuantize(const Node &n);
 /// A q.dequantize whose operand is not a constant and not produced by a
 /// q.quantize of a constant.
