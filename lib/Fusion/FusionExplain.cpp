@@ -117,6 +117,10 @@ void printSummaryLine(const FusionPlan::Summary &s, llvm::raw_ostream &os) {
     os << ", INT4 weight-only MACs "
        << llvm::format("%.1f%%", 100.0 * s.int4WeightOnlyMacs / s.totalMacs)
        << " (" << macText(s.int4WeightOnlyMacs) << ")";
+  if (s.fp4WeightOnlyMacs)
+    os << ", FP4 weight-only MACs "
+       << llvm::format("%.1f%%", 100.0 * s.fp4WeightOnlyMacs / s.totalMacs)
+       << " (" << macText(s.fp4WeightOnlyMacs) << ")";
   os << ", " << s.units << (s.units == 1 ? " unit" : " units") << " + "
      << s.copies << " int8 copies, " << s.requantizes
      << (s.requantizes == 1 ? " requantize, " : " requantizes, ") << s.reformats

@@ -180,10 +180,16 @@ bool Planner::tryFp8(Node &n) {
       unit.absorbed.push_back(q);
     unit.inputs.push_back({n.getOperand(i), nullptr});
   }
+  Value *out = absorbGemmEpilogue(unit, n.getResult());
+  unit.outputs.push_back({out, nullptr});
+  addUnit(std::move(unit));
+  return true;
+}
+
+Value *Planner::absorbGemmEpilogue(FusionUnit &unit, Value *out) {
   // A constant bias Add right after it (MatMul + bias, as exporters write
   // a Linear layer), then an activation the backend fuses into a GEMM
   // (Relu, Clip, ..., GELU's Erf chain), join, as they join an INT8 one.
-  Value *out = n.getResult();
   if (Node *add = soleUser(out);
       add && add->isa(ops::Add) && add->getNumOperands() == 2 &&
       isConstantValue(add->getOperand(add->getOperand(0) == out ? 1 : 0))) {
@@ -207,7 +213,5 @@ bool Planner::tryFp8(Node &n) {
     unit.members.push_back(user);
     out = user->getResult();
   }
-  unit.outputs.push_back({out, nullptr});
-  addUnit(std::move(unit));
-  return true;
+  return out;
 }

@@ -335,7 +335,9 @@ FusionPlan::Summary FusionPlan::summarize() const {
       continue;
     }
     ++s.units;
-    if (u.weightOnly4Bit)
+    if (u.weightOnly4Bit && u.fp4)
+      s.fp4WeightOnlyMacs += u.macs;
+    else if (u.weightOnly4Bit)
       s.int4WeightOnlyMacs += u.macs;
     else if (u.fp8)
       s.fp8Macs += u.macs;

@@ -189,6 +189,13 @@ private:
   bool tryWeightOnly(Node &n);
   /// com.microsoft.MatMulNBits: the unit under ONNX Runtime, float elsewhere.
   bool tryMatMulNBits(Node &n);
+  /// A MatMul/Gemm by a constant FP4 weight (NVFP4) with float activations.
+  bool tryFp4WeightOnly(Node &n);
+  /// Adds to a float-output GEMM unit (FP8, weight-only) what the backend
+  /// runs in its epilogue after `out`: a constant bias Add, then the
+  /// activations it fuses (GELU's Erf chain where it does). Returns the
+  /// unit's output.
+  Value *absorbGemmEpilogue(FusionUnit &unit, Value *out);
   /// FP8 Q/DQ (opaque ops) and the Conv/GEMMs they feed on both inputs
   /// (FusionFp8.cpp): FP8 units where the backend has them.
   bool tryFp8(Node &n);

@@ -81,8 +81,13 @@ constexpr OpRule kTrtOps[] = {
 //   INormalizationLayer, which computes in FP32/FP16);
 // - Q/DQ: INT8 only on 8.x; FP8 and INT4 (block-quantized weights) from
 //   10.0: a MatMul by a 4-bit weight with float activations is one
-//   weight-only GEMM there (FusionWeightOnly.cpp); FP8 Q/DQ stay opaque ops
-//   in qopt's IR.
+//   weight-only GEMM there (FusionWeightOnly.cpp);
+// - FP4 (E2M1, NVFP4's two-level block scales) from 10.8 (release notes:
+//   "E2M1 FP4 data type on NVIDIA Blackwell GPUs using explicit
+//   quantization"): FP4 weight constants with a DQ prologue into a GEMM
+//   whose activations stay high precision (Torch-TensorRT's NVFP4
+//   weight-only example); `trt:10` is the newest 10.x, `trt:10.0` the
+//   first.
 constexpr int64_t kTrtAttentionHeadSizes[] = {16, 32, 64};
 constexpr llvm::StringLiteral kTrt85Unparsed[] = {ops::LayerNormalization};
 constexpr llvm::StringLiteral kTrtVersionSource =
@@ -91,7 +96,7 @@ constexpr llvm::StringLiteral kTrtVersionSource =
 
 constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
                                 llvm::ArrayRef<llvm::StringLiteral> unparsed,
-                                bool fp8AndInt4) {
+                                bool fp8AndInt4, bool fp4 = false) {
   BackendRules r{"trt", "TensorRT", kTrtOps};
   r.version = version;
   r.maxOpset = maxOpset;
@@ -105,6 +110,8 @@ constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
   // quantization, block-quantized INT4 weights).
   r.int4WeightOnlyGemm = fp8AndInt4;
   r.fp8Gemm = fp8AndInt4;
+  r.fp4WeightOnlyGemm = fp4;
+  r.weightOnlyGemmEpilogue = true;
   r.propagatesThroughDataMovement = true;
   r.concatRequantizes = false;
   r.residualAddEpilogue = true;
@@ -150,7 +157,8 @@ constexpr BackendRules trtRules(llvm::StringLiteral version, int64_t maxOpset,
   return r;
 }
 
-constexpr BackendRules kTrtRules = trtRules("10", 24, {}, true);
+constexpr BackendRules kTrtRules = trtRules("10", 24, {}, true, true);
+constexpr BackendRules kTrt100Rules = trtRules("10.0", 20, {}, true);
 constexpr BackendRules kTrt86Rules = trtRules("8.6", 17, {}, false);
 constexpr BackendRules kTrt85Rules = trtRules("8.5", 17, kTrt85Unparsed, false);
 
@@ -266,7 +274,7 @@ constexpr BackendRules kCpuRules = [] {
 const BackendRules *const kAllRules[] = {&kTrtRules, &kOrtRules, &kCpuRules};
 /// Every version, oldest first per backend; the defaults are the newest.
 const BackendRules *const kVersionedRules[] = {&kTrt85Rules, &kTrt86Rules,
-                                               &kTrtRules};
+                                               &kTrt100Rules, &kTrtRules};
 
 } // namespace
 

@@ -19,6 +19,20 @@
 // the unit under ONNX Runtime; TensorRT's parser and the plan read no
 // com.microsoft ops (raise-qoperator writes it back as the QDQ form).
 //
+// NVFP4 weights (NVIDIA Model Optimizer, TorchAO) are FP4 (E2M1) codes in
+// blocks of 16, each block's scale an FP8 code that one float32 scale
+// dequantizes:
+//
+//   %s = q.dequantize(%s8)        %s8: f8E4M3FN constant, per tensor
+//   %b = onnx.DequantizeLinear(%w4, %s) {block_size = 16}   %w4: f4E2M1
+//   %y = onnx.MatMul(%x, %b)                                x float
+//
+// TensorRT 10.8 keeps the FP4 constant and dequantizes it in the GEMM's
+// prologue, the activations in high precision (FP4 came in 10.8 for
+// Blackwell GPUs): one weight-only unit, its MACs FP4 weight-only. Earlier
+// versions, ONNX Runtime 1.30 (no FLOAT4E2M1 kernel) and qopt's plan (the
+// weight folds to f32) compute it in float.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FusionPlanner.h"
@@ -48,7 +62,6 @@ static FusionUnit weightOnlyUnit(Node &n) {
   unit.members.push_back(&n);
   unit.macs = countMacs(n);
   unit.inputs.push_back({n.getOperand(0), nullptr});
-  unit.outputs.push_back({n.getResult(), nullptr});
   return unit;
 }
 
@@ -63,12 +76,93 @@ bool Planner::tryMatMulNBits(Node &n) {
     markFloat(n, std::move(c));
     return true;
   }
-  addUnit(weightOnlyUnit(n));
+  FusionUnit unit = weightOnlyUnit(n);
+  unit.outputs.push_back({n.getResult(), nullptr});
+  addUnit(std::move(unit));
+  return true;
+}
+
+/// The DQs of the constant FP4 weight `v` is, the weight's first: a
+/// q.dequantize or onnx.DequantizeLinear of an f4E2M1 constant whose scale
+/// is a constant or (NVFP4) the DQ of a constant float8 tensor. Empty for
+/// anything else.
+static std::vector<Node *> fp4WeightDequantize(const Value *v) {
+  auto isDequantize = [](const Node *n) {
+    return n && (n->isa(ops::QDequantize) || n->isa(ops::DequantizeLinear)) &&
+           n->getNumOperands() >= 1 && n->getOperand(0);
+  };
+  auto constantOperands = [](const Node &n, unsigned from) {
+    for (unsigned i = from; i < n.getNumOperands(); ++i)
+      if (n.getOperand(i) && !isConstantValue(n.getOperand(i)))
+        return false;
+    return true;
+  };
+  Node *dq = v ? v->getDefiningNode() : nullptr;
+  if (!isDequantize(dq) ||
+      dq->getOperand(0)->getType()->getStorageKind() != ElementKind::F4E2M1 ||
+      !isConstantValue(dq->getOperand(0)))
+    return {};
+  std::vector<Node *> chain{dq};
+  if (dq->isa(ops::QDequantize) || constantOperands(*dq, 1))
+    return chain;
+  // Two-level: the scale is the DQ of float8 codes by constants.
+  Node *scaleDq = dq->getNumOperands() > 1 && dq->getOperand(1)
+                      ? dq->getOperand(1)->getDefiningNode()
+                      : nullptr;
+  if (!isDequantize(scaleDq) || !constantOperands(*dq, 2) ||
+      !isFloat8Kind(scaleDq->getOperand(0)->getType()->getStorageKind()) ||
+      !constantOperands(*scaleDq, 0))
+    return {};
+  chain.push_back(scaleDq);
+  return chain;
+}
+
+bool Planner::tryFp4WeightOnly(Node &n) {
+  if (!(n.isa(ops::MatMul) || n.isa(ops::Gemm)) || n.getNumOperands() < 2 ||
+      !n.getOperand(0))
+    return false;
+  std::vector<Node *> weight = fp4WeightDequantize(n.getOperand(1));
+  const Node *xProducer = n.getOperand(0)->getDefiningNode();
+  if (weight.empty() || (xProducer && (xProducer->isa(ops::QDequantize) ||
+                                       xProducer->isa(ops::DequantizeLinear))))
+    return false;
+  if (!rules.fp4WeightOnlyGemm) {
+    FloatCause c;
+    if (rules.name == "trt") {
+      c.reason = "TensorRT " + rules.version.str() +
+                 " has no FP4 (E2M1) type: FP4 weights (NVFP4) came in "
+                 "TensorRT 10.8, for Blackwell GPUs";
+      c.fixInModel = "build with TensorRT 10.8 or newer on a Blackwell GPU, "
+                     "or quantize the weight to INT4 or INT8";
+    } else if (rules.name == "ort") {
+      c.reason = "ONNX Runtime 1.30 has no CPU kernel for FLOAT4E2M1 "
+                 "weights (its DequantizeLinear does not take FP4)";
+      c.fixInModel = "quantize the weight to INT4 (MatMulNBits) for ONNX "
+                     "Runtime";
+    } else {
+      c.reason = rules.title.str() + " has no FP4 kernel: the FP4 weight "
+                                     "folds to float32 and the GEMM runs in "
+                                     "float";
+      c.fixInModel = "quantize the weight to INT4 for the CPU";
+    }
+    markFloat(n, std::move(c));
+    return true;
+  }
+  FusionUnit unit = weightOnlyUnit(n);
+  unit.kind = "fp4 weight-only " + n.getOpType().lower();
+  unit.fp4 = true;
+  unit.absorbed = weight;
+  unit.inputs.push_back({n.getOperand(1), nullptr});
+  unit.outputs.push_back({rules.weightOnlyGemmEpilogue
+                              ? absorbGemmEpilogue(unit, n.getResult())
+                              : n.getResult(),
+                          nullptr});
+  addUnit(std::move(unit));
   return true;
 }
 
 bool Planner::tryWeightOnly(Node &n) {
-  if (tryMatMulNBits(n))
+  if (tryMatMulNBits(n) || tryFp4WeightOnly(n))
     return true;
   if (!n.isa(ops::MatMul) || n.getNumOperands() != 2)
     return false;
@@ -106,6 +200,10 @@ bool Planner::tryWeightOnly(Node &n) {
   FusionUnit unit = weightOnlyUnit(n);
   unit.absorbed.push_back(dq);
   unit.inputs.push_back({n.getOperand(1), grid});
+  unit.outputs.push_back({rules.weightOnlyGemmEpilogue
+                              ? absorbGemmEpilogue(unit, n.getResult())
+                              : n.getResult(),
+                          nullptr});
   addUnit(std::move(unit));
   return true;
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """Checks qopt end to end on the low-bit models of bench/gen_lowbit_models.py
-and bench/gen_lowbit_networks.py (FP8, INT4 weight-only, mixed INT8/FP8,
-float16 activations): for every NAME_qdq.onnx in --models,
+and bench/gen_lowbit_networks.py (FP8, INT4 and FP4 weight-only, mixed
+INT8/FP8, float16 activations): for every NAME_qdq.onnx in --models,
 
  1. round trip: `qopt M -o out.onnx` writes the same nodes (op types, inputs,
     outputs, attributes) and initializers (type, dims, raw bytes);
  2. explain under trt:8.6 and trt:10: the summary's MACs by precision.
-    TensorRT 8.6 has no FP8 or INT4: no FP8 or INT4 weight-only MACs there;
-    under 10 every FP8 model has FP8 MACs and every INT4 one INT4 weight-only
-    MACs;
+    TensorRT 8.6 has no FP8, INT4 or FP4: no such MACs there; under 10 every
+    FP8 model has FP8 MACs, every INT4 one INT4 weight-only MACs and every
+    FP4 (NVFP4) one FP4 weight-only MACs (10 is the newest 10.x; FP4 came in
+    10.8);
  3. the plan, built without -allow-float-plan, matches the reference step by
     step (1 LSB, 1e-4 of each tensor's largest magnitude); FLOAT4E2M1 ones
     with it (no FP4 kernel: the weight folds to f32 and a float step runs);
@@ -42,9 +43,10 @@ def graph_signature(path):
 
 
 def macs_by_precision(summary):
-    """{'INT8': pct, 'FP8': pct, 'INT4 weight-only': pct, 'total': MACs} from
-    a summary line ('INT8 MACs 0.0% (0 MAC of 1.5 MMAC), FP8 MACs ...')."""
-    found = {"INT8": 0.0, "FP8": 0.0, "INT4 weight-only": 0.0}
+    """{'INT8': pct, 'FP8': pct, 'INT4 weight-only': pct, 'FP4 weight-only':
+    pct, 'total': MACs} from a summary line ('INT8 MACs 0.0% (0 MAC of 1.5
+    MMAC), FP8 MACs ...')."""
+    found = {"INT8": 0.0, "FP8": 0.0, "INT4 weight-only": 0.0, "FP4 weight-only": 0.0}
     total = re.search(r"of ([0-9.]+) ([KMG]?)MAC\)", summary)
     found["total"] = (float(total.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[total.group(2)]
                       if total else 0.0)
@@ -69,7 +71,7 @@ def main():
     if not models:
         sys.exit(f"check_lowbit: no *_qdq.onnx in {args.models}")
     failures = 0
-    print("| model | round trip | trt:8.6 INT8/FP8/INT4wo % | trt:10 INT8/FP8/INT4wo % "
+    print("| model | round trip | trt:8.6 INT8/FP8/INT4wo/FP4wo % | trt:10 INT8/FP8/INT4wo/FP4wo % "
           "| plan vs reference | cosine vs fp32 twin |")
     print("|---|---|---|---|---|---|")
     for m in models:
@@ -89,13 +91,16 @@ def main():
             split[backend] = macs_by_precision(line)
         fp8 = m.startswith(("fp8", "mixed"))
         int4 = m.startswith("int4")
+        fp4 = m.startswith(("fp4", "nvfp4"))
         old, new = split.get("trt:8.6", {}), split.get("trt:10", {})
-        if old.get("FP8") or old.get("INT4 weight-only"):
-            problems.append("trt:8.6 counts FP8 or INT4 MACs")
+        if old.get("FP8") or old.get("INT4 weight-only") or old.get("FP4 weight-only"):
+            problems.append("trt:8.6 counts FP8, INT4 or FP4 MACs")
         if fp8 and new.get("total") and not new.get("FP8"):
             problems.append("trt:10 counts no FP8 MACs")
         if int4 and new.get("total") and not new.get("INT4 weight-only"):
             problems.append("trt:10 counts no INT4 weight-only MACs")
+        if fp4 and new.get("total") and not new.get("FP4 weight-only"):
+            problems.append("trt:10 counts no FP4 weight-only MACs")
         r = run([args.qopt_run, path, "--plan", "--compare-reference", "--max-lsb=1",
                  "--atol=1e-4"] + (["--allow-float-plan"] if m.startswith(("fp4", "nvfp4")) else []))
         step = next((l for l in r.stdout.splitlines() if "step by step" in l), "")
@@ -112,7 +117,8 @@ def main():
             cosine = f"{min(values):.5f}" if values else "?"
 
         def fmt(d):
-            return "/".join(f"{d.get(k, 0):g}" for k in ("INT8", "FP8", "INT4 weight-only"))
+            return "/".join(f"{d.get(k, 0):g}" for k in ("INT8", "FP8", "INT4 weight-only",
+                                                          "FP4 weight-only"))
         print(f"| {m} | {'same' if same else 'DIFFERS'} | {fmt(old)} | {fmt(new)} | "
               f"{'ok' if plan_ok else 'FAIL'} (max {worst.group(1) if worst else '?'}) | {cosine} |")
         for p in problems:

@@ -145,6 +145,13 @@ struct BackendRules {
   /// A Conv/MatMul/Gemm with FP8 Q/DQ on both inputs is one FP8 layer
   /// (TensorRT 10).
   bool fp8Gemm = false;
+  /// A MatMul/Gemm by the DequantizeLinear of a constant FP4 (E2M1) weight,
+  /// NVFP4's two-level scales included, with float activations, is one
+  /// weight-only GEMM (TensorRT 10.8: FP4 constants on Blackwell).
+  bool fp4WeightOnlyGemm = false;
+  /// A weight-only GEMM runs its bias Add and activation in its epilogue
+  /// (TensorRT; qopt's int4 step and ONNX Runtime's MatMulNBits do not).
+  bool weightOnlyGemmEpilogue = false;
   /// Where the rules come from (printed by -explain).
   llvm::StringLiteral documentation = "";
 
@@ -211,6 +218,9 @@ struct FusionUnit {
   bool weightOnly4Bit = false;
   /// Computes in FP8 (both inputs through FP8 Q/DQ): its MACs are FP8.
   bool fp8 = false;
+  /// With weightOnly4Bit: the weight is FP4 (E2M1), not INT4; its MACs are
+  /// FP4 weight-only.
+  bool fp4 = false;
 
   Node *getAnchor() const { return members.front(); }
   /// True when the unit computes on int8 (every unit except float-output
@@ -272,6 +282,7 @@ struct FusionPlan {
     int64_t totalMacs = 0;
     int64_t int8Macs = 0;
     int64_t int4WeightOnlyMacs = 0;
+    int64_t fp4WeightOnlyMacs = 0;
     int64_t fp8Macs = 0;
     unsigned units = 0; ///< without copies
     unsigned copies = 0;
