@@ -9,6 +9,7 @@
 
 #include "AsmParserImpl.h"
 #include "qopt/IR/AsmPrinter.h"
+#include "qopt/IR/Float8.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include <cstring>
@@ -86,6 +87,38 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
   }
   if (auto err = expect(","))
     return std::move(err);
+  // Two-level scales: ", f8E4M3FN*s {v:zp,...}", each v a value of the
+  // scales' kind.
+  std::optional<ElementKind> scaleKind;
+  float scaleOfScales = 0;
+  skipSpace();
+  const char *kloc = cur;
+  std::optional<ElementKind> k;
+  if (cur < end() && isalpha(static_cast<unsigned char>(*cur))) {
+    // An element kind and '*' ("inf" and "nan" are scales).
+    k = parseElementKindName(lexBareIdent());
+    skipSpace();
+    if (!k || cur >= end() || *cur != '*') {
+      k.reset();
+      cur = kloc;
+    }
+  }
+  if (k) {
+    if (!isMinifloatKind(*k))
+      return error(kloc, "quantized scales must be a float8 or float4 kind, "
+                         "got '" +
+                             getElementKindName(*k) + "'");
+    scaleKind = *k;
+    if (auto err = expect("*"))
+      return std::move(err);
+    skipSpace();
+    const char *sloc = cur;
+    auto g = parseFloat(lexNumberToken());
+    if (!g)
+      return error(sloc, "expected the scale of the scales");
+    scaleOfScales = *g;
+    axis = axis.value_or(-1); // a braced list follows either way
+  }
   std::vector<float> scales;
   std::vector<int64_t> zps;
   auto parseParam = [&]() -> llvm::Error {
@@ -120,6 +153,25 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
   }
   if (auto err = expect(">"))
     return std::move(err);
+  if (scaleKind) {
+    if (*axis == -1)
+      axis.reset();
+    std::vector<uint8_t> codes;
+    for (float v : scales) {
+      uint8_t c = encodeFloat8(v, *scaleKind);
+      if (!(decodeFloat8(c, *scaleKind) == v))
+        return error(loc, "scale value " + formatFloat(v) + " is not a " +
+                              getElementKindName(*scaleKind) + " value");
+      codes.push_back(c);
+    }
+    if (!isAnyQuantStorageKind(*storage))
+      return error(loc, "quantized storage type '" +
+                            getElementKindName(*storage) +
+                            "' is not supported");
+    return static_cast<const Type *>(
+        ctx.getTwoLevelQuantType(*storage, *expressed, axis, blockSize,
+                                 *scaleKind, scaleOfScales, codes, zps));
+  }
   if (!isAnyQuantStorageKind(*storage))
     return error(loc, "quantized storage type '" +
                           getElementKindName(*storage) +

@@ -294,6 +294,11 @@ llvm::ArrayRef<const OpDef *> qopt::getAllOpDefs() {
   return getTable().ordered;
 }
 
+bool qopt::isQdqParamRecordAttr(llvm::StringRef name) {
+  return name == "param_names" || name == "param_ranks" ||
+         name == "scale_params" || name == "scale_param_ranks";
+}
+
 bool qopt::hasTrait(const Node &n, OpTrait t) {
   const OpDef *def = n.getOpDef();
   return def && def->hasTrait(t);

@@ -2,6 +2,7 @@
 
 #include "qopt/IR/Types.h"
 #include "qopt/IR/AsmPrinter.h"
+#include "qopt/IR/Float8.h"
 #include "qopt/Support/FloatFormat.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -151,8 +152,10 @@ std::pair<int64_t, int64_t> qopt::getIntegerRange(ElementKind k) {
 
 bool QuantType::hasSameParams(const QuantType *o) const {
   return expressed == o->expressed && axis == o->axis &&
-         blockSize == o->blockSize && zeroPoints == o->zeroPoints &&
-         scales.size() == o->scales.size() &&
+         scaleStorage == o->scaleStorage &&
+         std::memcmp(&scaleOfScales, &o->scaleOfScales, sizeof(float)) == 0 &&
+         scaleCodes == o->scaleCodes && blockSize == o->blockSize &&
+         zeroPoints == o->zeroPoints && scales.size() == o->scales.size() &&
          std::memcmp(scales.data(), o->scales.data(),
                      scales.size() * sizeof(float)) == 0;
 }
@@ -213,18 +216,26 @@ const ElementType *Context::getElementType(ElementKind kind) {
   return elementTypes[static_cast<unsigned>(kind)].get();
 }
 
-const QuantType *
-Context::getQuantType(ElementKind storage, ElementKind expressed,
-                      std::optional<int64_t> axis, llvm::ArrayRef<float> scales,
-                      llvm::ArrayRef<int64_t> zeroPoints, int64_t blockSize) {
-  if (!axis)
-    blockSize = 0;
+/// The start of a quantized type's uniquing key: kinds, axis, block size.
+static std::string quantKeyPrefix(ElementKind storage, ElementKind expressed,
+                                  std::optional<int64_t> axis,
+                                  int64_t blockSize) {
   std::string key;
   key.push_back(static_cast<char>(storage));
   key.push_back(static_cast<char>(expressed));
   key.append(std::to_string(axis ? *axis : -1000000));
   key.push_back('/');
   key.append(std::to_string(blockSize));
+  return key;
+}
+
+const QuantType *
+Context::getQuantType(ElementKind storage, ElementKind expressed,
+                      std::optional<int64_t> axis, llvm::ArrayRef<float> scales,
+                      llvm::ArrayRef<int64_t> zeroPoints, int64_t blockSize) {
+  if (!axis)
+    blockSize = 0;
+  std::string key = quantKeyPrefix(storage, expressed, axis, blockSize);
   key.push_back('|');
   key.append(reinterpret_cast<const char *>(scales.data()),
              scales.size() * sizeof(float));
@@ -237,6 +248,39 @@ Context::getQuantType(ElementKind storage, ElementKind expressed,
         this, storage, expressed, axis,
         std::vector<float>(scales.begin(), scales.end()),
         std::vector<int64_t>(zeroPoints.begin(), zeroPoints.end()), blockSize));
+  return slot.get();
+}
+
+const QuantType *Context::getTwoLevelQuantType(
+    ElementKind storage, ElementKind expressed, std::optional<int64_t> axis,
+    int64_t blockSize, ElementKind scaleKind, float scaleOfScales,
+    llvm::ArrayRef<uint8_t> scaleCodes, llvm::ArrayRef<int64_t> zeroPoints) {
+  if (!axis)
+    blockSize = 0;
+  // ONNX computes the scale tensor as (value(code) - 0) * scale in float32.
+  std::vector<float> scales;
+  scales.reserve(scaleCodes.size());
+  for (uint8_t c : scaleCodes)
+    scales.push_back(static_cast<float>(decodeFloat8(c, scaleKind)) *
+                     scaleOfScales);
+  std::string key = quantKeyPrefix(storage, expressed, axis, blockSize);
+  key.append("|2|");
+  key.push_back(static_cast<char>(scaleKind));
+  key.append(reinterpret_cast<const char *>(&scaleOfScales), sizeof(float));
+  key.append(reinterpret_cast<const char *>(scaleCodes.data()),
+             scaleCodes.size());
+  key.push_back('|');
+  key.append(reinterpret_cast<const char *>(zeroPoints.data()),
+             zeroPoints.size() * sizeof(int64_t));
+  auto &slot = quantTypes[key];
+  if (!slot) {
+    slot.reset(new QuantType(
+        this, storage, expressed, axis, std::move(scales),
+        std::vector<int64_t>(zeroPoints.begin(), zeroPoints.end()), blockSize));
+    slot->scaleStorage = scaleKind;
+    slot->scaleOfScales = scaleOfScales;
+    slot->scaleCodes.assign(scaleCodes.begin(), scaleCodes.end());
+  }
   return slot.get();
 }
 
@@ -319,7 +363,24 @@ std::string qopt::typeToString(const Type *type) {
       if (q->getZeroPoints()[i] != 0)
         os << ":" << q->getZeroPoints()[i];
     };
-    if (q->isPerAxis()) {
+    if (q->hasQuantizedScales()) {
+      // Two-level: ", f8E4M3FN*s {v:zp,...}", v the codes' values.
+      if (q->isBlocked())
+        os << ":{" << q->getAxis() << ":" << q->getBlockSize() << "}";
+      else if (q->isPerAxis())
+        os << ":" << q->getAxis();
+      os << ", " << getElementKindName(q->getScaleStorageKind()) << "*"
+         << formatFloat(q->getScaleOfScales()) << " {";
+      for (size_t i = 0; i < q->getNumChannels(); ++i) {
+        if (i)
+          os << ",";
+        os << formatFloat(static_cast<float>(
+            decodeFloat8(q->getScaleCodes()[i], q->getScaleStorageKind())));
+        if (q->getZeroPoints()[i] != 0)
+          os << ":" << q->getZeroPoints()[i];
+      }
+      os << "}>";
+    } else if (q->isPerAxis()) {
       // Block-wise: ":{axis:block}" (MLIR's sub-channel spelling).
       if (q->isBlocked())
         os << ":{" << q->getAxis() << ":" << q->getBlockSize() << "}, {";

@@ -1,6 +1,7 @@
 //===- OnnxExporter.cpp - qIR -> ONNX ModelProto (QDQ form) ---------------===//
 
 #include "qopt/Onnx/OnnxExporter.h"
+#include "OnnxExportParams.h"
 #include "OnnxTypes.h"
 #include "qopt/IR/Graph.h"
 #include "qopt/IR/OpDefinition.h"
@@ -295,37 +296,19 @@ private:
                                llvm::StringRef preferred, int rank,
                                const std::string &stem,
                                llvm::ArrayRef<int64_t> blockedDims = {}) {
-    onnx::TensorProto t;
     ElementKind kind = zeroPoint ? q->getStorageKind() : q->getExpressedKind();
-    t.set_data_type(onnxDataTypeOf(kind));
-    if (q->isBlocked())
-      for (int64_t d : blockedDims)
-        t.add_dims(d);
-    else if (q->isPerAxis())
-      t.add_dims(q->getNumChannels());
-    else
-      for (int r = 0; r < rank; ++r) // scalar, [1], [1, 1], ...
-        t.add_dims(1);
-    std::string bytes;
-    unsigned width = getElementByteSize(kind);
-    for (size_t i = 0; i < q->getNumChannels(); ++i) {
-      if (zeroPoint) {
-        int64_t zp = q->getZeroPoints()[i];
-        bytes.append(reinterpret_cast<const char *>(&zp), width);
-        continue;
-      }
-      float f = q->getScales()[i];
-      if (kind == ElementKind::F32) {
-        bytes.append(reinterpret_cast<const char *>(&f), 4);
-      } else {
-        uint16_t bits =
-            kind == ElementKind::F16 ? floatToHalfBits(f) : floatToBf16Bits(f);
-        bytes.append(reinterpret_cast<const char *>(&bits), 2);
-      }
-    }
-    if (zeroPoint && onnxbridge::isPackedInOnnx(kind))
-      bytes = onnxbridge::packNibbles(bytes);
-    t.set_raw_data(bytes);
+    onnx::TensorProto t = quantParamTensor(q, zeroPoint, rank, blockedDims);
+    return placeParam(std::move(t), kind, preferred,
+                      stem + (zeroPoint ? "_zero_point" : "_scale"));
+  }
+
+  /// Adds parameter tensor `t` (of `kind`) as an initializer named
+  /// `preferred` where it can (or shares the one of that name holding the
+  /// same bytes), else under a fresh name from `fallback`, shared by every
+  /// parameter with the same bytes. Returns the name.
+  std::string placeParam(onnx::TensorProto t, ElementKind kind,
+                         llvm::StringRef preferred,
+                         const std::string &fallback) {
     std::string key = t.SerializeAsString();
     if (!preferred.empty()) {
       auto it = paramsByName.find(preferred);
@@ -348,8 +331,7 @@ private:
     auto shared = freshParamsByContent.find(key);
     if (shared != freshParamsByContent.end())
       return shared->second;
-    std::string name =
-        uniqueName(stem + (zeroPoint ? "_zero_point" : "_scale"));
+    std::string name = uniqueName(fallback);
     paramsByName[name] = key;
     freshParamsByContent[key] = name;
     t.set_name(name);
@@ -374,9 +356,6 @@ private:
   llvm::StringMap<std::string> paramsByName;
   /// Names given to parameters that had no recorded name, by bytes.
   std::map<std::string, std::string> freshParamsByContent;
-
-  static uint16_t floatToHalfBits(float f);
-  static uint16_t floatToBf16Bits(float f);
 
   void setAxis(onnx::NodeProto *node, const QuantType *q) {
     auto setInt = [&](const char *name, int64_t v) {
@@ -406,6 +385,48 @@ private:
   }
   std::string attributeError;
 
+  /// Two-level scales: writes the codes and the scale of the scales as
+  /// initializers and the DequantizeLinear that computes the scale tensor
+  /// (named as the node's scale_params record says: that node, the codes,
+  /// the scale, and a zero point of +0 codes when the source had one).
+  /// Returns the scale tensor's name.
+  std::string twoLevelScale(const Node &n, const QuantType *q,
+                            llvm::StringRef scaleName, const std::string &stem,
+                            llvm::ArrayRef<int64_t> blockedDims) {
+    std::vector<std::string> record;
+    if (const Attribute *a = n.getAttr("scale_params"))
+      if (auto *v = a->getIf<std::vector<std::string>>())
+        record = *v;
+    auto recorded = [&](size_t i) -> llvm::StringRef {
+      return i < record.size() ? llvm::StringRef(record[i]) : "";
+    };
+    std::vector<int64_t> ranks = getIntsAttrOr(n, "scale_param_ranks");
+    ElementKind codeKind = q->getScaleStorageKind();
+    std::string scaleBase =
+        scaleName.empty() ? stem + "_scale" : scaleName.str();
+    std::string codes = placeParam(scaleCodesTensor(q, false, blockedDims),
+                                   codeKind, recorded(1), scaleBase + "_codes");
+    std::string global =
+        placeParam(scaleOfScalesTensor(q, ranks.empty() ? 0 : int(ranks[0])),
+                   q->getExpressedKind(), recorded(2), scaleBase + "_scale");
+    auto *dq = graph->add_node();
+    dq->set_name(recorded(0).empty()
+                     ? uniqueName(scaleBase + "_DequantizeLinear")
+                     : recorded(0).str());
+    dq->set_op_type("DequantizeLinear");
+    dq->add_input(codes);
+    dq->add_input(global);
+    if (!recorded(3).empty())
+      dq->add_input(placeParam(scaleCodesTensor(q, true, blockedDims), codeKind,
+                               recorded(3), scaleBase + "_zero_point"));
+    std::string out = scaleName.empty() || usedNames.count(scaleName)
+                          ? uniqueName(scaleBase)
+                          : scaleName.str();
+    usedNames.insert(out);
+    dq->add_output(out);
+    return out;
+  }
+
   /// Writes the scale and zero-point inputs of a Q/DQ with parameters `q`,
   /// as the node's param_names/param_ranks record says the source had them.
   void addParamInputs(const Node &n, const QuantType *q, onnx::NodeProto *node,
@@ -426,8 +447,12 @@ private:
     auto rankOf = [&](size_t i) -> int {
       return i < ranks.size() ? ranks[i] : q->isPerAxis() ? 1 : 0;
     };
-    node->add_input(paramInitializer(q, false, names.empty() ? "" : names[0],
-                                     rankOf(0), stem, blockedDims));
+    node->add_input(q->hasQuantizedScales()
+                        ? twoLevelScale(n, q, names.empty() ? "" : names[0],
+                                        stem, blockedDims)
+                        : paramInitializer(q, false,
+                                           names.empty() ? "" : names[0],
+                                           rankOf(0), stem, blockedDims));
     // The zero point may be left out when it is 0 and the storage follows
     // without it: a DQ's input type, a Q's u8 default or output_dtype.
     bool zeroZp =
@@ -445,7 +470,10 @@ private:
 
   /// QuantizeLinear/DequantizeLinear for q.quantize/q.dequantize.
   void exportQdq(const Node &n, bool isQ) {
-    auto *node = graph->add_node();
+    // Built apart and added last: a two-level scale's DequantizeLinear
+    // goes before it.
+    onnx::NodeProto built;
+    onnx::NodeProto *node = &built;
     node->set_name(n.getName().str());
     node->set_op_type(isQ ? "QuantizeLinear" : "DequantizeLinear");
     const QuantType *q = isQ ? n.getResult()->getType()->getQuantType()
@@ -454,12 +482,13 @@ private:
     addParamInputs(n, q, node, n.getResult()->getName().str());
     node->add_output(n.getResult()->getName().str());
     for (const NamedAttribute &a : n.getAttrs())
-      if (a.name != "param_names" && a.name != "param_ranks" &&
+      if (!isQdqParamRecordAttr(a.name) &&
           !attributeToProto(a.name, a.value, *node->add_attribute()) &&
           attributeError.empty())
         attributeError = n.describe() + ": attribute '" + a.name +
                          "' holds bytes that are not a valid ONNX attribute";
     setAxis(node, q);
+    *graph->add_node() = std::move(built);
   }
 
   /// q.requantize -> DequantizeLinear + QuantizeLinear.
@@ -663,10 +692,6 @@ private:
 };
 
 } // namespace
-
-#include "qopt/Support/FloatFormat.h"
-uint16_t Exporter::floatToHalfBits(float f) { return floatToHalf(f); }
-uint16_t Exporter::floatToBf16Bits(float f) { return floatToBFloat16(f); }
 
 /// Writes `proto` with the graph (field 7) last and each initializer's
 /// raw_data (TensorProto field 9) streamed from the IR, so that weights are

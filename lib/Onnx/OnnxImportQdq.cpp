@@ -335,6 +335,30 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
                      "' needs opset 21, but the model imports opset " +
                      llvm::Twine(opset));
 
+  // NVFP4: the scale is the DequantizeLinear of constant float8 codes by a
+  // constant scale; the type holds both levels.
+  std::optional<TwoLevelScale> twoLevel;
+  if (!scale && !isQ && knownAttrsOnly && (zpName.empty() || zp) &&
+      storage != ElementKind::Unknown)
+    twoLevel = twoLevelScaleOf(scaleId);
+  if (twoLevel) {
+    const QuantType *q = ctx.getTwoLevelQuantType(
+        storage, twoLevel->scaleKind, axis, blockSize, twoLevel->codeKind,
+        twoLevel->scale, twoLevel->codes,
+        std::vector<int64_t>(twoLevel->codes.size(), 0));
+    if (zp)
+      for (int64_t i = 0; i < zp->getNumElements(); ++i)
+        if (zp->getAsInt(i) != 0)
+          return llvm::Error::success(); // keep it as written
+    if (!checkQuantType(q).empty() ||
+        (sdims &&
+         numElements(*sdims) != static_cast<int64_t>(twoLevel->codes.size())))
+      return llvm::Error::success();
+    info.convertible = true;
+    info.quant = q;
+    info.scaleNode = twoLevel->node;
+    return llvm::Error::success();
+  }
   if (!scale || (!zpName.empty() && !zp) || !knownAttrsOnly ||
       storage == ElementKind::Unknown)
     return llvm::Error::success(); // dynamic parameters: opaque node
@@ -361,9 +385,51 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
   return llvm::Error::success();
 }
 
+std::optional<TwoLevelScale> Importer::twoLevelScaleOf(NameId scaleId) {
+  if (scaleId == kNoName || readCounts[scaleId] != 1 || producers[scaleId] < 0)
+    return std::nullopt;
+  int p = producers[scaleId];
+  const onnx::NodeProto &n = proto.graph().node(p);
+  llvm::ArrayRef<NameId> ins = inputsOf(p);
+  if (!isDefaultDomain(n.domain()) || n.op_type() != "DequantizeLinear" ||
+      n.attribute_size() != 0 || n.output_size() != 1 || ins.size() < 2 ||
+      ins.size() > 3)
+    return std::nullopt;
+  const DenseElements *codes = constantData(ins[0]);
+  const DenseElements *scale = constantData(ins[1]);
+  const DenseElements *zero = ins.size() == 3 ? constantData(ins[2]) : nullptr;
+  if (!codes || !scale || (ins.size() == 3 && ins[2] != kNoName && !zero) ||
+      !isFloat8Kind(codes->getKind()) || scale->getNumElements() != 1 ||
+      !isFloatKind(scale->getKind()) || scale->getKind() == ElementKind::F64)
+    return std::nullopt;
+  if (zero) {
+    if (zero->getKind() != codes->getKind() || zero->getNumElements() != 1 ||
+        zero->getAsInt(0) != 0)
+      return std::nullopt;
+  }
+  TwoLevelScale two;
+  two.node = p;
+  two.codeKind = codes->getKind();
+  two.scaleKind = scale->getKind();
+  two.scale = static_cast<float>(scale->getAsDouble(0));
+  for (int64_t i = 0; i < codes->getNumElements(); ++i)
+    two.codes.push_back(static_cast<uint8_t>(codes->getAsInt(i)));
+  return two;
+}
+
 llvm::Error Importer::assignQuantTypes() {
   const onnx::GraphProto &g = proto.graph();
   qdq.resize(g.node_size());
+  readCounts.assign(names.size(), 0);
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (NameId id : inputsOf(i))
+      if (id != kNoName)
+        ++readCounts[id];
+    for (NameId id : captureIds[i])
+      ++readCounts[id];
+  }
+  for (NameId id : outputIds)
+    ++readCounts[id];
   // Quantize results first: they define their values' types.
   for (int i : order) {
     const onnx::NodeProto &n = g.node(i);
@@ -408,6 +474,15 @@ llvm::Error Importer::assignQuantTypes() {
         qdq[u].convertible = false;
     }
   }
+  // A two-level scale's DequantizeLinear is the type's now: not emitted
+  // (emitNode puts it back if its reader stays an ONNX node after all).
+  for (int i : order)
+    if (qdq[i].convertible && qdq[i].scaleNode >= 0) {
+      emitted.set(qdq[i].scaleNode);
+      for (NameId id : inputsOf(qdq[i].scaleNode))
+        if (id != kNoName)
+          absorbedParams.set(id);
+    }
   return llvm::Error::success();
 }
 
@@ -434,6 +509,20 @@ void Importer::recordParamNames(int node, const QuantType *q,
   attrs.push_back({"param_names", Attribute(std::move(paramNames))});
   if (!defaultRanks)
     attrs.push_back({"param_ranks", Attribute(std::move(ranks))});
+  if (qdq[node].scaleNode < 0)
+    return;
+  // Two-level: the scale tensor's DequantizeLinear, its codes, scale and
+  // zero point.
+  int p = qdq[node].scaleNode;
+  std::vector<std::string> scaleParams{proto.graph().node(p).name()};
+  for (NameId id : inputsOf(p))
+    scaleParams.push_back(id == kNoName ? "" : names[id].str());
+  attrs.push_back({"scale_params", Attribute(std::move(scaleParams))});
+  const DenseElements *scale = constantData(inputsOf(p)[1]);
+  if (scale && !scale->getDims().empty())
+    attrs.push_back(
+        {"scale_param_ranks",
+         Attribute(std::vector<int64_t>{int64_t(scale->getDims().size())})});
 }
 
 void Importer::adoptDataGrids() {

@@ -486,6 +486,13 @@ llvm::Expected<Node *> Importer::emitNode(int i) {
       const QuantType *actual = valueOf(ins[0])->getType()->getQuantType();
       toQ = actual == qdq[i].quant;
     }
+    // Its two-level scale's DequantizeLinear was left out for the type:
+    // an ONNX node reads it after all.
+    if (!toQ && qdq[i].scaleNode >= 0 && ins.size() > 1 && !values[ins[1]]) {
+      auto scaleNode = emitNode(qdq[i].scaleNode);
+      if (!scaleNode)
+        return scaleNode.takeError();
+    }
 
     std::string op;
     if (toQ)

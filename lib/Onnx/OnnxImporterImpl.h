@@ -47,6 +47,19 @@ std::string shapeText(llvm::ArrayRef<int64_t> dims);
 struct QdqInfo {
   bool convertible = false;
   const QuantType *quant = nullptr;
+  /// Two-level scales: the DequantizeLinear (node index) computing this
+  /// DQ's scale tensor from float8 codes, which the type absorbs.
+  int scaleNode = -1;
+};
+
+/// A scale tensor computed as DequantizeLinear(float8 codes, scale[, +0
+/// zero point]), all constants, per tensor (NVFP4's block scales).
+struct TwoLevelScale {
+  int node = -1;
+  ElementKind codeKind = ElementKind::Unknown;
+  std::vector<uint8_t> codes;
+  ElementKind scaleKind = ElementKind::F32;
+  float scale = 0;
 };
 
 /// A value name of the graph, numbered once when the proto is read: the
@@ -71,6 +84,9 @@ private:
   llvm::Error decodeConstants();
   llvm::Error sortNodes();
   llvm::Error analyzeQdq(int node, QdqInfo &info);
+  /// The two-level scale `scale` is, when its producer qualifies and this
+  /// is its one reader.
+  std::optional<TwoLevelScale> twoLevelScaleOf(NameId scale);
   llvm::Error assignQuantTypes();
   /// A constant operand of a data movement op, in the storage kind of its
   /// quantized data operand and sharing its type variable (a Pad's
@@ -189,6 +205,9 @@ private:
   /// Per node (file order): outer names its subgraphs read.
   std::vector<std::vector<NameId>> captureIds;
   std::vector<QdqInfo> qdq;
+  /// How many node inputs read each value (subgraph captures and graph
+  /// outputs count too), for assignQuantTypes.
+  std::vector<unsigned> readCounts;
   /// Nodes whose result types are inferNodeTypes' (no quantized type was
   /// put on them afterwards): the final verification does not infer them
   /// again.

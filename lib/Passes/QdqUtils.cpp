@@ -104,7 +104,7 @@ qopt::quantTypeAcross(const Node &n, const QuantType *q, unsigned result) {
 }
 
 bool qopt::isParamRecordAttr(llvm::StringRef name) {
-  return name == "param_names" || name == "param_ranks";
+  return isQdqParamRecordAttr(name);
 }
 
 std::vector<NamedAttribute> qopt::paramRecordOf(const Node *qdq) {

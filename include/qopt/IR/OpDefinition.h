@@ -215,6 +215,12 @@ llvm::ArrayRef<const OpDef *> getAllOpDefs();
 /// True when `n` is a known op with trait `t`.
 bool hasTrait(const Node &n, OpTrait t);
 
+/// The attributes of q.quantize/q.dequantize that only record how the
+/// source model spelled the parameters the type holds (param_names,
+/// param_ranks, and a two-level scale's scale_params/scale_param_ranks):
+/// export writes them as initializers, not as ONNX attributes.
+bool isQdqParamRecordAttr(llvm::StringRef name);
+
 /// An attribute of `n`, or its schema default; null when neither exists.
 const Attribute *getAttrOrDefault(const Node &n, llvm::StringRef attr);
 int64_t getIntAttrOr(const Node &n, llvm::StringRef attr, int64_t fallback);

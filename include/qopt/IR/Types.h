@@ -160,6 +160,16 @@ public:
   size_t getNumChannels() const { return scales.size(); }
   /// Same parameters apart from the storage kind, e.g. for requantize checks.
   bool hasSameParams(const QuantType *other) const;
+  /// Two-level scales (NVFP4: FP4 codes in blocks whose scales are float8
+  /// codes that one float32 scale dequantizes): each scale is
+  /// value(getScaleCodes()[i]) * getScaleOfScales() in float32, the code of
+  /// kind getScaleStorageKind(). getScales() holds the products.
+  bool hasQuantizedScales() const {
+    return scaleStorage != ElementKind::Unknown;
+  }
+  ElementKind getScaleStorageKind() const { return scaleStorage; }
+  float getScaleOfScales() const { return scaleOfScales; }
+  llvm::ArrayRef<uint8_t> getScaleCodes() const { return scaleCodes; }
 
   static bool classof(const Type *t) {
     return t->getTypeKind() == TypeKind::Quant;
@@ -179,6 +189,9 @@ private:
   int64_t blockSize = 0;
   std::vector<float> scales;
   std::vector<int64_t> zeroPoints;
+  ElementKind scaleStorage = ElementKind::Unknown;
+  float scaleOfScales = 0;
+  std::vector<uint8_t> scaleCodes;
 };
 
 /// One dimension of a tensor shape: static size, anonymous dynamic (`?`) or a
@@ -252,6 +265,12 @@ public:
                                 llvm::ArrayRef<float> scales,
                                 llvm::ArrayRef<int64_t> zeroPoints,
                                 int64_t blockSize = 0);
+  /// Two-level scales: scale i is value(scaleCodes[i]) * scaleOfScales,
+  /// the codes of minifloat kind `scaleKind` (QuantType::hasQuantizedScales).
+  const QuantType *getTwoLevelQuantType(
+      ElementKind storage, ElementKind expressed, std::optional<int64_t> axis,
+      int64_t blockSize, ElementKind scaleKind, float scaleOfScales,
+      llvm::ArrayRef<uint8_t> scaleCodes, llvm::ArrayRef<int64_t> zeroPoints);
   const QuantType *getPerTensorQuantType(ElementKind storage,
                                          ElementKind expressed, float scale,
                                          int64_t zeroPoint) {

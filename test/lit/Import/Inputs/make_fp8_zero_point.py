@@ -16,18 +16,23 @@ def raw(name, data_type, dims, data):
     return t
 
 
-nodes = [
-    helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q_node"),
-    helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq_node"),
-]
-inits = [
-    helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
-    raw("z", FLOAT8E4M3FN, [], bytes([0x38])),
-]
-graph = helper.make_graph(
-    nodes, "fp8_zero_point",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-model.ir_version = 9
-onnx.save(model, sys.argv[1])
+def main():
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q_node"),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq_node"),
+    ]
+    inits = [
+        helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
+        raw("z", FLOAT8E4M3FN, [], bytes([0x38])),
+    ]
+    graph = helper.make_graph(
+        nodes, "fp8_zero_point",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    onnx.save(model, sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()

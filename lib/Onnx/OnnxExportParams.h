@@ -1,0 +1,37 @@
+//===- OnnxExportParams.h - Q/DQ parameter tensors for export ---*- C++ -*-===//
+//
+// Private to lib/Onnx: the tensors export writes for the parameters a
+// quantized type holds (scale, zero point, and a two-level scale's codes
+// and scale of the scales). Where they go and under which names is the
+// exporter's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QOPT_LIB_ONNX_ONNXEXPORTPARAMS_H
+#define QOPT_LIB_ONNX_ONNXEXPORTPARAMS_H
+
+#include "qopt/IR/Types.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+namespace qopt {
+namespace onnxbridge {
+
+/// The scale (or zero-point) tensor of `q`: one value per channel or block
+/// (shape `blockedDims` for a block-wise type), else `rank` dims of 1.
+onnx::TensorProto quantParamTensor(const QuantType *q, bool zeroPoint, int rank,
+                                   llvm::ArrayRef<int64_t> blockedDims);
+/// A two-level type's scale codes (all +0 with `zero`: the zero point of
+/// the scales' DequantizeLinear), shaped as quantParamTensor's scales.
+onnx::TensorProto scaleCodesTensor(const QuantType *q, bool zero,
+                                   llvm::ArrayRef<int64_t> blockedDims);
+/// A two-level type's scale of the scales, in its expressed kind, `rank`
+/// dims of 1.
+onnx::TensorProto scaleOfScalesTensor(const QuantType *q, int rank);
+
+} // namespace onnxbridge
+} // namespace qopt
+
+#endif
