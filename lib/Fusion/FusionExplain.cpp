@@ -161,7 +161,7 @@ static unsigned countAsymmetricActivations(const Graph &graph,
   unsigned count = 0;
   for (const Node &n : graph.getNodes()) {
     if (!(n.isa(ops::QQuantize) || n.isa(ops::QRequantize)) ||
-        getConstantData(n.getOperand(0)))
+        isMinifloatQdq(n) || getConstantData(n.getOperand(0)))
       continue;
     const QuantType *q = n.getResult()->getType()->getQuantType();
     if (q && !q->isPerAxis() &&

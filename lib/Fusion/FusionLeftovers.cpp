@@ -132,7 +132,7 @@ void Planner::followDequantized(const Node &dq, const Value *v,
       }
       continue;
     }
-    if (user->isa(ops::QQuantize)) {
+    if (user->isa(ops::QQuantize) && !isMinifloatQdq(*user)) {
       const QuantType *qg = getStoredQuantType(user->getResult());
       if (sameGrid(qg, grid) || plan.unitOf.count(user))
         continue; // the pair cancels, or the Q belongs to a unit
@@ -214,7 +214,8 @@ void Planner::collectDequantizeLeftovers() {
       plan.leftovers.push_back(std::move(l));
       continue;
     }
-    if (!n.isa(ops::QDequantize) || constantValues.count(n.getResult()))
+    if (!n.isa(ops::QDequantize) || isMinifloatQdq(n) ||
+        constantValues.count(n.getResult()))
       continue;
     followDequantized(n, n.getResult(), getStoredQuantType(n.getOperand(0)),
                       {&n});
@@ -225,7 +226,7 @@ void Planner::collectQuantizeLeftovers() {
   // (input, grid) of the standalone Qs seen, where equal Qs are one layer.
   llvm::DenseSet<std::pair<const Value *, const QuantType *>> standalone;
   for (Node &n : graph.getNodes()) {
-    if (!n.isa(ops::QQuantize) || plan.unitOf.count(&n) ||
+    if (!n.isa(ops::QQuantize) || isMinifloatQdq(n) || plan.unitOf.count(&n) ||
         extraQuantizes.count(&n))
       continue;
     const Value *in = n.getOperand(0);

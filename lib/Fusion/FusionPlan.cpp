@@ -264,7 +264,8 @@ FloatCause Planner::inputCause(const Node &n, unsigned i) const {
 void Planner::classify(Node &n) {
   floatResidual = false;
   residualRead.reset();
-  if (n.isa(ops::QDequantize) && !isActivationDequantize(n))
+  if (n.isa(ops::QDequantize) && !isMinifloatQdq(n) &&
+      !isActivationDequantize(n))
     weightValues.insert(n.getResult());
   if (n.isa(ops::QRequantize) && rules.requantizeIsInt8Step) {
     FusionUnit unit;

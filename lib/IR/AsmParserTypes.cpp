@@ -117,7 +117,6 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
     if (!g)
       return error(sloc, "expected the scale of the scales");
     scaleOfScales = *g;
-    axis = axis.value_or(-1); // a braced list follows either way
   }
   std::vector<float> scales;
   std::vector<int64_t> zps;
@@ -139,7 +138,7 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
     zps.push_back(zp);
     return llvm::Error::success();
   };
-  if (axis) {
+  if (axis || scaleKind) { // a two-level list is braced either way
     if (auto err = expect("{"))
       return std::move(err);
     do {
@@ -154,8 +153,6 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
   if (auto err = expect(">"))
     return std::move(err);
   if (scaleKind) {
-    if (*axis == -1)
-      axis.reset();
     std::vector<uint8_t> codes;
     for (float v : scales) {
       uint8_t c = encodeFloat8(v, *scaleKind);

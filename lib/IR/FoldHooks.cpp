@@ -296,7 +296,8 @@ bool opimpl::foldQuantize(FoldContext &ctx) {
     return false;
   // The interpreter's and ONNX Runtime's QuantizeLinear: x / scale rounded
   // half to even in float, plus zp, saturated.
-  auto values = quant::quantizeDense(*in, q);
+  auto values =
+      quant::quantizeDense(*in, q, getIntAttrOr(ctx.node, "saturate", 1) != 0);
   if (!values) {
     llvm::consumeError(values.takeError());
     return false;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qopt/IR/Float8.h"
 #include "qopt/IR/QuantMath.h"
 
 #include "llvm/Support/Format.h"
@@ -36,8 +37,8 @@ int64_t pairedChannels(const QuantType *a, const QuantType *b) {
 template <typename Fn>
 bool forEachStored(const QuantType *from, const QuantType *to, Fn fn) {
   int64_t channels = pairedChannels(from, to);
-  if (channels == 0)
-    return false;
+  if (channels == 0 || !from->hasIntegerStorage() || !to->hasIntegerStorage())
+    return false; // float8/float4 codes are no integer range to walk
   auto [lo, hi] = getIntegerRange(from->getStorageKind());
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t q = lo; q <= hi; ++q)
@@ -81,6 +82,19 @@ double quant::maxRegridErrorLsb(const QuantType *from, const QuantType *to) {
 }
 
 std::pair<double, double> quant::representableRange(const QuantType *q) {
+  if (q->hasMinifloatStorage()) {
+    // The largest finite code's value, either sign, times each scale.
+    double largest = 0;
+    for (unsigned code = 0; code < 256; ++code) {
+      double v = decodeFloat8(uint8_t(code), q->getStorageKind());
+      if (std::isfinite(v))
+        largest = std::max(largest, std::fabs(v));
+    }
+    double s = 0;
+    for (float c : q->getScales())
+      s = std::max(s, double(c));
+    return {-largest * s, largest * s};
+  }
   auto [lo, hi] = getIntegerRange(q->getStorageKind());
   double rangeLo = INFINITY, rangeHi = -INFINITY;
   for (size_t c = 0; c < q->getNumChannels(); ++c) {

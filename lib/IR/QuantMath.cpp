@@ -76,10 +76,11 @@ int64_t quant::getChannelZeroPoint(const QuantType *q, int64_t channel) {
   return q->isPerAxis() ? q->getZeroPoints()[channel] : q->getZeroPoint();
 }
 
-int64_t quant::quantizeValue(float x, const QuantType *q, int64_t channel) {
-  if (q->hasMinifloatStorage()) // ONNX: x / scale to the nearest code,
-    return encodeFloat8(x / getChannelScale(q, channel), // saturated
-                        q->getStorageKind(), /*saturate=*/true);
+int64_t quant::quantizeValue(float x, const QuantType *q, int64_t channel,
+                             bool saturate) {
+  if (q->hasMinifloatStorage()) // ONNX: x / scale to the nearest code
+    return encodeFloat8(x / getChannelScale(q, channel), q->getStorageKind(),
+                        saturate);
   return quantizeValue(x, getChannelScale(q, channel),
                        getChannelZeroPoint(q, channel), q->getStorageKind());
 }
@@ -392,7 +393,8 @@ llvm::Error checkStorageKind(const QuantType *q) {
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<DenseElementsRef>
-quant::quantizeDense(const DenseElements &floats, const QuantType *q) {
+quant::quantizeDense(const DenseElements &floats, const QuantType *q,
+                     bool saturate) {
   if (!isQuantizableFloat(floats.getKind()))
     return makeError("cannot quantize elements of kind " +
                      getElementKindName(floats.getKind()) +
@@ -408,7 +410,7 @@ quant::quantizeDense(const DenseElements &floats, const QuantType *q) {
   ChannelIndexer channel(floats.getDims(), q);
   for (int64_t i = 0; i < n; ++i) {
     float x = static_cast<float>(floats.getAsDouble(i));
-    storeInt(bytes, storage, i, quantizeValue(x, q, channel(i)));
+    storeInt(bytes, storage, i, quantizeValue(x, q, channel(i), saturate));
   }
   return std::make_shared<const DenseElements>(
       storage, toVector(floats.getDims()), std::move(bytes),

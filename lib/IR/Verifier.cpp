@@ -30,6 +30,11 @@ std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
        << " is not f32, f16 or bf16 (the ONNX scale types)";
     return os.str();
   }
+  if (!q->isPerAxis() && q->getScales().size() != 1) {
+    os << "a per-tensor quantized type has one scale, this one "
+       << q->getScales().size();
+    return os.str();
+  }
   if (q->getScales().empty() ||
       q->getScales().size() != q->getZeroPoints().size()) {
     os << "quantized type has " << q->getScales().size() << " scales and "

@@ -57,17 +57,25 @@ onnxbridge::quantParamTensor(const QuantType *q, bool zeroPoint, int rank,
 }
 
 onnx::TensorProto
-onnxbridge::scaleCodesTensor(const QuantType *q, bool zero,
+onnxbridge::scaleCodesTensor(const QuantType *q,
                              llvm::ArrayRef<int64_t> blockedDims) {
   ElementKind kind = q->getScaleStorageKind();
   onnx::TensorProto t =
       paramShaped(q, kind, q->isPerAxis() ? 1 : 0, blockedDims);
-  std::string bytes;
-  for (uint8_t c : q->getScaleCodes())
-    bytes.push_back(static_cast<char>(zero ? 0 : c));
+  std::string bytes(q->getScaleCodes().begin(), q->getScaleCodes().end());
   if (isPackedInOnnx(kind))
     bytes = packNibbles(bytes);
   t.set_raw_data(bytes);
+  return t;
+}
+
+onnx::TensorProto onnxbridge::scaleZeroPointTensor(const QuantType *q,
+                                                   int rank) {
+  onnx::TensorProto t;
+  t.set_data_type(onnxDataTypeOf(q->getScaleStorageKind()));
+  for (int r = 0; r < rank; ++r)
+    t.add_dims(1);
+  t.set_raw_data(std::string(1, '\0'));
   return t;
 }
 

@@ -23,10 +23,12 @@ namespace onnxbridge {
 /// (shape `blockedDims` for a block-wise type), else `rank` dims of 1.
 onnx::TensorProto quantParamTensor(const QuantType *q, bool zeroPoint, int rank,
                                    llvm::ArrayRef<int64_t> blockedDims);
-/// A two-level type's scale codes (all +0 with `zero`: the zero point of
-/// the scales' DequantizeLinear), shaped as quantParamTensor's scales.
-onnx::TensorProto scaleCodesTensor(const QuantType *q, bool zero,
+/// A two-level type's scale codes, shaped as quantParamTensor's scales.
+onnx::TensorProto scaleCodesTensor(const QuantType *q,
                                    llvm::ArrayRef<int64_t> blockedDims);
+/// The +0 code of a two-level type's scale kind: the zero point of the
+/// scales' DequantizeLinear, `rank` dims of 1.
+onnx::TensorProto scaleZeroPointTensor(const QuantType *q, int rank);
 /// A two-level type's scale of the scales, in its expressed kind, `rank`
 /// dims of 1.
 onnx::TensorProto scaleOfScalesTensor(const QuantType *q, int rank);

@@ -404,8 +404,8 @@ private:
     ElementKind codeKind = q->getScaleStorageKind();
     std::string scaleBase =
         scaleName.empty() ? stem + "_scale" : scaleName.str();
-    std::string codes = placeParam(scaleCodesTensor(q, false, blockedDims),
-                                   codeKind, recorded(1), scaleBase + "_codes");
+    std::string codes = placeParam(scaleCodesTensor(q, blockedDims), codeKind,
+                                   recorded(1), scaleBase + "_codes");
     std::string global =
         placeParam(scaleOfScalesTensor(q, ranks.empty() ? 0 : int(ranks[0])),
                    q->getExpressedKind(), recorded(2), scaleBase + "_scale");
@@ -417,8 +417,9 @@ private:
     dq->add_input(codes);
     dq->add_input(global);
     if (!recorded(3).empty())
-      dq->add_input(placeParam(scaleCodesTensor(q, true, blockedDims), codeKind,
-                               recorded(3), scaleBase + "_zero_point"));
+      dq->add_input(placeParam(
+          scaleZeroPointTensor(q, ranks.size() > 1 ? int(ranks[1]) : 0),
+          codeKind, recorded(3), scaleBase + "_zero_point"));
     std::string out = scaleName.empty() || usedNames.count(scaleName)
                           ? uniqueName(scaleBase)
                           : scaleName.str();

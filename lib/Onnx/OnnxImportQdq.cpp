@@ -266,7 +266,15 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
         return std::numeric_limits<int64_t>::max(); // reads as "blocked"
     return n;
   };
+  // NVFP4: the scale is the DequantizeLinear of constant float8 codes by a
+  // constant scale; the type holds both levels (its shape: the codes').
+  std::optional<TwoLevelScale> twoLevel;
+  if (!scale && !isQ && knownAttrsOnly && (zpName.empty() || zp) &&
+      storage != ElementKind::Unknown)
+    twoLevel = twoLevelScaleOf(scaleId);
   std::optional<std::vector<int64_t>> sdims = staticDims(scaleId);
+  if (!sdims && twoLevel)
+    sdims = twoLevel->dims;
   std::optional<std::vector<int64_t>> zdims = staticDims(zpId);
   if (sdims && zdims && *zdims != *sdims &&
       !(numElements(*sdims) == 1 && numElements(*zdims) == 1))
@@ -335,24 +343,18 @@ llvm::Error Importer::analyzeQdq(int node, QdqInfo &info) {
                      "' needs opset 21, but the model imports opset " +
                      llvm::Twine(opset));
 
-  // NVFP4: the scale is the DequantizeLinear of constant float8 codes by a
-  // constant scale; the type holds both levels.
-  std::optional<TwoLevelScale> twoLevel;
-  if (!scale && !isQ && knownAttrsOnly && (zpName.empty() || zp) &&
-      storage != ElementKind::Unknown)
-    twoLevel = twoLevelScaleOf(scaleId);
   if (twoLevel) {
     const QuantType *q = ctx.getTwoLevelQuantType(
-        storage, twoLevel->scaleKind, axis, blockSize, twoLevel->codeKind,
+        storage, ElementKind::F32, axis, blockSize, twoLevel->codeKind,
         twoLevel->scale, twoLevel->codes,
         std::vector<int64_t>(twoLevel->codes.size(), 0));
     if (zp)
       for (int64_t i = 0; i < zp->getNumElements(); ++i)
         if (zp->getAsInt(i) != 0)
           return llvm::Error::success(); // keep it as written
-    if (!checkQuantType(q).empty() ||
-        (sdims &&
-         numElements(*sdims) != static_cast<int64_t>(twoLevel->codes.size())))
+    if (!checkQuantType(q).empty() || !sdims ||
+        numElements(*sdims) != static_cast<int64_t>(twoLevel->codes.size()) ||
+        (!axis && twoLevel->codes.size() != 1))
       return llvm::Error::success();
     info.convertible = true;
     info.quant = q;
@@ -400,7 +402,7 @@ std::optional<TwoLevelScale> Importer::twoLevelScaleOf(NameId scaleId) {
   const DenseElements *zero = ins.size() == 3 ? constantData(ins[2]) : nullptr;
   if (!codes || !scale || (ins.size() == 3 && ins[2] != kNoName && !zero) ||
       !isFloat8Kind(codes->getKind()) || scale->getNumElements() != 1 ||
-      !isFloatKind(scale->getKind()) || scale->getKind() == ElementKind::F64)
+      scale->getKind() != ElementKind::F32)
     return std::nullopt;
   if (zero) {
     if (zero->getKind() != codes->getKind() || zero->getNumElements() != 1 ||
@@ -410,7 +412,7 @@ std::optional<TwoLevelScale> Importer::twoLevelScaleOf(NameId scaleId) {
   TwoLevelScale two;
   two.node = p;
   two.codeKind = codes->getKind();
-  two.scaleKind = scale->getKind();
+  two.dims.assign(codes->getDims().begin(), codes->getDims().end());
   two.scale = static_cast<float>(scale->getAsDouble(0));
   for (int64_t i = 0; i < codes->getNumElements(); ++i)
     two.codes.push_back(static_cast<uint8_t>(codes->getAsInt(i)));
@@ -518,11 +520,13 @@ void Importer::recordParamNames(int node, const QuantType *q,
   for (NameId id : inputsOf(p))
     scaleParams.push_back(id == kNoName ? "" : names[id].str());
   attrs.push_back({"scale_params", Attribute(std::move(scaleParams))});
-  const DenseElements *scale = constantData(inputsOf(p)[1]);
-  if (scale && !scale->getDims().empty())
-    attrs.push_back(
-        {"scale_param_ranks",
-         Attribute(std::vector<int64_t>{int64_t(scale->getDims().size())})});
+  // The ranks of its scale and zero point, when not scalars.
+  std::vector<int64_t> scaleRanks;
+  for (size_t k = 1; k < inputsOf(p).size(); ++k)
+    if (const DenseElements *d = constantData(inputsOf(p)[k]))
+      scaleRanks.push_back(int64_t(d->getDims().size()));
+  if (llvm::any_of(scaleRanks, [](int64_t r) { return r != 0; }))
+    attrs.push_back({"scale_param_ranks", Attribute(std::move(scaleRanks))});
 }
 
 void Importer::adoptDataGrids() {

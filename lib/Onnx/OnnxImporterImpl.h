@@ -58,8 +58,8 @@ struct TwoLevelScale {
   int node = -1;
   ElementKind codeKind = ElementKind::Unknown;
   std::vector<uint8_t> codes;
-  ElementKind scaleKind = ElementKind::F32;
-  float scale = 0;
+  std::vector<int64_t> dims; ///< the codes' (the scale tensor's) shape
+  float scale = 0;           ///< float32
 };
 
 /// A value name of the graph, numbered once when the proto is read: the

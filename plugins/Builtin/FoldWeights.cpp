@@ -93,7 +93,8 @@ static bool foldQuantizeOfConstant(Graph &g, Node &q) {
       !isFloatKind(data->getKind()) || isOverridableInitializer(in) ||
       q.getResult()->isGraphOutput() || q.getResult()->isCaptured())
     return false;
-  auto folded = quant::quantizeDense(*data, qt);
+  auto folded =
+      quant::quantizeDense(*data, qt, getIntAttrOr(q, "saturate", 1) != 0);
   if (!folded) {
     llvm::consumeError(folded.takeError());
     return false;

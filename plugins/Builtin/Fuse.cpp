@@ -227,7 +227,7 @@ bool Fuser::fuseCopy(const FusionUnit &unit, std::string &why) {
     // A Q onto the copy's grid reads the copy; a Q onto another grid is
     // Q(DQ(stored)) moved through the copy: a q.requantize of it.
     for (auto [q, index] : getUsers(n.getResult(r))) {
-      if (!q->isa(ops::QQuantize))
+      if (!q->isa(ops::QQuantize) || isMinifloatQdq(*q))
         continue;
       const QuantType *qGrid = getStoredQuantType(q->getResult());
       Value *with = stored;

@@ -49,7 +49,7 @@ struct FoldDequantizeQuantize : RewritePattern {
       : RewritePattern(ops::QQuantize, 2, "fold-dequantize-quantize") {}
   bool matchAndRewrite(Node &q, PatternRewriter &r) const override {
     Node *dq = getProducer(q.getOperand(0), ops::QDequantize);
-    if (!dq)
+    if (!dq || isMinifloatQdq(q))
       return false;
     Value *x = dq->getOperand(0);
     const QuantType *from = getStoredQuantType(x);

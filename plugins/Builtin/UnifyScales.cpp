@@ -230,8 +230,11 @@ private:
   void walkInput(Value *v, const std::string &where) {
     while (v) {
       Node *p = v->getDefiningNode();
+      if (const QuantType *g = getStoredQuantType(v);
+          g && !g->hasIntegerStorage())
+        return; // a float8/float4 grid: not unified (isMinifloatQdq)
       if (!getStoredQuantType(v)) {
-        if (!p || !p->isa(ops::QDequantize))
+        if (!p || !p->isa(ops::QDequantize) || isMinifloatQdq(*p))
           return; // float input: nothing to unify
         Value *stored = p->getOperand(0);
         unite(v, stored);
@@ -257,7 +260,9 @@ private:
       for (auto [user, idx] : getUsers(cur)) {
         (void)idx;
         Value *next = nullptr;
-        if (user->isa(ops::QQuantize) || user->isa(ops::QRequantize)) {
+        if (isMinifloatQdq(*user)) {
+          // A float8/float4 grid is not unified: it ends the walk.
+        } else if (user->isa(ops::QQuantize) || user->isa(ops::QRequantize)) {
           next = user->getResult();
           outputSide.insert(next);
         } else if (user->isa(ops::QDequantize)) {

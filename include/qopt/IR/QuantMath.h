@@ -64,8 +64,10 @@ float getChannelScale(const QuantType *q, int64_t channel);
 int64_t getChannelZeroPoint(const QuantType *q, int64_t channel);
 
 /// The same with the parameters of `channel` of `q` (ignored when per
-/// tensor).
-int64_t quantizeValue(float x, const QuantType *q, int64_t channel = 0);
+/// tensor). `saturate` is ONNX QuantizeLinear's attribute: it only matters
+/// for float8 storage (integers always saturate, float4 has no infinity).
+int64_t quantizeValue(float x, const QuantType *q, int64_t channel = 0,
+                      bool saturate = true);
 float dequantizeValue(int64_t stored, const QuantType *q, int64_t channel = 0);
 /// Q_to(DQ_from(stored)) as the fake-quant chain computes it: the
 /// intermediate is a tensor of `from`'s expressed type, so it is rounded to
@@ -132,9 +134,10 @@ llvm::Error checkQuantTypeFits(const QuantType *q,
 // type that does not fit the dims (checkQuantTypeFits).
 
 /// Q of every element with the parameters of its channel along q's axis;
-/// the result has q's storage kind.
+/// the result has q's storage kind (`saturate` as quantizeValue's).
 llvm::Expected<DenseElementsRef> quantizeDense(const DenseElements &floats,
-                                               const QuantType *q);
+                                               const QuantType *q,
+                                               bool saturate = true);
 /// DQ of every element, stored as `floatKind` (f32, f16, bf16 or f64): the
 /// float32 result is rounded once to that kind, as the interpreter stores it.
 llvm::Expected<DenseElementsRef> dequantizeDense(const DenseElements &stored,

@@ -39,3 +39,28 @@ graph = helper.make_graph(
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
 model.ir_version = 11
 onnx.save(model, sys.argv[1])
+
+# With a second path: one FP4 weight whose block scales' DequantizeLinear
+# has a scalar +0 zero point and a [1]-shaped scale, read by that weight
+# alone: the two-level type takes it, and export writes both back.
+if len(sys.argv) > 2:
+    nodes = [
+        helper.make_node("DequantizeLinear", ["s8", "g1", "z8"], ["s"],
+                         name="scale_dq"),
+        helper.make_node("DequantizeLinear", ["w1_fp4", "s"], ["w1"],
+                         name="w1_dq", axis=0, block_size=16),
+        helper.make_node("MatMul", ["x", "w1"], ["y1"], name="mm1"),
+    ]
+    inits = [
+        raw("s8", FLOAT8E4M3FN, [2, 2], bytes([0x40, 0x44, 0x44, 0x40])),
+        helper.make_tensor("g1", TensorProto.FLOAT, [1], [0.125]),
+        raw("z8", FLOAT8E4M3FN, [], bytes([0])),
+        raw("w1_fp4", FLOAT4E2M1, [32, 2], codes),
+    ]
+    graph = helper.make_graph(
+        nodes, "two_level_zero_point",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])],
+        [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [1, 2])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    model.ir_version = 11
+    onnx.save(model, sys.argv[2])
