@@ -36,6 +36,13 @@ static llvm::Error checkFloatQuantPair(const Node &n, const TensorType *floatT,
     return nodeError(n, "float type " + typeToString(floatT) +
                             " differs from the expressed type of " +
                             typeToString(q));
+  // The recorded ranks of the source's parameter tensors (export writes
+  // that many dims of 1): ONNX parameters have a few dims at most.
+  for (llvm::StringRef record : {"param_ranks", "scale_param_ranks"})
+    for (int64_t r : getIntsAttrOr(n, record))
+      if (r < 0 || r > 8)
+        return nodeError(n, record.str() + " holds rank " + std::to_string(r) +
+                                "; a parameter tensor's rank is 0 to 8");
   return llvm::Error::success();
 }
 

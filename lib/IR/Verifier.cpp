@@ -41,6 +41,13 @@ std::string qopt::checkQuantType(const QuantType *q, const TensorType *tensor) {
        << q->getZeroPoints().size() << " zero points";
     return os.str();
   }
+  if (q->hasQuantizedScales() && expressed != ElementKind::F32) {
+    // ONNX would compute the scales in the expressed kind; the type's
+    // products are float32.
+    os << "two-level scales need f32 as the expressed type, got "
+       << getElementKindName(expressed);
+    return os.str();
+  }
   auto range = getIntegerRange(q->getStorageKind());
   for (size_t i = 0; i < q->getNumChannels(); ++i) {
     float s = q->getScales()[i];
