@@ -196,6 +196,9 @@ private:
   /// activations it fuses (GELU's Erf chain where it does). Returns the
   /// unit's output.
   Value *absorbGemmEpilogue(FusionUnit &unit, Value *out);
+  /// Adds weight-only GEMM `unit` of `gemm`, its output after the epilogue
+  /// the backend runs in such a GEMM (rules.weightOnlyGemmEpilogue).
+  void addWeightOnlyUnit(FusionUnit unit, Node &gemm);
   /// FP8 Q/DQ (opaque ops) and the Conv/GEMMs they feed on both inputs
   /// (FusionFp8.cpp): FP8 units where the backend has them.
   bool tryFp8(Node &n);

@@ -82,6 +82,14 @@ bool Planner::tryMatMulNBits(Node &n) {
   return true;
 }
 
+void Planner::addWeightOnlyUnit(FusionUnit unit, Node &gemm) {
+  unit.outputs.push_back({rules.weightOnlyGemmEpilogue
+                              ? absorbGemmEpilogue(unit, gemm.getResult())
+                              : gemm.getResult(),
+                          nullptr});
+  addUnit(std::move(unit));
+}
+
 /// The DQs of the constant FP4 weight `v` is, the weight's first: a
 /// q.dequantize or onnx.DequantizeLinear of an f4E2M1 constant whose scale
 /// is a constant or (NVFP4) the DQ of a constant float8 tensor. Empty for
@@ -153,11 +161,7 @@ bool Planner::tryFp4WeightOnly(Node &n) {
   unit.fp4 = true;
   unit.absorbed = weight;
   unit.inputs.push_back({n.getOperand(1), nullptr});
-  unit.outputs.push_back({rules.weightOnlyGemmEpilogue
-                              ? absorbGemmEpilogue(unit, n.getResult())
-                              : n.getResult(),
-                          nullptr});
-  addUnit(std::move(unit));
+  addWeightOnlyUnit(std::move(unit), n);
   return true;
 }
 
@@ -200,10 +204,6 @@ bool Planner::tryWeightOnly(Node &n) {
   FusionUnit unit = weightOnlyUnit(n);
   unit.absorbed.push_back(dq);
   unit.inputs.push_back({n.getOperand(1), grid});
-  unit.outputs.push_back({rules.weightOnlyGemmEpilogue
-                              ? absorbGemmEpilogue(unit, n.getResult())
-                              : n.getResult(),
-                          nullptr});
-  addUnit(std::move(unit));
+  addWeightOnlyUnit(std::move(unit), n);
   return true;
 }

@@ -152,6 +152,11 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
   }
   if (auto err = expect(">"))
     return std::move(err);
+  if (!isAnyQuantStorageKind(*storage))
+    return error(loc, "quantized storage type '" +
+                          getElementKindName(*storage) +
+                          "' is not supported (i4, u4, i8, u8, i16, u16, "
+                          "i32, the float8 kinds, f4E2M1)");
   if (scaleKind) {
     std::vector<uint8_t> codes;
     for (float v : scales) {
@@ -161,19 +166,10 @@ llvm::Expected<const Type *> Parser::parseQuantBody(const char *loc) {
                               getElementKindName(*scaleKind) + " value");
       codes.push_back(c);
     }
-    if (!isAnyQuantStorageKind(*storage))
-      return error(loc, "quantized storage type '" +
-                            getElementKindName(*storage) +
-                            "' is not supported");
     return static_cast<const Type *>(
         ctx.getTwoLevelQuantType(*storage, *expressed, axis, blockSize,
                                  *scaleKind, scaleOfScales, codes, zps));
   }
-  if (!isAnyQuantStorageKind(*storage))
-    return error(loc, "quantized storage type '" +
-                          getElementKindName(*storage) +
-                          "' is not supported (i4, u4, i8, u8, i16, u16, "
-                          "i32, the float8 kinds, f4E2M1)");
   return static_cast<const Type *>(
       ctx.getQuantType(*storage, *expressed, axis, scales, zps, blockSize));
 }

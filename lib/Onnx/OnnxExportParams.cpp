@@ -1,8 +1,14 @@
-//===- OnnxExportParams.cpp - Q/DQ parameter tensors for export -----------===//
+//===- OnnxExportParams.cpp - Q/DQ parameters for export ------------------===//
 
 #include "OnnxExportParams.h"
 #include "OnnxTypes.h"
+#include "qopt/IR/Graph.h"
+#include "qopt/IR/OpDefinition.h"
+#include "qopt/IR/OpNames.h"
+#include "qopt/Support/Error.h"
 #include "qopt/Support/FloatFormat.h"
+
+#include "llvm/ADT/DenseSet.h"
 
 using namespace qopt;
 using namespace qopt::onnxbridge;
@@ -89,4 +95,66 @@ onnx::TensorProto onnxbridge::scaleOfScalesTensor(const QuantType *q,
   appendScale(bytes, q->getScaleOfScales(), q->getExpressedKind());
   t.set_raw_data(bytes);
   return t;
+}
+
+llvm::Error onnxbridge::checkQuantParamsRecorded(const Graph &g) {
+  llvm::DenseSet<const Value *> recorded;
+  auto movesData = [](const Node &n) {
+    return hasTrait(n, OpTrait::DataMovement) ||
+           hasTrait(n, OpTrait::Monotonic);
+  };
+  for (const Node &n : g.getNodes()) {
+    bool fromQ = n.isa(ops::QQuantize) || n.isa(ops::QRequantize) ||
+                 (movesData(n) && n.getNumOperands() && n.getOperand(0) &&
+                  recorded.count(n.getOperand(0)));
+    if (fromQ)
+      for (const Value *r : n.getResults())
+        recorded.insert(r);
+    if (n.isa(ops::QDequantize) || n.isa(ops::QRequantize))
+      recorded.insert(n.getOperand(0));
+  }
+  std::vector<const Node *> reversed;
+  for (const Node &n : g.getNodes())
+    reversed.push_back(&n);
+  for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
+    const Node &n = **it;
+    if (!movesData(n) || !n.getNumOperands() || !n.getOperand(0))
+      continue;
+    // Every data operand of a variadic op (Concat) shares the grid.
+    const OpDef *def = n.getOpDef();
+    bool variadic =
+        def && !def->operands.empty() && def->operands.front().variadic;
+    for (const Value *r : n.getResults())
+      if (recorded.count(r) && r->getType()->isQuantized()) {
+        // Also any other operand on the result's grid (a Pad's
+        // constant_value): the same Q/DQ records its parameters.
+        const QuantType *grid = r->getType()->getQuantType();
+        for (unsigned i = 0; i < n.getNumOperands(); ++i) {
+          const Value *v = n.getOperand(i);
+          if (v &&
+              ((variadic || i == 0) || v->getType()->getQuantType() == grid))
+            recorded.insert(v);
+        }
+      }
+  }
+  auto check = [&](const Value *v, const std::string &where) -> llvm::Error {
+    if (!v->getType()->isQuantized() || recorded.count(v))
+      return llvm::Error::success();
+    // A block-wise type lists thousands of scales: the line names it.
+    std::string type = typeToString(v->getType()->getQuantType());
+    if (type.size() > 120)
+      type = type.substr(0, 100) + "...";
+    return makeError(where + ": '" + v->getName() +
+                     "' has the quantized type " + type +
+                     ", but no QuantizeLinear or DequantizeLinear in the "
+                     "exported model records its parameters");
+  };
+  for (const Value *in : g.getInputs())
+    if (auto err = check(in, "graph input"))
+      return err;
+  for (const Node &n : g.getNodes())
+    for (const Value *r : n.getResults())
+      if (auto err = check(r, n.describe()))
+        return err;
+  return llvm::Error::success();
 }

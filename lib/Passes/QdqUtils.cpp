@@ -13,8 +13,7 @@ using namespace qopt;
 
 bool qopt::isMinifloatQdq(const Node &n) {
   if (n.isa(ops::QQuantize))
-    return n.getResult()->getType()->getStorageKind() != ElementKind::Unknown &&
-           isMinifloatKind(n.getResult()->getType()->getStorageKind());
+    return isMinifloatKind(n.getResult()->getType()->getStorageKind());
   if (n.isa(ops::QDequantize))
     return n.getOperand(0) &&
            isMinifloatKind(n.getOperand(0)->getType()->getStorageKind());
@@ -103,16 +102,12 @@ qopt::quantTypeAcross(const Node &n, const QuantType *q, unsigned result) {
   return quant::withAxis(n.getGraph()->getContext(), q, *axis);
 }
 
-bool qopt::isParamRecordAttr(llvm::StringRef name) {
-  return isQdqParamRecordAttr(name);
-}
-
 std::vector<NamedAttribute> qopt::paramRecordOf(const Node *qdq) {
   std::vector<NamedAttribute> attrs;
   if (!qdq)
     return attrs;
   for (const NamedAttribute &a : qdq->getAttrs())
-    if (isParamRecordAttr(a.name))
+    if (isQdqParamRecordAttr(a.name))
       attrs.push_back(a);
   return attrs;
 }

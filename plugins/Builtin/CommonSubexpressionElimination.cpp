@@ -48,7 +48,7 @@ static bool isMergeable(const Node &n) {
 static std::vector<const NamedAttribute *> computingAttrs(const Node &n) {
   std::vector<const NamedAttribute *> attrs;
   for (const NamedAttribute &a : n.getAttrs())
-    if (!isParamRecordAttr(a.name))
+    if (!isQdqParamRecordAttr(a.name))
       attrs.push_back(&a);
   return attrs;
 }

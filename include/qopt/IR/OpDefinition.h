@@ -218,7 +218,8 @@ bool hasTrait(const Node &n, OpTrait t);
 /// The attributes of q.quantize/q.dequantize that only record how the
 /// source model spelled the parameters the type holds (param_names,
 /// param_ranks, and a two-level scale's scale_params/scale_param_ranks):
-/// export writes them as initializers, not as ONNX attributes.
+/// they say nothing about what the node computes, and export writes them
+/// as initializers, not as ONNX attributes.
 bool isQdqParamRecordAttr(llvm::StringRef name);
 
 /// An attribute of `n`, or its schema default; null when neither exists.

@@ -78,11 +78,6 @@ const QuantType *withParams(Context &ctx, const QuantType *q,
 llvm::Expected<const QuantType *>
 quantTypeAcross(const Node &n, const QuantType *q, unsigned result = 0);
 
-/// True for the attributes of a Q/DQ's parameter record (param_names,
-/// param_ranks: how its parameters were named and shaped in ONNX), which
-/// say nothing about what it computes.
-bool isParamRecordAttr(llvm::StringRef name);
-
 /// The parameter-record attributes (param_names / param_ranks) of a Q/DQ,
 /// for a new Q/DQ that should be exported with the same initializers and
 /// shapes.
